@@ -1,0 +1,1 @@
+"""glove-scratchpad: an agent's tools as tables of one virtual PostgreSQL database."""
