@@ -1,0 +1,33 @@
+"""The sidecar Postgres, where resources become real tables.
+
+``Catalog`` owns the connection pool and the shell tables; the sidecar classes
+start (or find) the Postgres it runs on. Nothing here knows the wire.
+"""
+
+from ._catalog import (
+    SERVED_SCHEMA,
+    SYSTEM_SCHEMA,
+    Catalog,
+    populate_sql,
+    qualified,
+    quote_ident,
+    rows_to_json,
+    shell_ddl,
+)
+from ._sidecar import EmbeddedSidecar, ExternalSidecar, Sidecar, SidecarBusy, default_data_dir
+
+__all__ = [
+    "SERVED_SCHEMA",
+    "SYSTEM_SCHEMA",
+    "Catalog",
+    "EmbeddedSidecar",
+    "ExternalSidecar",
+    "Sidecar",
+    "SidecarBusy",
+    "default_data_dir",
+    "populate_sql",
+    "qualified",
+    "quote_ident",
+    "rows_to_json",
+    "shell_ddl",
+]

@@ -1,0 +1,12 @@
+"""The interpreter (gate, plan, resolve, stage) and the wire server.
+
+``Database`` serves resources over a sidecar; its ``Session`` has
+``execute``, ``explain`` and ``preview``, which the wire, the Python API and the
+agent tool all call.
+"""
+
+from .results import Call, Notice, Result, ResultColumn, StagedWrite, Touched
+from .session import Database, Session
+
+__all__ = ["Call", "Database", "Notice", "Result", "ResultColumn", "Session", "StagedWrite",
+           "Touched"]

@@ -1,0 +1,92 @@
+"""Sans-I/O codec for the PostgreSQL v3 frontend/backend protocol (3.0 and 3.2).
+
+Rules for the whole package:
+- Pure bytes in, events out: never import asyncio, socket, pglast, pydantic
+  or a database driver here. The asyncio server layer owns all I/O.
+- Messages are frozen, slotted dataclasses named as in the PostgreSQL docs;
+  ``encode(msg)`` gives exact wire bytes, ``decode_*`` the inverse.
+- Malformed input raises RemoteProtocolError (SQLSTATE 08P01), API misuse
+  LocalProtocolError; no other exception escapes decoding.
+
+Modules: frontend / backend (messages), buffer (framing and limits), states
+(the state machine as data), connection (ServerConnection, ClientConnection).
+"""
+
+from ._codec import Message
+from .backend import (
+    FIELD_CODES,
+    AuthenticationCleartextPassword,
+    AuthenticationMD5Password,
+    AuthenticationOk,
+    AuthenticationSASL,
+    AuthenticationSASLContinue,
+    AuthenticationSASLFinal,
+    BackendKeyData,
+    BindComplete,
+    CloseComplete,
+    CommandComplete,
+    DataRow,
+    EmptyQueryResponse,
+    ErrorResponse,
+    FieldDescription,
+    GSSENCResponse,
+    NegotiateProtocolVersion,
+    NoData,
+    NoticeResponse,
+    NotificationResponse,
+    ParameterDescription,
+    ParameterStatus,
+    ParseComplete,
+    PortalSuspended,
+    RawMessage,
+    ReadyForQuery,
+    RowDescription,
+    SSLResponse,
+    decode_backend,
+    error_response,
+)
+from .buffer import (
+    MAX_AUTH_MESSAGE_SIZE,
+    MAX_MESSAGE_SIZE,
+    MAX_STARTUP_PACKET_LENGTH,
+    SMALL_MESSAGE_SIZE,
+    ReceiveBuffer,
+)
+from .connection import NEED_DATA, ClientConnection, Event, ServerConnection
+from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from .frontend import (
+    PROTOCOL_3_0,
+    PROTOCOL_3_2,
+    Bind,
+    CancelRequest,
+    Close,
+    CopyData,
+    CopyDone,
+    CopyFail,
+    Describe,
+    Execute,
+    Flush,
+    FunctionCall,
+    GSSENCRequest,
+    Parse,
+    PasswordMessage,
+    Query,
+    SASLInitialResponse,
+    SASLResponse,
+    SSLRequest,
+    StartupMessage,
+    Sync,
+    Terminate,
+    decode_frontend,
+    decode_startup,
+    effective_format,
+)
+from .states import State
+
+
+def encode(msg: Message) -> bytes:
+    """The exact wire bytes of any message (LocalProtocolError if unencodable)."""
+    return msg.encode()
+
+
+__all__ = [name for name in dir() if not name.startswith("_")]

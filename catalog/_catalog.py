@@ -1,0 +1,188 @@
+"""Resources made real in the sidecar: shell tables, comments, and row injection.
+
+Each resource has a shell table in the served schema. Its columns, NOT NULL
+keys, primary key and comments are real, so ``information_schema``,
+``pg_catalog``, psql's ``\\d+`` and ORM reflection describe resources natively.
+Shell tables never hold rows between statements: resolved rows travel with the
+statement that reads them, as one JSON parameter per reference, and turn into
+typed rows with ``json_populate_recordset(NULL::<shell table>, $n)``. So nothing
+is left behind when a statement fails or is interrupted, and no DDL runs per
+statement.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import math
+import uuid
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import asyncpg
+
+from glove_scratchpad.resources import Resource
+
+from ._sidecar import Sidecar
+
+__all__ = [
+    "SERVED_SCHEMA",
+    "SYSTEM_SCHEMA",
+    "Catalog",
+    "populate_sql",
+    "qualified",
+    "quote_ident",
+    "rows_to_json",
+    "shell_ddl",
+]
+
+SERVED_SCHEMA = "public"
+SYSTEM_SCHEMA = "scratchpad"
+# Connections to the sidecar. Statements borrow one each (transactions are
+# virtual, so none is held across client messages); this bounds the sidecar's
+# backends however many clients connect.
+POOL_MIN, POOL_MAX = 2, 16
+
+
+def quote_ident(name: str) -> str:
+    """Always quoted, so reserved words (``user``, ``time``) work as names."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def qualified(name: str, schema: str = SERVED_SCHEMA) -> str:
+    return f"{quote_ident(schema)}.{quote_ident(name)}"
+
+
+def table_comment(resource: Resource) -> str:
+    parts = [resource.description.strip()] if resource.description.strip() else []
+    parts.append("Verbs: " + ", ".join(resource.verbs) + ".")
+    if resource.keys:
+        example = " AND ".join(f"{k} = …" for k in resource.keys)
+        parts.append(f"Required keys: {', '.join(resource.keys)} (WHERE {example}).")
+    parts.append(f"Volatility: {resource.volatility}.")
+    return " ".join(parts)
+
+
+def shell_ddl(resource: Resource, schema: str = SERVED_SCHEMA) -> list[str]:
+    """CREATE TABLE and COMMENT statements for one resource's shell table."""
+    table = qualified(resource.name, schema)
+    cols = []
+    for col in resource.columns:
+        not_null = " NOT NULL" if not col.nullable or col.name in resource.primary_key else ""
+        cols.append(f"{quote_ident(col.name)} {col.pg_type}{not_null}")
+    if resource.primary_key:
+        cols.append("PRIMARY KEY (" + ", ".join(map(quote_ident, resource.primary_key)) + ")")
+    out = [f"CREATE TABLE {table} (" + ", ".join(cols) + ")"]
+    out.append(f"COMMENT ON TABLE {table} IS {quote_literal(table_comment(resource))}")
+    for col in resource.columns:
+        text = col.description
+        if col.name in resource.keys:
+            text = ("Required key. " + text).strip()
+        if text:
+            out.append(
+                f"COMMENT ON COLUMN {table}.{quote_ident(col.name)} IS {quote_literal(text)}"
+            )
+    return out
+
+
+def populate_sql(resource: Resource, param: int, schema: str = SERVED_SCHEMA) -> str:
+    """The typed rows of one JSON parameter, shaped by the resource's shell table."""
+    return f"json_populate_recordset(NULL::{qualified(resource.name, schema)}, ${param}::json)"
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return f"P{value.days}DT{value.seconds}.{value.microseconds:06d}S"
+    if isinstance(value, decimal.Decimal | uuid.UUID):
+        return str(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "\\x" + bytes(value).hex()
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if isinstance(value, set | frozenset | tuple):
+        return list(value)
+    raise TypeError(f"cannot serialise {type(value).__name__} for the sidecar")
+
+
+def _float_safe(rows: list[dict[str, Any]], float_columns: Sequence[str]) -> None:
+    # JSON has no Infinity or NaN; as strings, float8in reads them back exactly.
+    for row in rows:
+        for name in float_columns:
+            value = row.get(name)
+            if isinstance(value, float) and not math.isfinite(value):
+                row[name] = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+
+
+def rows_to_json(resource: Resource, rows: Iterable[dict[str, Any]]) -> str:
+    """Rows as the JSON text that ``populate_sql`` turns back into typed rows."""
+    rows = list(rows)
+    floats = [c.name for c in resource.columns if c.pg_type in ("double precision", "real")]
+    if floats:
+        _float_safe(rows, floats)
+    return json.dumps(rows, default=_json_default, ensure_ascii=False, separators=(",", ":"))
+
+
+async def _ensure_database(sidecar: Sidecar, database: str) -> None:
+    conn = await asyncpg.connect(host=sidecar.host, port=sidecar.port, user=sidecar.user,
+                                 password=sidecar.password, database="postgres")
+    try:
+        if not await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", database):
+            await conn.execute(f"CREATE DATABASE {quote_ident(database)}")
+    except asyncpg.DuplicateDatabaseError:
+        pass
+    finally:
+        await conn.close()
+
+
+class Catalog:
+    """The sidecar's database as the server sees it: a pool, and the installed shells."""
+
+    def __init__(self, sidecar: Sidecar, pool: asyncpg.Pool) -> None:
+        self.sidecar = sidecar
+        self.pool = pool
+
+    @classmethod
+    async def open(cls, sidecar: Sidecar, database: str | None = None) -> Catalog:
+        """Connect to the sidecar (starting it if needed); ``database`` is created if missing."""
+        await sidecar.start()
+        database = database or sidecar.database
+        if database != sidecar.database or sidecar.owns_cluster:
+            await _ensure_database(sidecar, database)
+        pool = await asyncpg.create_pool(
+            host=sidecar.host,
+            port=sidecar.port,
+            user=sidecar.user,
+            password=sidecar.password,
+            database=database,
+            min_size=POOL_MIN,
+            max_size=POOL_MAX,
+            server_settings={"application_name": "glove-scratchpad"},
+        )
+        return cls(sidecar, pool)
+
+    async def install(self, resources: Iterable[Resource], system: Iterable[Resource] = ()) -> None:
+        """Replace the served schema's shell tables with these resources' (one transaction)."""
+        async with self.pool.acquire() as conn, conn.transaction():
+            # The served schemas belong to the server: they are rebuilt on every start.
+            await conn.execute("SELECT pg_advisory_xact_lock(0x676c6f7665)")
+            for schema in (SERVED_SCHEMA, SYSTEM_SCHEMA):
+                await conn.execute(f"DROP SCHEMA IF EXISTS {quote_ident(schema)} CASCADE")
+                await conn.execute(f"CREATE SCHEMA {quote_ident(schema)}")
+            await conn.execute(f"GRANT USAGE ON SCHEMA {quote_ident(SERVED_SCHEMA)} TO PUBLIC")
+            for resource in resources:
+                for sql in shell_ddl(resource):
+                    await conn.execute(sql)
+            for resource in system:
+                for sql in shell_ddl(resource, SYSTEM_SCHEMA):
+                    await conn.execute(sql)
+
+    async def close(self) -> None:
+        await self.pool.close()
+        await self.sidecar.stop()

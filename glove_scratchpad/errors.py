@@ -1,0 +1,238 @@
+"""SQL-level errors, each a class carrying its SQLSTATE.
+
+Every layer raises these; the wire layer turns them into ErrorResponse fields
+one-to-one, and the Python API shows them the way psql does. Raise sites never
+spell a SQLSTATE by hand: they pick the class. A message a model may read names
+the next step in its ``hint``.
+
+Classes register by code (``class UndefinedTable(SqlError, code="42P01")``), so
+an error relayed from the sidecar becomes the matching class, falling back to
+the class of its two-character SQLSTATE prefix, then to ``SqlError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "ActiveSqlTransaction",
+    "CardinalityViolation",
+    "ExternalRoutineError",
+    "FeatureNotSupported",
+    "InFailedSqlTransaction",
+    "InsufficientPrivilege",
+    "InternalError",
+    "InvalidCatalogName",
+    "InvalidParameterValue",
+    "InvalidTextRepresentation",
+    "MissingRequiredKey",
+    "NoActiveSqlTransaction",
+    "ProgramLimitExceeded",
+    "QueryCanceled",
+    "ReadOnlySqlTransaction",
+    "SqlError",
+    "SyntaxError",
+    "UndefinedColumn",
+    "UndefinedTable",
+    "WrongObjectType",
+    "error_class",
+]
+
+# The ErrorResponse field codes this class carries, by attribute name.
+FIELD_CODES = {
+    "severity": "S",
+    "sqlstate": "C",
+    "message": "M",
+    "detail": "D",
+    "hint": "H",
+    "position": "P",
+    "internal_position": "p",
+    "internal_query": "q",
+    "where": "W",
+    "schema_name": "s",
+    "table_name": "t",
+    "column_name": "c",
+    "data_type_name": "d",
+    "constraint_name": "n",
+}
+
+_by_code: dict[str, type[SqlError]] = {}
+
+
+class SqlError(Exception):
+    """An error a client sees as an ErrorResponse (or a NoticeResponse, by severity)."""
+
+    sqlstate: ClassVar[str] = "XX000"
+
+    def __init_subclass__(cls, code: str | None = None, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if code is not None:
+            cls.sqlstate = code
+            _by_code[code] = cls
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        detail: str | None = None,
+        hint: str | None = None,
+        position: int | None = None,
+        severity: str = "ERROR",
+        sqlstate: str | None = None,
+        **fields: str,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+        self.hint = hint
+        self.position = position
+        self.severity = severity
+        if sqlstate is not None:
+            self.sqlstate = sqlstate  # type: ignore[misc]
+        self.fields = fields
+
+    def as_fields(self) -> dict[str, str]:
+        """The ErrorResponse fields, keyed by their one-letter codes."""
+        out = {"S": self.severity, "V": self.severity, "C": self.sqlstate, "M": self.message}
+        if self.detail:
+            out["D"] = self.detail
+        if self.hint:
+            out["H"] = self.hint
+        if self.position is not None:
+            out["P"] = str(self.position)
+        for name, value in self.fields.items():
+            code = FIELD_CODES.get(name, name if len(name) == 1 else None)
+            if code and value is not None:
+                out[code] = str(value)
+        return out
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, str]) -> SqlError:
+        """Rebuild an error from ErrorResponse fields, keeping every one."""
+        code = fields.get("C", "XX000")
+        klass = error_class(code)
+        extra = {
+            name: fields[c]
+            for name, c in FIELD_CODES.items()
+            if c in fields and c not in "SCMDHP"
+        }
+        position = fields.get("P")
+        return klass(
+            fields.get("M", ""),
+            detail=fields.get("D"),
+            hint=fields.get("H"),
+            position=int(position) if position and position.isdigit() else None,
+            severity=fields.get("V", fields.get("S", "ERROR")),
+            sqlstate=code,
+            **extra,
+        )
+
+    def __str__(self) -> str:
+        # Shown the way psql shows it.
+        text = self.message
+        if self.detail:
+            text += f"\nDETAIL:  {self.detail}"
+        if self.hint:
+            text += f"\nHINT:  {self.hint}"
+        return text
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.sqlstate}: {self.message!r})"
+
+
+def error_class(code: str) -> type[SqlError]:
+    """The class registered for a SQLSTATE, else for its class prefix, else SqlError."""
+    return _by_code.get(code) or _by_code.get(code[:2] + "000") or SqlError
+
+
+# Class 0A / 08 / 22 / 25 / 3D / 38 / 42 / 54 / 57 / XX, in SQLSTATE order.
+class FeatureNotSupported(SqlError, code="0A000"):
+    pass
+
+
+class ProtocolViolation(SqlError, code="08P01"):
+    pass
+
+
+class DataException(SqlError, code="22000"):
+    pass
+
+
+class CardinalityViolation(SqlError, code="21000"):
+    pass
+
+
+class InvalidParameterValue(SqlError, code="22023"):
+    pass
+
+
+class MissingRequiredKey(InvalidParameterValue):
+    """A resource read or write without a value for one of its required keys."""
+
+
+class InvalidTextRepresentation(SqlError, code="22P02"):
+    pass
+
+
+class InvalidTransactionState(SqlError, code="25000"):
+    pass
+
+
+class ActiveSqlTransaction(SqlError, code="25001"):
+    pass
+
+
+class ReadOnlySqlTransaction(SqlError, code="25006"):
+    pass
+
+
+class NoActiveSqlTransaction(SqlError, code="25P01"):
+    pass
+
+
+class InFailedSqlTransaction(SqlError, code="25P02"):
+    pass
+
+
+class InvalidCatalogName(SqlError, code="3D000"):
+    pass
+
+
+class ExternalRoutineError(SqlError, code="38000"):
+    """A resolver (a tool) failed, or returned rows that do not fit its schema."""
+
+
+class SyntaxErrorOrAccessRuleViolation(SqlError, code="42000"):
+    pass
+
+
+class SyntaxError(SqlError, code="42601"):  # noqa: A001 - Postgres' name
+    pass
+
+
+class InsufficientPrivilege(SqlError, code="42501"):
+    pass
+
+
+class UndefinedColumn(SqlError, code="42703"):
+    pass
+
+
+class WrongObjectType(SqlError, code="42809"):
+    pass
+
+
+class UndefinedTable(SqlError, code="42P01"):
+    pass
+
+
+class ProgramLimitExceeded(SqlError, code="54000"):
+    pass
+
+
+class QueryCanceled(SqlError, code="57014"):
+    pass
+
+
+class InternalError(SqlError, code="XX000"):
+    pass

@@ -1,0 +1,372 @@
+"""The resource: one capability of an agent, served as one table.
+
+A resource has columns, a volatility, required keys (the tool's required
+arguments), an optional primary key, and any subset of the four verbs. It is
+checked when it is defined: a definition that could not be served is a
+``ResourceDefinitionError`` at import time, never a surprise at query time.
+
+This module knows nothing of SQL text, sidecars or sockets.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import inspect
+import re
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from glove_scratchpad.errors import ExternalRoutineError, InvalidParameterValue, MissingRequiredKey
+
+from ._columns import Column, columns_from_model
+
+__all__ = [
+    "VERBS",
+    "Bindings",
+    "Resource",
+    "ResourceDefinitionError",
+    "Volatility",
+    "call_resolver",
+    "define_resource",
+]
+
+Volatility = Literal["immutable", "stable", "volatile"]
+VOLATILITIES: tuple[str, ...] = get_args(Volatility)
+VERBS = ("select", "insert", "update", "delete")
+
+# Postgres folds unquoted names to lower case and truncates at 63 bytes
+# (NAMEDATALEN - 1), so a name outside this pattern could not be written
+# unquoted by a model, or would silently become another name.
+_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+# Prefixes the server keeps for itself: Postgres' own catalogs, and the
+# per-statement relations the interpreter writes into rewritten SQL.
+_RESERVED_PREFIXES = ("pg_", "_gs_")
+
+_PG_TO_PY: dict[str, Any] = {
+    "boolean": bool,
+    "bigint": int,
+    "integer": int,
+    "smallint": int,
+    "double precision": float,
+    "real": float,
+    "text": str,
+    "numeric": decimal.Decimal,
+    "date": dt.date,
+    "timestamp with time zone": dt.datetime,
+    "timestamptz": dt.datetime,
+    "uuid": uuid.UUID,
+}
+
+
+class ResourceDefinitionError(ValueError):
+    """A resource definition that cannot be served."""
+
+
+class Bindings:
+    """The values a statement bound to a resource's columns for one call.
+
+    Every declared column may be bound, by AND-ed ``col = value`` or
+    ``col IN (...)``; values are converted to the column's Python type. Postgres
+    still applies every predicate to the rows a resolver returns, so a resolver
+    may use or ignore the optional ones.
+    """
+
+    __slots__ = ("_resource", "_values")
+
+    def __init__(self, values: Mapping[str, Sequence[Any]], resource: str = "") -> None:
+        self._values = {k: tuple(v) for k, v in values.items()}
+        self._resource = resource
+
+    def one(self, column: str) -> Any:
+        """The single value bound to ``column``; an error if it has none or several."""
+        values = self._values.get(column, ())
+        if len(values) != 1:
+            where = f"WHERE {column} = …"
+            raise MissingRequiredKey(
+                f'resource "{self._resource}" needs exactly one value for column "{column}",'
+                f" got {len(values)}",
+                hint=f"Bind it with {where} (one value per call; IN (…) fans out to one call "
+                "per value).",
+            )
+        return values[0]
+
+    def all(self, column: str) -> list[Any]:
+        """Every value bound to ``column`` (empty when it is unbound)."""
+        return list(self._values.get(column, ()))
+
+    def has(self, column: str) -> bool:
+        """Whether the statement bound ``column``."""
+        return column in self._values
+
+    def get(self, column: str, default: Any = None) -> Any:
+        """The single bound value of ``column``, or ``default`` when it is unbound."""
+        values = self._values.get(column, ())
+        return values[0] if len(values) == 1 else default
+
+    def as_dict(self) -> dict[str, Any]:
+        """Single values as scalars, several as lists."""
+        return {k: v[0] if len(v) == 1 else list(v) for k, v in self._values.items()}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Bindings) and self._values == other._values
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self._values.items())))
+
+    def __repr__(self) -> str:
+        return f"Bindings({self.as_dict()!r})"
+
+
+Resolver = Callable[..., Any | Awaitable[Any]]
+
+
+async def call_resolver(fn: Resolver, *args: Any) -> Any:
+    """Call a plain or async resolver and return its result."""
+    result = fn(*args)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+@dataclass(frozen=True, eq=False)
+class Resource:
+    """A capability served as a table. Build one with ``define_resource``."""
+
+    name: str
+    columns: tuple[Column, ...]
+    volatility: Volatility
+    keys: tuple[str, ...] = ()
+    primary_key: tuple[str, ...] = ()
+    description: str = ""
+    schema: type[BaseModel] | None = None
+    select: Resolver | None = None
+    insert: Resolver | None = None
+    update: Resolver | None = None
+    delete: Resolver | None = None
+    _by_name: dict[str, Column] = field(init=False, repr=False)
+    _rows_adapter: TypeAdapter[Any] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {c.name: c for c in self.columns})
+        row_type = self.schema or dict[str, Any]
+        object.__setattr__(self, "_rows_adapter", TypeAdapter(list[row_type]))  # type: ignore[valid-type]
+
+    @property
+    def verbs(self) -> tuple[str, ...]:
+        """The verbs this resource has, in SELECT/INSERT/UPDATE/DELETE order."""
+        return tuple(v for v in VERBS if getattr(self, v) is not None)
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    def column(self, name: str) -> Column | None:
+        return self._by_name.get(name)
+
+    def resolver(self, verb: str) -> Resolver | None:
+        return getattr(self, verb) if verb in VERBS else None
+
+    # -- rows -------------------------------------------------------------
+
+    def validate_rows(self, rows: Any, stamp: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Rows a resolver returned, checked against the schema, as dicts by column name.
+
+        ``stamp`` fills required-key columns a resolver left out with the value
+        the statement pushed down. A value of the wrong type is an error naming
+        the resource, the column and the value, never a silent NULL.
+        """
+        if rows is None:
+            return []
+        if isinstance(rows, BaseModel | Mapping):
+            rows = [rows]
+        dicts: list[Any] = []
+        for row in rows if isinstance(rows, list) else list(_iterate(rows, self.name)):
+            if isinstance(row, BaseModel):
+                row = row.model_dump(by_alias=True)
+            elif not isinstance(row, Mapping):
+                raise ExternalRoutineError(
+                    f'resource "{self.name}" returned a row that is not a model or a dict:'
+                    f" {row!r}",
+                    hint="A select resolver returns an iterable of pydantic models or dicts.",
+                )
+            if stamp:
+                missing = {k: v for k, v in stamp.items() if row.get(k) is None}
+                if missing:
+                    row = {**row, **missing}
+            dicts.append(row)
+        if self.schema is None:
+            return [self._validate_plain(row) for row in dicts]
+        try:
+            models = self._rows_adapter.validate_python(dicts)
+        except ValidationError as exc:
+            raise self._row_error(exc, dicts) from None
+        return [m.model_dump(by_alias=True) for m in models]
+
+    def _validate_plain(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for col in self.columns:
+            value = row.get(col.name)
+            if value is not None and col.py_type is not Any:
+                try:
+                    value = col.convert(value)
+                except ValidationError as exc:
+                    raise self._value_error(col.name, value, exc.errors()[0]["msg"]) from None
+            out[col.name] = value
+        return out
+
+    def _row_error(self, exc: ValidationError, rows: list[Any]) -> ExternalRoutineError:
+        err = exc.errors()[0]
+        loc = err["loc"]
+        column = str(loc[1]) if len(loc) > 1 else "?"
+        value = err.get("input")
+        if err["type"] == "missing":
+            return ExternalRoutineError(
+                f'resource "{self.name}" returned a row without column "{column}"',
+                detail=f"row {int(loc[0]) + 1}: {rows[int(loc[0])]!r}"[:500],
+                hint="The resolver must return every required field of the schema, or the "
+                "field must be Optional in the model.",
+            )
+        return self._value_error(column, value, err["msg"])
+
+    def _value_error(self, column: str, value: Any, why: str) -> ExternalRoutineError:
+        col = self.column(column)
+        pg_type = col.pg_type if col else "?"
+        return ExternalRoutineError(
+            f'resource "{self.name}" returned an invalid value for column "{column}"'
+            f" ({pg_type}): {value!r}"[:500],
+            detail=why,
+            hint="The resolver's rows must match the resource's schema: fix the resolver, or "
+            "declare the column with the type the tool really returns.",
+        )
+
+    def validate_insert_rows(self, rows: list[dict[str, Any]]) -> list[Any]:
+        """Rows an INSERT computed, as schema instances (or dicts without a schema)."""
+        if self.schema is None:
+            return [self._validate_plain(r) for r in rows]
+        try:
+            return list(self._rows_adapter.validate_python(rows))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            column = str(err["loc"][1]) if len(err["loc"]) > 1 else "?"
+            raise InvalidParameterValue(
+                f'invalid value for column "{column}" of resource "{self.name}":'
+                f" {err.get('input')!r}",
+                detail=err["msg"],
+                hint=f"Check the column's type and description: \\d+ {self.name}",
+            ) from None
+
+
+def _iterate(rows: Iterable[Any], name: str) -> Iterable[Any]:
+    try:
+        yield from rows
+    except TypeError:
+        raise ExternalRoutineError(
+            f'resource "{name}" returned {type(rows).__name__}, not rows',
+            hint="A select resolver returns an iterable of pydantic models or dicts.",
+        ) from None
+
+
+def _as_column(spec: Column | Mapping[str, Any] | tuple[str, str]) -> Column:
+    if isinstance(spec, Column):
+        return spec
+    if isinstance(spec, tuple):
+        name, pg_type = spec
+        return Column(name=name, pg_type=pg_type, py_type=_PG_TO_PY.get(pg_type, Any))
+    pg_type = spec.get("type") or spec.get("pg_type") or "text"
+    return Column(
+        name=spec["name"],
+        pg_type=pg_type,
+        description=spec.get("description", ""),
+        py_type=spec.get("py_type", _PG_TO_PY.get(pg_type, Any)),
+    )
+
+
+def _check_identifier(what: str, name: str) -> None:
+    if not isinstance(name, str) or not _IDENTIFIER.match(name):
+        raise ResourceDefinitionError(
+            f"{what} {name!r} is not a lower-case SQL identifier (letters, digits and _,"
+            " at most 63 characters, not starting with a digit); a model writes names"
+            " unquoted, so give it one that needs no quotes (for a pydantic field,"
+            " Field(alias='snake_case_name'))"
+        )
+
+
+def define_resource(
+    name: str,
+    *,
+    schema: type[BaseModel] | None = None,
+    columns: Sequence[Column | Mapping[str, Any] | tuple[str, str]] | None = None,
+    keys: Sequence[str] = (),
+    primary_key: Sequence[str] = (),
+    volatility: Volatility,
+    description: str = "",
+    select: Resolver | None = None,
+    insert: Resolver | None = None,
+    update: Resolver | None = None,
+    delete: Resolver | None = None,
+) -> Resource:
+    """Define a resource; every mistake that would make it unservable is raised here."""
+    _check_identifier("resource name", name)
+    if name.startswith(_RESERVED_PREFIXES):
+        raise ResourceDefinitionError(
+            f"resource name {name!r} starts with a reserved prefix {_RESERVED_PREFIXES}"
+        )
+    if volatility not in VOLATILITIES:
+        raise ResourceDefinitionError(
+            f"resource {name!r}: unknown volatility {volatility!r}; use one of "
+            + ", ".join(VOLATILITIES)
+        )
+    if schema is not None and columns is not None:
+        raise ResourceDefinitionError(f"resource {name!r}: give schema or columns, not both")
+    if schema is not None:
+        cols = columns_from_model(schema)
+    else:
+        cols = tuple(_as_column(c) for c in columns or ())
+    if not cols:
+        raise ResourceDefinitionError(
+            f"resource {name!r} has no columns: give schema=<pydantic model> or columns=[...]"
+        )
+    seen: set[str] = set()
+    for col in cols:
+        _check_identifier(f"resource {name!r}: column name", col.name)
+        if col.name in seen:
+            raise ResourceDefinitionError(f"resource {name!r}: column {col.name!r} appears twice")
+        seen.add(col.name)
+    for label, names in (("key", keys), ("primary key column", primary_key)):
+        for key in names:
+            if key not in seen:
+                raise ResourceDefinitionError(
+                    f"resource {name!r}: {label} {key!r} is not a column; columns are "
+                    + ", ".join(c.name for c in cols)
+                )
+    verbs = {"select": select, "insert": insert, "update": update, "delete": delete}
+    for verb, fn in verbs.items():
+        if fn is not None and not callable(fn):
+            raise ResourceDefinitionError(f"resource {name!r}: {verb} must be callable")
+    if not any(verbs.values()):
+        raise ResourceDefinitionError(
+            f"resource {name!r} has no verb: give at least one of select, insert, update, delete"
+        )
+    # A required key is the tool's argument: it can never be NULL.
+    key_set = set(keys)
+    cols = tuple(
+        Column(c.name, c.pg_type, c.description, c.py_type, nullable=False, adapter=c.adapter)
+        if c.name in key_set
+        else c
+        for c in cols
+    )
+    return Resource(
+        name=name,
+        columns=cols,
+        volatility=volatility,
+        keys=tuple(keys),
+        primary_key=tuple(primary_key),
+        description=description,
+        schema=schema,
+        **verbs,
+    )

@@ -1,0 +1,94 @@
+"""The text rewrite that points a statement at its resolved rows. No I/O.
+
+Each read reference's relation name is replaced by a per-statement CTE over its
+rows (``_gs_r<N>``), keeping the name the statement used as the alias; the CTEs
+are added to the statement's own WITH (or a new one). The statement is otherwise
+left as the client wrote it, so Postgres sees the same SQL, and an error
+position in the rewritten text maps back to the client's text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from glove_scratchpad.catalog import populate_sql, qualified, quote_ident
+
+from .analysis import Plan
+
+__all__ = ["Rewritten", "cte_name", "rewrite"]
+
+
+def cte_name(ref_id: int) -> str:
+    return f"_gs_r{ref_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Rewritten:
+    sql: str
+    # (original start, original end, length of the replacement), in text order.
+    edits: tuple[tuple[int, int, int], ...]
+
+    def original_position(self, position: int) -> int:
+        """Map a 1-based position in ``sql`` back to the client's text."""
+        pos = position - 1
+        shift = 0
+        for start, end, new_len in self.edits:
+            new_start = start + shift
+            if pos < new_start:
+                break
+            if pos < new_start + new_len:
+                return start + 1
+            shift += new_len - (end - start)
+        return pos - shift + 1
+
+
+def _apply(sql: str, edits: list[tuple[int, int, str]]) -> Rewritten:
+    edits.sort(key=lambda e: (e[0], e[1]))
+    out, last, spans = [], 0, []
+    for start, end, text in edits:
+        out.append(sql[last:start])
+        out.append(text)
+        spans.append((start, end, len(text)))
+        last = end
+    out.append(sql[last:])
+    return Rewritten("".join(out), tuple(spans))
+
+
+def rewrite(
+    plan: Plan,
+    params: Mapping[int, int],
+    *,
+    returning: str | None = None,
+) -> Rewritten:
+    """Point each read reference at its JSON parameter ``params[ref.id]``.
+
+    The write target, if any, becomes its shell table; ``returning`` replaces the
+    statement's RETURNING clause (or is appended when it has none).
+    """
+    edits: list[tuple[int, int, str]] = []
+    ctes = []
+    for ref in plan.reads:
+        name = cte_name(ref.id)
+        start, end = ref.span
+        text = name if ref.has_alias else f"{name} AS {quote_ident(ref.name)}"
+        edits.append((start, end, text))
+        populate = populate_sql(ref.resource, params[ref.id])
+        ctes.append(f"{name} AS MATERIALIZED (SELECT * FROM {populate})")
+    if plan.target is not None:
+        start, end = plan.target.span
+        edits.append((start, end, qualified(plan.target.name)))
+    if ctes:
+        defs = ", ".join(ctes)
+        if plan.with_insert_at is not None:
+            edits.append((plan.with_insert_at, plan.with_insert_at, f" {defs},"))
+        else:
+            edits.append((0, 0, f"WITH {defs} "))
+    if returning is not None:
+        if plan.returning_span is not None:
+            start, end = plan.returning_span
+            edits.append((start, end, returning))
+        else:
+            end = len(plan.sql.rstrip().rstrip(";").rstrip())
+            edits.append((end, end, " " + returning))
+    return _apply(plan.sql, edits)

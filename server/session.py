@@ -1,0 +1,1025 @@
+"""The interpreter: Database and Session, the path of one statement.
+
+parse (cached) -> gate -> plan (analysis) -> resolve -> materialize, rewrite and
+run on the sidecar -> reply. The wire, the Python API and the agent tool all
+call ``Session.execute``/``explain``/``preview``; none reaches further in.
+
+Rules this module keeps:
+- A missing required key fails before any resolver is called.
+- Each distinct (resource, arguments) is resolved at most once per statement,
+  whatever the query does with it: results are shared through a per-statement
+  memo of futures. ``stable`` results are shared for one ``execute`` call,
+  ``immutable`` ones for the Database's life, ``volatile`` ones never.
+- Inside BEGIN, writes are staged and nothing fires; COMMIT fires them in
+  order; ROLLBACK discards them. An error inside a transaction aborts it.
+- The sidecar never holds a transaction across statements: each borrows a
+  pooled connection, and anything a statement writes there is rolled back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import itertools
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+from pglast import ast, enums, parse_sql
+from pglast.parser import ParseError
+from pydantic import ValidationError
+
+from glove_scratchpad import errors
+from glove_scratchpad.catalog import (
+    SYSTEM_SCHEMA,
+    Catalog,
+    EmbeddedSidecar,
+    ExternalSidecar,
+    Sidecar,
+    populate_sql,
+    qualified,
+    rows_to_json,
+)
+from glove_scratchpad.resources import Bindings, Resource, call_resolver, define_resource
+
+from .analysis import Plan, Reference, Value, analyze, deparse, renumber_params
+from .results import Call, Notice, Result, ResultColumn, StagedWrite, Touched
+from .rewrite import Rewritten, rewrite
+
+__all__ = ["Database", "Session"]
+
+log = logging.getLogger(__name__)
+
+PARSE_CACHE_SIZE = 4096  # distinct SQL texts whose parse trees are kept
+PLAN_CACHE_SIZE = 4096
+
+_DELETED = object()
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedStatement:
+    sql: str
+    node: Any
+
+
+@functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
+def parse(sql: str) -> tuple[ParsedStatement, ...]:
+    """The statements of a SQL text, each with its own text (positions relative to it)."""
+    try:
+        raw = parse_sql(sql)
+    except ParseError as exc:
+        message, index = exc.args[0], exc.args[1] if len(exc.args) > 1 else None
+        raise errors.SyntaxError(
+            message,
+            position=index + 1 if isinstance(index, int) else None,
+            hint="Check the statement against PostgreSQL's grammar.",
+        ) from None
+    if len(raw) == 1:
+        return (ParsedStatement(sql, raw[0].stmt),)
+    out = []
+    for stmt in raw:
+        end = stmt.stmt_location + stmt.stmt_len if stmt.stmt_len else len(sql)
+        text = sql[stmt.stmt_location:end].strip().rstrip(";")
+        out.append(ParsedStatement(text, parse_sql(text)[0].stmt))
+    return tuple(out)
+
+
+def _args_key(binding: dict[str, Any]) -> str:
+    return json.dumps(binding, sort_keys=True, default=str)
+
+
+def _statement_name(node: Any) -> str:
+    name = type(node).__name__.removesuffix("Stmt")
+    return "".join(" " + c if c.isupper() else c for c in name).strip().upper()
+
+
+@dataclass
+class _Request:
+    """One client request (one ``execute`` call): the scope of ``stable`` results."""
+
+    stable: dict[tuple[str, str], asyncio.Future[Any]] = field(default_factory=dict)
+
+
+@dataclass
+class _Statement:
+    """One statement: its memo of calls, and what it touched and noticed."""
+
+    request: _Request
+    memo: dict[tuple[str, str], asyncio.Future[Any]] = field(default_factory=dict)
+    touched: dict[tuple[str, str, str], Touched] = field(default_factory=dict)
+    notices: list[Notice] = field(default_factory=list)
+
+    def touch(self, resource: str, verb: str, args: dict[str, Any], called: bool) -> Touched:
+        key = (resource, verb, _args_key(args))
+        t = self.touched.get(key)
+        if t is None:
+            t = self.touched[key] = Touched(resource, verb, dict(args))
+        if called:
+            t.calls += 1
+        return t
+
+
+class Database:
+    """Resources served as one virtual database, over one sidecar."""
+
+    def __init__(self, catalog: Catalog, resources: Sequence[Resource], writes: bool,
+                 owns_catalog: bool) -> None:
+        self.catalog = catalog
+        self.resources = {r.name: r for r in resources}
+        self.writes = writes
+        self._owns_catalog = owns_catalog
+        self._immutable: dict[tuple[str, str], asyncio.Future[Any]] = {}
+        self._default: Session | None = None
+
+    @classmethod
+    async def create(
+        cls,
+        resources: Iterable[Resource] | None = None,
+        *,
+        writes: bool = False,
+        sidecar_dsn: str | None = None,
+        sidecar: Sidecar | None = None,
+        sidecar_dir: str | Path | None = None,
+        database: str | None = None,
+    ) -> Database:
+        """Start (or find) the sidecar, install the resources' shell tables, and serve them.
+
+        With no resources, the bundled demo set is served. ``sidecar`` shares an
+        already started sidecar (tests share one per session); ``database``
+        names the sidecar database to use in it.
+        """
+        if resources is None:
+            from glove_scratchpad.resources.demo import resources as demo
+
+            resources = demo
+        resources = list(resources)
+        names = [r.name for r in resources]
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise ValueError(f"two resources are named {', '.join(sorted(dupes))}")
+        if sidecar is None:
+            sidecar = ExternalSidecar(sidecar_dsn) if sidecar_dsn else EmbeddedSidecar(sidecar_dir)
+        catalog = await Catalog.open(sidecar, database=database)
+        try:
+            await catalog.install(resources, system=_system_templates())
+        except BaseException:
+            await catalog.close()
+            raise
+        return cls(catalog, resources, writes, owns_catalog=True)
+
+    def session(self, *, writes: bool | None = None) -> Session:
+        return Session(self, writes=self.writes if writes is None else writes)
+
+    @property
+    def default_session(self) -> Session:
+        if self._default is None:
+            self._default = self.session()
+        return self._default
+
+    async def execute(self, sql: str, params: Sequence[Any] | None = None) -> Result:
+        return await self.default_session.execute(sql, params)
+
+    async def explain(self, sql: str, params: Sequence[Any] | None = None) -> Result:
+        return await self.default_session.explain(sql, params)
+
+    def preview(self) -> list[StagedWrite]:
+        return self.default_session.preview()
+
+    def invalidate(self, resource: str) -> None:
+        for key in [k for k in self._immutable if k[0] == resource]:
+            del self._immutable[key]
+
+    async def close(self) -> None:
+        if self._owns_catalog:
+            await self.catalog.close()
+
+    async def __aenter__(self) -> Database:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _system_templates() -> list[Resource]:
+    """Shell-table shapes of the ``scratchpad`` schema (rows come per session)."""
+    return [
+        define_resource("staged", columns=_STAGED_COLUMNS, volatility="volatile",
+                        description="The writes this session has staged in its open transaction.",
+                        select=lambda b: []),
+        define_resource("resources", columns=_RESOURCE_COLUMNS, volatility="stable",
+                        description="Every resource: its verbs, volatility and keys.",
+                        select=lambda b: []),
+    ]
+
+
+_STAGED_COLUMNS = [("id", "bigint"), ("resource", "text"), ("verb", "text"),
+                   ("statement", "text"), ("calls", "text"), ("status", "text")]
+_RESOURCE_COLUMNS = [("name", "text"), ("description", "text"), ("verbs", "text"),
+                     ("volatility", "text"), ("keys", "text"), ("primary_key", "text")]
+
+
+class Session:
+    """One client's session: its transaction, staged writes and settings."""
+
+    def __init__(self, db: Database, *, writes: bool) -> None:
+        self.db = db
+        self.writes = writes
+        self.transaction = "idle"  # idle, open, failed
+        self.staged: list[StagedWrite] = []
+        self.settings: dict[str, str] = {}
+        self._overlay: dict[str, dict[tuple[Any, ...], Any]] = {}
+        self._ids = itertools.count(1)
+        self._system = {
+            "staged": define_resource(
+                "staged", columns=_STAGED_COLUMNS, volatility="volatile",
+                select=lambda b: [
+                    {"id": s.id, "resource": s.resource, "verb": s.verb, "statement": s.statement,
+                     "calls": s.summary, "status": s.status} for s in self.staged
+                ],
+            ),
+            "resources": define_resource(
+                "resources", columns=_RESOURCE_COLUMNS, volatility="stable",
+                select=lambda b: [
+                    {"name": r.name, "description": r.description, "verbs": ", ".join(r.verbs),
+                     "volatility": r.volatility, "keys": ", ".join(r.keys),
+                     "primary_key": ", ".join(r.primary_key)} for r in self.db.resources.values()
+                ],
+            ),
+        }
+
+    # -- public API -------------------------------------------------------------
+
+    def lookup(self, schema: str | None, name: str) -> Resource | None:
+        if schema == SYSTEM_SCHEMA:
+            return self._system.get(name)
+        if schema in (None, "public"):
+            return self.db.resources.get(name)
+        return None
+
+    def preview(self) -> list[StagedWrite]:
+        """The writes staged in the open transaction, in the order COMMIT will fire them."""
+        return list(self.staged)
+
+    async def execute(self, sql: str, params: Sequence[Any] | None = None) -> Result:
+        """Run one statement, or a BEGIN … COMMIT/ROLLBACK script."""
+        statements = parse(sql)
+        if not statements:
+            return Result(command_tag="")
+        if len(statements) > 1 and not _is_script(statements):
+            raise errors.FeatureNotSupported(
+                "several statements in one call are allowed only as a transaction script",
+                hint="Send one statement per call, or wrap them in BEGIN; …; COMMIT;",
+            )
+        request = _Request()
+        results = []
+        for stmt in statements:
+            results.append(await self._statement(stmt, list(params or ()), request))
+        last = results[-1]
+        if len(results) > 1:
+            last.statements = results
+        return last
+
+    async def explain(self, sql: str, params: Sequence[Any] | None = None) -> Result:
+        """EXPLAIN a statement: the plan, calling no resolver."""
+        statements = parse(sql)
+        if len(statements) != 1:
+            raise errors.FeatureNotSupported("EXPLAIN takes one statement")
+        stmt = statements[0]
+        node = stmt.node.query if isinstance(stmt.node, ast.ExplainStmt) else stmt.node
+        return await self._explain(stmt.sql, node, list(params or ()), stmt.node)
+
+    # -- one statement ----------------------------------------------------------
+
+    async def _statement(self, stmt: ParsedStatement, params: list[Any], request: _Request) -> Result:
+        node = stmt.node
+        if isinstance(node, ast.TransactionStmt):
+            return await self._transaction(node)
+        if self.transaction == "failed":
+            raise errors.InFailedSqlTransaction(
+                "current transaction is aborted, commands ignored until end of transaction block",
+                hint="ROLLBACK to end it; nothing it staged will fire.",
+            )
+        try:
+            return await self._dispatch(stmt, params, request)
+        except errors.SqlError:
+            if self.transaction == "open":
+                self.transaction = "failed"
+            raise
+
+    async def _dispatch(self, stmt: ParsedStatement, params: list[Any], request: _Request) -> Result:
+        node = stmt.node
+        if isinstance(node, ast.SelectStmt):
+            if node.lockingClause:
+                raise errors.FeatureNotSupported(
+                    "SELECT … FOR UPDATE/SHARE is not supported: resources have no row locks",
+                    hint="Drop the FOR UPDATE/SHARE clause.",
+                )
+            return await self._read(self._plan(stmt), params, _Statement(request))
+        if isinstance(node, ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):
+            return await self._write(self._plan(stmt), params, _Statement(request))
+        if isinstance(node, ast.ExplainStmt):
+            return await self._explain(stmt.sql, node.query, params, node)
+        if isinstance(node, ast.VariableSetStmt | ast.VariableShowStmt):
+            return await self._setting(node, stmt.sql)
+        raise errors.InsufficientPrivilege(
+            f"{_statement_name(node)} is not allowed here",
+            hint="Resources are defined by the server; this database answers SELECT, "
+            "INSERT, UPDATE, DELETE, EXPLAIN and BEGIN/COMMIT/ROLLBACK. "
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+            "lists the resources.",
+        )
+
+    def _plan(self, stmt: ParsedStatement) -> Plan:
+        return analyze(stmt.sql, stmt.node, self.lookup)
+
+    # -- transactions -------------------------------------------------------------
+
+    async def _transaction(self, node: ast.TransactionStmt) -> Result:
+        kind = node.kind
+        k = enums.TransactionStmtKind
+        if kind in (k.TRANS_STMT_BEGIN, k.TRANS_STMT_START):
+            if self.transaction != "idle":
+                return Result("BEGIN", notices=[Notice(
+                    "there is already a transaction in progress", "WARNING", "25001")])
+            self.transaction = "open"
+            return Result("BEGIN")
+        if kind == k.TRANS_STMT_COMMIT:
+            return await self._commit()
+        if kind == k.TRANS_STMT_ROLLBACK:
+            if self.transaction == "idle":
+                return Result("ROLLBACK", notices=[Notice(
+                    "there is no transaction in progress", "WARNING", "25P01")])
+            discarded = len(self.staged)
+            self._end_transaction()
+            notes = [Notice(f"discarded {discarded} staged write{'s' if discarded != 1 else ''}")]
+            return Result("ROLLBACK", notices=notes if discarded else [])
+        name = {k.TRANS_STMT_SAVEPOINT: "SAVEPOINT", k.TRANS_STMT_RELEASE: "RELEASE SAVEPOINT",
+                k.TRANS_STMT_ROLLBACK_TO: "ROLLBACK TO SAVEPOINT"}.get(kind, "PREPARE TRANSACTION")
+        if self.transaction == "open":
+            self.transaction = "failed"
+        raise errors.FeatureNotSupported(
+            f"{name} is not supported",
+            hint="A transaction here stages writes: ROLLBACK discards them all, COMMIT fires "
+            "them in order.",
+        )
+
+    def _end_transaction(self) -> None:
+        self.transaction = "idle"
+        self.staged = []
+
+    async def _commit(self) -> Result:
+        if self.transaction == "idle":
+            return Result("COMMIT", notices=[Notice(
+                "there is no transaction in progress", "WARNING", "25P01")])
+        if self.transaction == "failed":
+            self._end_transaction()
+            return Result("ROLLBACK")
+        staged, ctx = self.staged, _Statement(_Request())
+        self._end_transaction()
+        for i, write in enumerate(staged):
+            try:
+                await self._fire(write, ctx)
+            except errors.SqlError as exc:
+                write.status, write.error = "failed", exc.message
+                for rest in staged[i + 1:]:
+                    rest.status = "not run"
+                detail = "; ".join(f"#{w.id} {w.summary}: {w.status}" for w in staged)
+                raise errors.ExternalRoutineError(
+                    f"COMMIT failed at staged write #{write.id} ({write.resource} {write.verb}):"
+                    f" {exc.message}",
+                    detail=detail,
+                    hint="Writes before it fired and stay done; it and the writes after it did "
+                    "not. The transaction is over: re-run what is left in a new one.",
+                ) from None
+        notices = [Notice(f"fired #{w.id}: {w.summary}") for w in staged]
+        return Result("COMMIT", notices=notices, committed=staged,
+                      touched=list(ctx.touched.values()))
+
+    # -- reads --------------------------------------------------------------------
+
+    async def _read(self, plan: Plan, params: list[Any], ctx: _Statement) -> Result:
+        rows = await self._resolve_all(plan.reads, params, ctx)
+        result = await self._run(plan, rows, params, ctx)
+        return result
+
+    def _check_keys(self, refs: Iterable[Reference], verb: str = "select") -> None:
+        for ref in refs:
+            resource = ref.resource
+            if resource.resolver(verb) is None:
+                raise _missing_verb(resource, verb)
+            bound = {p.column for p in ref.predicates}
+            for key in resource.keys:
+                if key not in bound:
+                    raise _missing_key(resource, key)
+
+    async def _resolve_all(self, refs: Sequence[Reference], params: list[Any],
+                           ctx: _Statement) -> dict[int, list[dict[str, Any]]]:
+        self._check_keys(refs)
+        out: dict[int, list[dict[str, Any]]] = {}
+
+        async def one(ref: Reference) -> None:
+            out[ref.id] = await self._resolve_ref(ref, params, ctx)
+
+        async with asyncio.TaskGroup() as tg:
+            for ref in refs:
+                tg.create_task(one(ref))
+        return out
+
+    async def _resolve_ref(self, ref: Reference, params: list[Any],
+                           ctx: _Statement) -> list[dict[str, Any]]:
+        resource: Resource = ref.resource
+        bindings = await self._bindings(ref, params, ctx)
+        results = await asyncio.gather(*(self._select(resource, b, ctx) for b in bindings))
+        if len(results) == 1:
+            rows = list(results[0])
+        else:
+            rows, seen = [], set()
+            for part in results:
+                for row in part:
+                    key = _row_key(resource, row)
+                    if key not in seen:
+                        seen.add(key)
+                        rows.append(row)
+        rows = self._apply_overlay(resource, rows)
+        if not rows:
+            args = " AND ".join(f"{p.column} = {', '.join(v.sql for v in p.values)}"
+                                for p in ref.predicates)
+            ctx.notices.append(Notice(
+                f'resource "{resource.name}" returned no rows'
+                + (f" for {args}" if args else ""),
+                hint=f"Re-check the filter values against the column descriptions "
+                f"(\\d+ {resource.name}).",
+            ))
+        return rows
+
+    async def _bindings(self, ref: Reference, params: list[Any],
+                        ctx: _Statement) -> list[dict[str, Any]]:
+        """Every call a reference makes: one per combination of its bound values."""
+        columns: dict[str, list[Any]] = {}
+        for pred in ref.predicates:
+            column = ref.resource.column(pred.column)
+            values: list[Any] = []
+            for value in pred.values:
+                for v in await self._evaluate(value, column, params, ctx):
+                    if v is not None and v not in values:
+                        values.append(v)
+            if pred.column in columns:
+                values = [v for v in columns[pred.column] if v in values]
+            columns[pred.column] = values
+        if any(not vs for vs in columns.values()):
+            return []  # col = NULL, or an empty IN: no row can match, so nothing is called
+        names = list(columns)
+        return [dict(zip(names, combo, strict=True))
+                for combo in itertools.product(*(columns[n] for n in names))]
+
+    async def _evaluate(self, value: Value, column: Any, params: list[Any],
+                        ctx: _Statement) -> list[Any]:
+        """A pushed-down value, converted to the column's type (a list: IN gives several)."""
+        if not value.is_set:
+            raw: Any = None
+            fast = False
+            if value.is_const:
+                raw, fast = value.const, True
+            elif value.param is not None and value.param <= len(params):
+                raw, fast = params[value.param - 1], True
+            if fast:
+                if raw is None:
+                    return [None]
+                try:
+                    return [column.convert(raw)]
+                except ValidationError:
+                    pass  # let Postgres convert it, and word the error
+        node, used = renumber_params(value.node)
+        expr = deparse(node)
+        if value.is_set and value.has_subquery:
+            sql = f"SELECT (_gs_v)::{column.pg_type} FROM ({expr}) AS _gs_s(_gs_v)"
+        elif value.is_set:
+            sql = f"SELECT (_gs_v)::{column.pg_type} FROM unnest({expr}) AS _gs_s(_gs_v)"
+        else:
+            sql = f"SELECT ({expr})::{column.pg_type}"
+        sub_params = [params[n - 1] for n in used if n <= len(params)]
+        stmt = parse(sql)[0]
+        result = await self._read(self._plan(stmt), sub_params, ctx)
+        if not value.is_set and len(result.rows) > 1:
+            raise errors.CardinalityViolation(
+                "more than one row returned by a subquery used as an expression",
+                hint=f"Use {column.name} IN (SELECT …) to call once per value.",
+            )
+        out = []
+        for (v,) in result.rows:
+            out.append(column.convert(v) if v is not None else None)
+        return out
+
+    async def _select(self, resource: Resource, binding: dict[str, Any],
+                      ctx: _Statement) -> list[dict[str, Any]]:
+        key = (resource.name, _args_key(binding))
+        fut = ctx.memo.get(key)
+        if fut is None:
+            cache = {"immutable": self.db._immutable, "stable": ctx.request.stable}.get(
+                resource.volatility)
+            if resource.name in self._system:
+                cache = None
+            fut = cache.get(key) if cache is not None else None
+            if fut is None or (fut.done() and fut.exception() is not None):
+                fut = asyncio.ensure_future(self._call_select(resource, binding))
+                if cache is not None:
+                    cache[key] = fut
+                    fut.add_done_callback(functools.partial(_forget_failure, cache, key))
+                ctx.touch(resource.name, "select", binding, called=True)
+            else:
+                ctx.touch(resource.name, "select", binding, called=False)
+            ctx.memo[key] = fut
+        rows = await asyncio.shield(fut)
+        ctx.touch(resource.name, "select", binding, called=False).rows = len(rows)
+        return rows
+
+    async def _call_select(self, resource: Resource, binding: dict[str, Any]) -> list[dict]:
+        b = Bindings({k: (v,) for k, v in binding.items()}, resource.name)
+        try:
+            raw = await call_resolver(resource.select, b)
+        except errors.SqlError:
+            raise
+        except Exception as exc:
+            raise _resolver_failed(resource, "select", exc) from exc
+        stamp = {k: binding[k] for k in resource.keys if k in binding}
+        return resource.validate_rows(raw, stamp)
+
+    # -- running on the sidecar ---------------------------------------------------
+
+    def _materialize(self, plan: Plan, rows: dict[int, list[dict]], params: list[Any]
+                     ) -> tuple[dict[int, int], list[Any]]:
+        """The statement's arguments: its own parameters, then one JSON of rows per reference."""
+        if len(params) != plan.max_param:
+            raise errors.ProtocolViolation(
+                f"bind message supplies {len(params)} parameters, but prepared statement "
+                f"requires {plan.max_param}",
+                hint="Pass exactly one value per $n in the statement.",
+            )
+        args = list(params)
+        param_of = {}
+        for ref in plan.reads:
+            args.append(rows_to_json(ref.resource, rows[ref.id]))
+            param_of[ref.id] = len(args)
+        return param_of, args
+
+    async def _run(self, plan: Plan, rows: dict[int, list[dict]], params: list[Any],
+                   ctx: _Statement, *, returning: str | None = None,
+                   prelude: tuple[str, list[Any]] | None = None) -> Result:
+        param_of, args = self._materialize(plan, rows, params)
+        rw = rewrite(plan, param_of, returning=returning)
+        writing = plan.target is not None
+        async with self.db.catalog.pool.acquire() as conn:
+            tr = conn.transaction(readonly=not writing)
+            await tr.start()
+            try:
+                await self._apply_settings(conn)
+                if prelude is not None:
+                    await conn.execute(prelude[0], *prelude[1])
+                stmt = await conn.prepare(rw.sql)
+                records = await stmt.fetch(*args)
+                attrs = stmt.get_attributes()
+            except asyncpg.PostgresError as exc:
+                raise _sidecar_error(exc, rw) from None
+            finally:
+                await tr.rollback()
+        columns = [ResultColumn(a.name, a.type.oid, a.type.name) for a in attrs]
+        return Result(
+            command_tag=f"SELECT {len(records)}",
+            columns=columns,
+            rows=[tuple(r) for r in records],
+            notices=ctx.notices,
+            touched=list(ctx.touched.values()),
+        )
+
+    async def _apply_settings(self, conn: asyncpg.Connection) -> None:
+        if self.settings:
+            names = list(self.settings)
+            await conn.execute(
+                "SELECT " + ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)"
+                                      for i in range(len(names))),
+                *[x for n in names for x in (n, self.settings[n])],
+            )
+
+    async def _setting(self, node: Any, sql: str) -> Result:
+        if isinstance(node, ast.VariableShowStmt):
+            async with self.db.catalog.pool.acquire() as conn, conn.transaction(readonly=True):
+                await self._apply_settings(conn)
+                try:
+                    value = await conn.fetchval("SELECT current_setting($1)", node.name)
+                except asyncpg.PostgresError as exc:
+                    raise _sidecar_error(exc, None) from None
+            return Result("SHOW", columns=[ResultColumn(node.name, 25, "text")], rows=[(value,)])
+        kind = node.kind
+        if kind == enums.VariableSetKind.VAR_SET_VALUE:
+            value = ", ".join(deparse(a).strip("'") if isinstance(a, ast.A_Const) else deparse(a)
+                              for a in node.args or ())
+            async with self.db.catalog.pool.acquire() as conn, conn.transaction(readonly=True):
+                try:
+                    await conn.execute("SELECT set_config($1, $2, true)", node.name, value)
+                except asyncpg.PostgresError as exc:
+                    raise _sidecar_error(exc, None) from None
+            self.settings[node.name] = value
+        elif kind in (enums.VariableSetKind.VAR_RESET, enums.VariableSetKind.VAR_SET_DEFAULT):
+            self.settings.pop(node.name, None)
+        elif kind == enums.VariableSetKind.VAR_RESET_ALL:
+            self.settings.clear()
+        return Result("RESET" if "RESET" in sql.upper()[:6] else "SET")
+
+    # -- writes -------------------------------------------------------------------
+
+    async def _write(self, plan: Plan, params: list[Any], ctx: _Statement) -> Result:
+        node = plan.node
+        verb = {ast.InsertStmt: "insert", ast.UpdateStmt: "update",
+                ast.DeleteStmt: "delete"}[type(node)]
+        if not self.writes:
+            raise errors.ReadOnlySqlTransaction(
+                f"cannot execute {verb.upper()} in a read-only transaction",
+                hint="This server does not allow writes: start it with --writes "
+                "(Database.create(writes=True)) to INSERT, UPDATE and DELETE.",
+            )
+        target = plan.target
+        if target is None:
+            rel = node.relation
+            raise errors.InsufficientPrivilege(
+                f'cannot {verb} relation "{rel.relname}": only resources can be written',
+                hint="SELECT table_name FROM information_schema.tables WHERE table_schema = "
+                "'public' lists the resources.",
+            )
+        resource: Resource = target.resource
+        if resource.resolver(verb) is None or target.schema == SYSTEM_SCHEMA:
+            raise _missing_verb(resource, verb)
+        with_clause = getattr(node, "withClause", None)
+        for cte in with_clause.ctes if with_clause else ():
+            if not isinstance(cte.ctequery, ast.SelectStmt):
+                raise errors.FeatureNotSupported(
+                    "a data-modifying statement inside WITH is not supported",
+                    hint="Make the INSERT, UPDATE or DELETE the statement itself; WITH may "
+                    "hold SELECTs.",
+                )
+        if isinstance(node, ast.InsertStmt) and node.onConflictClause is not None:
+            raise errors.FeatureNotSupported(
+                "INSERT … ON CONFLICT is not supported on resources",
+                hint="Read first, then INSERT only what is new.",
+            )
+        if verb == "insert":
+            calls, rows = await self._plan_insert(plan, params, ctx)
+            tag = f"INSERT 0 {len(rows)}"
+        else:
+            calls, rows = await self._plan_change(plan, verb, params, ctx)
+            tag = f"{verb.upper()} {len(rows) if rows is not None else len(calls)}"
+        write = StagedWrite(next(self._ids), resource.name, verb, plan.sql, calls)
+        if self.transaction == "open":
+            if calls:
+                self.staged.append(write)
+                ctx.notices.append(Notice(
+                    f"staged #{write.id}: {write.summary} will be called at COMMIT",
+                    hint="SELECT * FROM scratchpad.staged shows what is staged; ROLLBACK "
+                    "discards it. Reads in this transaction do not see it until COMMIT.",
+                ))
+        elif calls:
+            returned = await self._fire(write, ctx)
+            if returned:
+                rows = returned
+        result = Result(tag, notices=ctx.notices, touched=list(ctx.touched.values()),
+                        staged=list(self.staged))
+        if plan.returning_span is not None:
+            ret = await self._returning(plan, resource, target, rows or [], params, ctx)
+            result.columns, result.rows = ret.columns, ret.rows
+        return result
+
+    async def _plan_insert(self, plan: Plan, params: list[Any], ctx: _Statement
+                           ) -> tuple[list[Call], list[dict]]:
+        resource: Resource = plan.target.resource  # type: ignore[union-attr]
+        rows = await self._resolve_all(plan.reads, params, ctx)
+        result = await self._run(plan, rows, params, ctx, returning="RETURNING *")
+        names = result.column_names
+        given = {r.name for r in plan.node.cols} if plan.node.cols else set(names)
+        inserted = [{k: v for k, v in zip(names, row, strict=True) if k in given or v is not None}
+                    for row in result.rows]
+        models = resource.validate_insert_rows(inserted)
+        calls = [Call("insert", rows=tuple(models))] if models else []
+        return calls, [_as_dict(m) for m in models]
+
+    async def _plan_change(self, plan: Plan, verb: str, params: list[Any], ctx: _Statement
+                           ) -> tuple[list[Call], list[dict] | None]:
+        target: Reference = plan.target  # type: ignore[assignment]
+        resource: Resource = target.resource
+        bound = {p.column for p in target.predicates}
+        identity = set(resource.keys) | set(resource.primary_key)
+        direct = (
+            plan.where_fully_bound and bool(target.predicates) and identity <= bound
+            and all(v is not None for v in plan.set_values)
+        )
+        if direct:
+            self._check_keys(plan.reads)
+            await self._resolve_all(plan.reads, params, ctx)
+            bindings = await self._bindings(target, params, ctx)
+            changes: dict[str, Any] = {}
+            for name, value in zip(plan.set_columns, plan.set_values, strict=True):
+                column = _set_column(resource, name)
+                changes[name] = (await self._evaluate(value, column, params, ctx))[0]
+            if verb == "update":
+                return [Call("update", changes=changes, bindings=b) for b in bindings], None
+            return [Call("delete", bindings=b) for b in bindings], None
+        if not (resource.primary_key and resource.select):
+            cols = ", ".join(sorted(identity)) or "the columns the tool needs"
+            raise errors.FeatureNotSupported(
+                f'{verb.upper()} on resource "{resource.name}" needs its WHERE to bind {cols}'
+                " with = or IN only",
+                hint=f"Write {verb.upper()} … WHERE "
+                + " AND ".join(f"{c} = …" for c in sorted(identity) or ["key"])
+                + "; other predicates need a resource that declares primary_key and select.",
+            )
+        for name in plan.set_columns:
+            _set_column(resource, name)
+            if name in resource.primary_key:
+                raise errors.FeatureNotSupported(
+                    f'cannot change primary key column "{name}" of resource "{resource.name}"',
+                    hint="DELETE the row and INSERT it with the new key.",
+                )
+        self._check_keys([target, *plan.reads])
+        target_rows = await self._resolve_ref(target, params, ctx)
+        rows = await self._resolve_all(plan.reads, params, ctx)
+        unique = {tuple(r[k] for k in resource.primary_key): r for r in target_rows}
+        shell = qualified(resource.name)
+        prelude = (f"INSERT INTO {shell} SELECT * FROM {populate_sql(resource, 1)}",
+                   [rows_to_json(resource, unique.values())])
+        result = await self._run(plan, rows, params, ctx, returning="RETURNING *",
+                                 prelude=prelude)
+        changed = result.dicts()
+        pk = resource.primary_key
+        if verb == "update":
+            calls = [Call("update", changes={c: r[c] for c in plan.set_columns},
+                          bindings={k: r[k] for k in pk}) for r in changed]
+        else:
+            calls = [Call("delete", bindings={k: r[k] for k in pk}) for r in changed]
+        return calls, changed
+
+    async def _fire(self, write: StagedWrite, ctx: _Statement) -> list[dict]:
+        """Make a write's calls, in order; returns the rows the resolvers gave back."""
+        resource = self.db.resources[write.resource]
+        returned: list[dict] = []
+        for call in write.calls:
+            args = call.bindings or {}
+            ctx.touch(resource.name, call.verb, args if call.verb != "insert"
+                      else {"rows": len(call.rows)}, called=True)
+            try:
+                if call.verb == "insert":
+                    out = await call_resolver(resource.insert, list(call.rows))
+                elif call.verb == "update":
+                    out = await call_resolver(resource.update, dict(call.changes or {}),
+                                              Bindings({k: (v,) for k, v in args.items()},
+                                                       resource.name))
+                else:
+                    out = await call_resolver(resource.delete, Bindings(
+                        {k: (v,) for k, v in args.items()}, resource.name))
+            except errors.SqlError:
+                write.status = "failed"
+                raise
+            except Exception as exc:
+                write.status = "failed"
+                raise _resolver_failed(resource, call.verb, exc) from exc
+            finally:
+                self._invalidate(resource.name)
+            if isinstance(out, list | tuple) and out and call.verb != "delete":
+                returned.extend(resource.validate_rows(list(out)))
+            self._remember(resource, call, out)
+        write.status = "fired"
+        return returned
+
+    def _invalidate(self, name: str) -> None:
+        self.db.invalidate(name)
+
+    # -- read-your-writes ---------------------------------------------------------
+
+    def _remember(self, resource: Resource, call: Call, out: Any) -> None:
+        pk = resource.primary_key
+        if not pk:
+            return
+        overlay = self._overlay.setdefault(resource.name, {})
+        if call.verb == "insert":
+            rows = out if isinstance(out, list | tuple) and out else [_as_dict(r)
+                                                                       for r in call.rows]
+            for row in resource.validate_rows(list(rows)):
+                if all(row.get(k) is not None for k in pk):
+                    overlay[tuple(row[k] for k in pk)] = ("row", row)
+            return
+        bindings = call.bindings or {}
+        if not all(k in bindings for k in pk):
+            return
+        key = tuple(bindings[k] for k in pk)
+        if call.verb == "delete":
+            overlay[key] = _DELETED
+            return
+        entry = overlay.get(key)
+        changes = dict(call.changes or {})
+        if isinstance(entry, tuple):
+            kind, data = entry
+            overlay[key] = (kind, {**data, **changes})
+        else:
+            overlay[key] = ("patch", changes)
+
+    def _apply_overlay(self, resource: Resource, rows: list[dict]) -> list[dict]:
+        overlay = self._overlay.get(resource.name)
+        if not overlay:
+            return rows
+        pk = resource.primary_key
+        out, seen = [], set()
+        for row in rows:
+            key = tuple(row.get(k) for k in pk)
+            entry = overlay.get(key)
+            seen.add(key)
+            if entry is _DELETED:
+                continue
+            if isinstance(entry, tuple) and entry[0] == "patch":
+                row = {**row, **entry[1]}
+            out.append(row)
+        for key, entry in overlay.items():
+            if isinstance(entry, tuple) and entry[0] == "row" and key not in seen:
+                out.append(dict(entry[1]))
+        return out
+
+    async def _returning(self, plan: Plan, resource: Resource, target: Reference,
+                         rows: list[dict], params: list[Any], ctx: _Statement) -> Result:
+        start, end = plan.returning_span  # type: ignore[misc]
+        returning = plan.sql[start:end].strip()[len("RETURNING"):]
+        n = plan.max_param + 1
+        sql = (f"SELECT {returning} FROM json_populate_recordset(NULL::{qualified(resource.name)},"
+               f" ${n}::json) AS {_quote(target.alias)}")
+        node, used = renumber_params(parse(sql)[0].node)
+        all_args = [*params, rows_to_json(resource, rows)]
+        sql, args = deparse(node), [all_args[i - 1] for i in used]
+        async with self.db.catalog.pool.acquire() as conn, conn.transaction(readonly=True):
+            await self._apply_settings(conn)
+            try:
+                stmt = await conn.prepare(sql)
+                records = await stmt.fetch(*args)
+            except asyncpg.PostgresError as exc:
+                raise _sidecar_error(exc, None) from None
+            attrs = stmt.get_attributes()
+        return Result("", columns=[ResultColumn(a.name, a.type.oid, a.type.name) for a in attrs],
+                      rows=[tuple(r) for r in records])
+
+    # -- EXPLAIN ----------------------------------------------------------------
+
+    async def _explain(self, sql: str, node: Any, params: list[Any], explain_node: Any) -> Result:
+        for opt in getattr(explain_node, "options", None) or ():
+            if opt.defname == "analyze":
+                raise errors.FeatureNotSupported(
+                    "EXPLAIN ANALYZE is not supported: it would run the statement",
+                    hint="Use EXPLAIN without ANALYZE to see the plan; it calls nothing.",
+                )
+        inner_sql = sql
+        if explain_node is not node:
+            inner_sql = deparse(node)
+        plan = analyze(inner_sql, node, self.lookup)
+        lines, refs = [], []
+        for ref in plan.references:
+            resource: Resource = ref.resource
+            access = "write" if ref is plan.target else "read"
+            args = {p.column: [v.sql for v in p.values] for p in ref.predicates}
+            calls: Any = 1
+            for p in ref.predicates:
+                if any(v.is_set for v in p.values):
+                    calls = "one per value"
+                    break
+                if isinstance(calls, int):
+                    calls *= len(p.values)
+            warnings = []
+            verb = {"read": "select"}.get(access) or {
+                ast.InsertStmt: "insert", ast.UpdateStmt: "update", ast.DeleteStmt: "delete"
+            }[type(node)]
+            if access == "write" and not isinstance(node, ast.InsertStmt):
+                bound = {p.column for p in ref.predicates}
+                identity = set(resource.keys) | set(resource.primary_key)
+                if not (plan.where_fully_bound and ref.predicates and identity <= bound):
+                    calls = f"one {verb} per matching row, after one select"
+            if resource.resolver(verb) is None:
+                warnings.append(f"{resource.name} has no {verb} (it supports: "
+                                f"{', '.join(resource.verbs)})")
+            missing = [k for k in resource.keys if k not in args]
+            if missing and not isinstance(node, ast.InsertStmt) or (
+                    missing and access == "read"):
+                for key in missing:
+                    warnings.append(f"missing required key {key}: add WHERE {key} = …")
+            arg_text = " AND ".join(
+                f"{c} = {v[0]}" if len(v) == 1 else f"{c} IN ({', '.join(v)})"
+                for c, v in args.items()) or "none"
+            lines.append(f"Resource {ref.label} ({resource.volatility}, {access}): "
+                         f"arguments: {arg_text}; calls: {calls}")
+            lines.extend(f"  WARNING: {w}" for w in warnings)
+            refs.append({"resource": resource.name, "alias": ref.alias,
+                         "volatility": resource.volatility, "access": access,
+                         "arguments": args, "calls": calls, "warnings": warnings})
+        opts = "" if not params else ""
+        async with self.db.catalog.pool.acquire() as conn, conn.transaction(readonly=True):
+            await self._apply_settings(conn)
+            try:
+                if plan.max_param and len(params) < plan.max_param:
+                    records = await conn.fetch(f"EXPLAIN (GENERIC_PLAN) {inner_sql}")
+                else:
+                    records = await conn.fetch(f"EXPLAIN {opts}{inner_sql}", *params)
+            except asyncpg.PostgresError as exc:
+                raise _sidecar_error(exc, None) from None
+        lines.extend(r[0] for r in records)
+        result = Result("EXPLAIN", columns=[ResultColumn("QUERY PLAN", 25, "text")],
+                        rows=[(line,) for line in lines])
+        result.references = refs
+        return result
+
+
+# -- helpers ------------------------------------------------------------------------
+
+
+def _is_script(statements: Sequence[ParsedStatement]) -> bool:
+    k = enums.TransactionStmtKind
+    first, last = statements[0].node, statements[-1].node
+    return (
+        isinstance(first, ast.TransactionStmt)
+        and first.kind in (k.TRANS_STMT_BEGIN, k.TRANS_STMT_START)
+        and isinstance(last, ast.TransactionStmt)
+        and last.kind in (k.TRANS_STMT_COMMIT, k.TRANS_STMT_ROLLBACK)
+    )
+
+
+def _forget_failure(cache: dict, key: Any, fut: asyncio.Future) -> None:
+    if (fut.cancelled() or fut.exception() is not None) and cache.get(key) is fut:
+        del cache[key]
+
+
+def _row_key(resource: Resource, row: dict[str, Any]) -> Any:
+    if resource.primary_key:
+        return tuple(row.get(k) for k in resource.primary_key)
+    return json.dumps(row, sort_keys=True, default=str)
+
+
+def _as_dict(row: Any) -> dict[str, Any]:
+    return row.model_dump(by_alias=True) if hasattr(row, "model_dump") else dict(row)
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _set_column(resource: Resource, name: str) -> Any:
+    column = resource.column(name)
+    if column is None:
+        raise errors.UndefinedColumn(
+            f'column "{name}" of relation "{resource.name}" does not exist',
+            hint=f"\\d {resource.name} lists its columns.",
+        )
+    return column
+
+
+def _missing_key(resource: Resource, key: str) -> errors.SqlError:
+    example = " AND ".join(f"{k} = '…'" for k in resource.keys)
+    column = resource.column(key)
+    about = f" ({column.description})" if column is not None and column.description else ""
+    return errors.MissingRequiredKey(
+        f'resource "{resource.name}" needs a value for its required key "{key}"{about}',
+        detail=f"Required keys are the tool's arguments: {', '.join(resource.keys)}.",
+        hint=f"Add it to the WHERE clause, e.g. SELECT * FROM {resource.name} WHERE {example}",
+        table_name=resource.name,
+        column_name=key,
+    )
+
+
+def _missing_verb(resource: Resource, verb: str) -> errors.SqlError:
+    sql_verbs = ", ".join(v.upper() for v in resource.verbs)
+    action = {"select": "read", "insert": "inserted into", "update": "updated",
+              "delete": "deleted from"}[verb]
+    return errors.WrongObjectType(
+        f'resource "{resource.name}" cannot be {action}: it supports {sql_verbs}',
+        hint=f"Use one of: {sql_verbs}.",
+        table_name=resource.name,
+    )
+
+
+def _resolver_failed(resource: Resource, verb: str, exc: BaseException) -> errors.SqlError:
+    log.info("resolver %s.%s failed", resource.name, verb, exc_info=exc)
+    return errors.ExternalRoutineError(
+        f'resource "{resource.name}" failed in {verb}: {type(exc).__name__}: {exc}'[:1000],
+        hint="The tool behind this table reported the error; check the arguments against "
+        f"the column descriptions (\\d+ {resource.name}), or try again.",
+        table_name=resource.name,
+    )
+
+
+def _sidecar_error(exc: asyncpg.PostgresError, rw: Rewritten | None) -> errors.SqlError:
+    """A sidecar error, every field intact, its position mapped to the client's text."""
+    fields = {"S": getattr(exc, "severity", None) or "ERROR",
+              "C": exc.sqlstate or "XX000", "M": exc.message or str(exc)}
+    for attr, code in (("detail", "D"), ("hint", "H"), ("position", "P"),
+                       ("schema_name", "s"), ("table_name", "t"), ("column_name", "c"),
+                       ("data_type_name", "d"), ("constraint_name", "n")):
+        value = getattr(exc, attr, None)
+        if value:
+            fields[code] = str(value)
+    err = errors.SqlError.from_fields(fields)
+    if err.position is not None:
+        err.position = rw.original_position(err.position) if rw is not None else None
+    return err

@@ -1,0 +1,100 @@
+"""ReceiveBuffer: accumulate bytes, cut them into complete message frames.
+
+Rules:
+- Framing only: a frame is (type byte, body) or, for startup packets, the
+  body after the length word. Decoding happens elsewhere.
+- A length word counts itself, so it must be >= 4; the limits below are
+  checked as soon as the header arrives, before buffering the body, so a
+  peer cannot make us wait for (or allocate) a gigabyte it claimed.
+- Consumed bytes are dropped lazily (an offset, compacted on the next
+  ``feed``), so cutting many small frames from one read is linear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ._codec import I32, U32
+from .errors import RemoteProtocolError
+
+# Postgres' PQ_LARGE_MESSAGE_LIMIT (MaxAllocSize - 1): nothing bigger fits in a palloc.
+MAX_MESSAGE_SIZE = 0x3FFFFFFF - 1
+# PQ_SMALL_MESSAGE_LIMIT: Postgres' cap for messages that carry no user data (Sync, ...).
+SMALL_MESSAGE_SIZE = 10_000
+# PG_MAX_AUTH_TOKEN_LENGTH: the cap on password / SASL / GSS messages.
+MAX_AUTH_MESSAGE_SIZE = 65_535
+# MAX_STARTUP_PACKET_LENGTH: cap on the body of the first, untyped packet.
+MAX_STARTUP_PACKET_LENGTH = 10_000
+
+
+class ReceiveBuffer:
+    __slots__ = ("_buf", "_pos")
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._pos = 0
+
+    def feed(self, data: bytes) -> None:
+        if self._pos:
+            del self._buf[: self._pos]
+            self._pos = 0
+        self._buf += data
+
+    def __len__(self) -> int:
+        return len(self._buf) - self._pos
+
+    def peek(self) -> bytes:
+        """The unconsumed bytes (a copy)."""
+        return bytes(self._buf[self._pos :])
+
+    def _take(self, start: int, end: int) -> bytes:
+        with memoryview(self._buf) as view:
+            data = bytes(view[start:end])  # one copy, not two as with bytes(buf[a:b])
+        self._pos = end
+        return data
+
+    def next_byte(self) -> int | None:
+        """One raw byte (the answer to SSLRequest / GSSENCRequest)."""
+        if self._pos >= len(self._buf):
+            return None
+        self._pos += 1
+        return self._buf[self._pos - 1]
+
+    def next_startup_packet(self) -> bytes | None:
+        """Body of the next untyped packet (its length word stripped), or None."""
+        pos = self._pos
+        if len(self._buf) - pos < 4:
+            return None
+        size = I32.unpack_from(self._buf, pos)[0] - 4
+        if not 4 <= size <= MAX_STARTUP_PACKET_LENGTH:
+            raise RemoteProtocolError("invalid length of startup packet")
+        if len(self._buf) - pos - 4 < size:
+            return None
+        return self._take(pos + 4, pos + 4 + size)
+
+    def next_message(
+        self, limits: Mapping[int, int] | None = None, default: int | None = MAX_MESSAGE_SIZE
+    ) -> tuple[int, bytes] | None:
+        """(type byte, body) of the next typed message, or None if incomplete.
+
+        ``limits`` maps a type byte to its maximum length; other types get
+        ``default``, and are refused on their first byte if that is None.
+        """
+        pos, buf = self._pos, self._buf
+        if len(buf) - pos < 5:
+            if len(buf) > pos and default is None and limits and buf[pos] not in limits:
+                raise RemoteProtocolError(f"unexpected message type {chr(buf[pos])!r}")
+            return None
+        type_byte = buf[pos]
+        limit = default if limits is None else limits.get(type_byte, default)
+        if limit is None:
+            raise RemoteProtocolError(f"unexpected message type {chr(type_byte)!r}")
+        length = U32.unpack_from(buf, pos + 1)[0]
+        if not 4 <= length <= limit:
+            raise RemoteProtocolError(
+                f"invalid message length {length} for message type {chr(type_byte)!r}"
+            )
+        end = pos + 1 + length
+        if len(buf) < end:
+            return None
+        return type_byte, self._take(pos + 5, end)

@@ -1,0 +1,244 @@
+"""h11-style connection objects: bytes in, events out; events in, bytes out.
+
+Rules:
+- No I/O here. ``receive_data(bytes)`` buffers, ``next_event()`` returns one
+  decoded message or NEED_DATA, ``send(msg)`` returns the bytes to write.
+  The caller owns the socket, TLS, timeouts and EOF.
+- Every message passes through the tables of states.py, in both directions.
+- A RemoteProtocolError fails the connection for good: every later
+  ``next_event`` raises again. A LocalProtocolError changes nothing.
+- ServerConnection is the backend (we serve clients); ClientConnection is the
+  frontend (we talk to a sidecar Postgres and relay its rows undecoded).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+from ._codec import Message, decode_with
+from .backend import DataRow, GSSENCResponse, SSLResponse, decode_backend
+from .buffer import MAX_AUTH_MESSAGE_SIZE, MAX_MESSAGE_SIZE, SMALL_MESSAGE_SIZE, ReceiveBuffer
+from .errors import LocalProtocolError, RemoteProtocolError
+from .frontend import (
+    FRONTEND_TYPES,
+    PASSWORD_KINDS,
+    StartupMessage,
+    decode_frontend,
+    decode_startup,
+)
+from .states import (
+    BACKEND,
+    ENCRYPTION_ANSWERS,
+    ENCRYPTION_REQUESTS,
+    FRONTEND,
+    KEPT_WHILE_DISCARDING,
+    PASSWORD_EXPECTED_AFTER,
+    State,
+    Table,
+)
+
+
+class _NeedData:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NEED_DATA"
+
+
+NEED_DATA: Final = _NeedData()  # next_event(): feed more bytes first
+Event = Message | _NeedData
+
+# Per-type length caps for frontend messages, as in Postgres' SocketBackend:
+# only messages that carry user data may be large; unknown types are refused.
+_LARGE = MAX_MESSAGE_SIZE
+NORMAL_LIMITS = {t: SMALL_MESSAGE_SIZE for t in FRONTEND_TYPES} | dict.fromkeys(b"QPBFd", _LARGE)
+AUTH_LIMITS = {ord("p"): MAX_AUTH_MESSAGE_SIZE, ord("X"): SMALL_MESSAGE_SIZE}
+
+
+class _Connection:
+    _ours: Table
+    _theirs: Table
+
+    def __init__(self) -> None:
+        self._state = State.STARTUP
+        self._buffer = ReceiveBuffer()
+        self._error: RemoteProtocolError | None = None
+        self._asked: set[type[Message]] = set()  # encryption requests seen
+        self._encrypted = False
+        self.protocol_version: int | None = None  # from the StartupMessage
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+    @property
+    def trailing_data(self) -> bytes:
+        """Bytes received but not yet turned into events."""
+        return self._buffer.peek()
+
+    def receive_data(self, data: bytes) -> None:
+        self._buffer.feed(data)
+
+    def next_event(self) -> Event:
+        if self._error is not None:
+            raise RemoteProtocolError(str(self._error), self._error.sqlstate) from self._error
+        if self._state is State.CLOSED:
+            raise LocalProtocolError("connection is closed")
+        try:
+            event = self._read_event()
+            if not isinstance(event, _NeedData):
+                self._advance(self._theirs, event, RemoteProtocolError)
+        except RemoteProtocolError as exc:
+            self._error = exc
+            self._state = State.FAILED
+            raise
+        return event
+
+    def send(self, msg: Message) -> bytes:
+        """Bytes for ``msg``; raises LocalProtocolError if it is not allowed now."""
+        data = msg.encode()  # first: a message that cannot be encoded changes nothing
+        try:
+            self._advance(self._ours, msg, LocalProtocolError)
+        except RemoteProtocolError as exc:  # an accepting answer found stuffed bytes
+            self._error = exc
+            self._state = State.FAILED
+            raise
+        return data
+
+    def send_many(self, msgs: Iterable[Message]) -> bytes:
+        return b"".join([self.send(m) for m in msgs])
+
+    def _read_event(self) -> Event:
+        raise NotImplementedError
+
+    def _advance(self, table: Table, msg: Message, error: type[Exception]) -> None:
+        kind = type(msg)
+        new = table[self._state].get(kind)
+        if new is None:
+            raise error(f"{kind.__name__} is not allowed in state {self._state.name}")
+        if isinstance(msg, ENCRYPTION_REQUESTS):
+            if kind in self._asked or self._encrypted:
+                raise error(f"{kind.__name__} repeated or after encryption was set up")
+            self._asked.add(kind)
+        elif isinstance(msg, ENCRYPTION_ANSWERS) and msg.accepted:
+            if len(self._buffer):
+                raise RemoteProtocolError("received unencrypted data after encryption request")
+            self._encrypted = True
+        elif isinstance(msg, StartupMessage):
+            self.protocol_version = msg.protocol_version
+        self._state = new
+        self._after(msg)
+
+    def _after(self, msg: Message) -> None:
+        """Hook: side effects of a message once its transition is done."""
+
+
+class ServerConnection(_Connection):
+    """We are the backend: frontend messages in, backend messages out."""
+
+    _ours, _theirs = BACKEND, FRONTEND
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._expected: type[Message] | None = None  # what a 'p' message means now
+        self._discarding = False
+
+    def answer_ssl(self, accept: bool) -> bytes:
+        """The byte that answers an SSLRequest; on b'S' the caller starts TLS."""
+        return self.send(SSLResponse(accept))
+
+    def answer_gssenc(self, accept: bool) -> bytes:
+        """The byte that answers a GSSENCRequest; on b'G' the caller starts GSSAPI."""
+        return self.send(GSSENCResponse(accept))
+
+    def expect_password(self, kind: str | type[Message] | None) -> None:
+        """Decode the next 'p' message as ``kind`` (e.g. "SASLInitialResponse").
+
+        Sending an authentication request sets this already; this overrides it.
+        """
+        if isinstance(kind, str):
+            if kind not in PASSWORD_KINDS:
+                raise LocalProtocolError(f"unknown password message kind {kind!r}")
+            kind = PASSWORD_KINDS[kind]
+        self._expected = kind
+
+    def start_error_recovery(self) -> None:
+        """Drop frontend messages until Sync (returned) after an extended-query error."""
+        if self._state is not State.NORMAL:
+            raise LocalProtocolError(f"no error recovery in state {self._state.name}")
+        self._discarding = True
+
+    @property
+    def in_error_recovery(self) -> bool:
+        return self._discarding
+
+    def _after(self, msg: Message) -> None:
+        if type(msg) in PASSWORD_EXPECTED_AFTER:
+            self._expected = PASSWORD_EXPECTED_AFTER[type(msg)]
+
+    def _read_event(self) -> Event:
+        state, buffer = self._state, self._buffer
+        if state is State.NORMAL:
+            while (frame := buffer.next_message(NORMAL_LIMITS, None)) is not None:
+                type_byte, body = frame
+                if not self._discarding:
+                    return decode_frontend(type_byte, body)
+                if type_byte in KEPT_WHILE_DISCARDING:
+                    self._discarding = False
+                    return decode_frontend(type_byte, body)
+            return NEED_DATA
+        if state is State.STARTUP:
+            packet = buffer.next_startup_packet()
+            return NEED_DATA if packet is None else decode_startup(packet)
+        if state is State.AUTHENTICATING:
+            frame = buffer.next_message(AUTH_LIMITS, None)
+            if frame is None:
+                return NEED_DATA
+            type_byte, body = frame
+            if type_byte != ord("p"):
+                return decode_frontend(type_byte, body)  # Terminate
+            kind, self._expected = self._expected, None
+            if kind is None:
+                raise RemoteProtocolError("unexpected password message")
+            return decode_with(kind, body)
+        raise LocalProtocolError(f"cannot read events in state {state.name}; answer first")
+
+
+class ClientConnection(_Connection):
+    """We are the frontend: backend messages in, frontend messages out.
+
+    DataRow events keep their raw body; ``validate_rows=True`` splits each
+    one on arrival so a malformed row fails here rather than downstream.
+    """
+
+    _ours, _theirs = FRONTEND, BACKEND
+
+    def __init__(self, validate_rows: bool = False) -> None:
+        super().__init__()
+        self._validate_rows = validate_rows
+
+    def _read_event(self) -> Event:
+        state, buffer = self._state, self._buffer
+        if state is State.NORMAL or state is State.AUTHENTICATING:
+            frame = buffer.next_message()
+            if frame is None:
+                return NEED_DATA
+            event = decode_backend(*frame)
+            if self._validate_rows and isinstance(event, DataRow):
+                event.values  # noqa: B018  # split now; raises RemoteProtocolError
+            return event
+        if state is State.SSL_REQUESTED or state is State.GSSENC_REQUESTED:
+            answer = buffer.next_byte()
+            if answer is None:
+                return NEED_DATA
+            yes, cls = (b"S", SSLResponse) if state is State.SSL_REQUESTED else (b"G", GSSENCResponse)
+            if answer not in (yes[0], ord("N")):
+                raise RemoteProtocolError(f"invalid answer {chr(answer)!r} to an encryption request")
+            return cls(answer == yes[0])
+        if state is State.STARTUP:
+            if len(buffer):
+                raise RemoteProtocolError("received data before the startup packet was sent")
+            return NEED_DATA
+        raise LocalProtocolError(f"cannot read events in state {state.name}")
+
