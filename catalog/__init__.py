@@ -5,6 +5,7 @@ start (or find) the Postgres it runs on. Nothing here knows the wire.
 """
 
 from ._catalog import (
+    INSERT_SCHEMA,
     SERVED_SCHEMA,
     SYSTEM_SCHEMA,
     Catalog,
@@ -17,6 +18,7 @@ from ._catalog import (
 from ._sidecar import EmbeddedSidecar, ExternalSidecar, Sidecar, SidecarBusy, default_data_dir
 
 __all__ = [
+    "INSERT_SCHEMA",
     "SERVED_SCHEMA",
     "SYSTEM_SCHEMA",
     "Catalog",

@@ -27,6 +27,7 @@ from glove_scratchpad.resources import Resource
 from ._sidecar import Sidecar
 
 __all__ = [
+    "INSERT_SCHEMA",
     "SERVED_SCHEMA",
     "SYSTEM_SCHEMA",
     "Catalog",
@@ -39,6 +40,11 @@ __all__ = [
 
 SERVED_SCHEMA = "public"
 SYSTEM_SCHEMA = "scratchpad"
+# Unconstrained twins of the shell tables that an INSERT runs against (in a
+# transaction that is always rolled back) to compute its rows: ids and other
+# values a tool assigns are NULL until the tool runs, so the shell table's
+# NOT NULL and PRIMARY KEY must not apply there.
+INSERT_SCHEMA = "_gs_insert"
 # Connections to the sidecar. Statements borrow one each (transactions are
 # virtual, so none is held across client messages); this bounds the sidecar's
 # backends however many clients connect.
@@ -71,6 +77,9 @@ def table_comment(resource: Resource) -> str:
 def shell_ddl(resource: Resource, schema: str = SERVED_SCHEMA) -> list[str]:
     """CREATE TABLE and COMMENT statements for one resource's shell table."""
     table = qualified(resource.name, schema)
+    if schema == INSERT_SCHEMA:
+        cols = [f"{quote_ident(c.name)} {c.pg_type}" for c in resource.columns]
+        return [f"CREATE TABLE {table} (" + ", ".join(cols) + ")"]
     cols = []
     for col in resource.columns:
         not_null = " NOT NULL" if not col.nullable or col.name in resource.primary_key else ""
@@ -144,13 +153,19 @@ async def _ensure_database(sidecar: Sidecar, database: str) -> None:
 class Catalog:
     """The sidecar's database as the server sees it: a pool, and the installed shells."""
 
-    def __init__(self, sidecar: Sidecar, pool: asyncpg.Pool) -> None:
+    def __init__(self, sidecar: Sidecar, pool: asyncpg.Pool, *, owns_sidecar: bool) -> None:
         self.sidecar = sidecar
         self.pool = pool
+        self.owns_sidecar = owns_sidecar
 
     @classmethod
-    async def open(cls, sidecar: Sidecar, database: str | None = None) -> Catalog:
-        """Connect to the sidecar (starting it if needed); ``database`` is created if missing."""
+    async def open(
+        cls, sidecar: Sidecar, database: str | None = None, *, owns_sidecar: bool = True
+    ) -> Catalog:
+        """Connect to the sidecar (starting it if needed); ``database`` is created if missing.
+
+        ``owns_sidecar``: whether ``close()`` stops the sidecar too.
+        """
         await sidecar.start()
         database = database or sidecar.database
         if database != sidecar.database or sidecar.owns_cluster:
@@ -165,19 +180,19 @@ class Catalog:
             max_size=POOL_MAX,
             server_settings={"application_name": "glove-scratchpad"},
         )
-        return cls(sidecar, pool)
+        return cls(sidecar, pool, owns_sidecar=owns_sidecar)
 
     async def install(self, resources: Iterable[Resource], system: Iterable[Resource] = ()) -> None:
         """Replace the served schema's shell tables with these resources' (one transaction)."""
         async with self.pool.acquire() as conn, conn.transaction():
             # The served schemas belong to the server: they are rebuilt on every start.
             await conn.execute("SELECT pg_advisory_xact_lock(0x676c6f7665)")
-            for schema in (SERVED_SCHEMA, SYSTEM_SCHEMA):
+            for schema in (SERVED_SCHEMA, SYSTEM_SCHEMA, INSERT_SCHEMA):
                 await conn.execute(f"DROP SCHEMA IF EXISTS {quote_ident(schema)} CASCADE")
                 await conn.execute(f"CREATE SCHEMA {quote_ident(schema)}")
             await conn.execute(f"GRANT USAGE ON SCHEMA {quote_ident(SERVED_SCHEMA)} TO PUBLIC")
             for resource in resources:
-                for sql in shell_ddl(resource):
+                for sql in shell_ddl(resource) + shell_ddl(resource, INSERT_SCHEMA):
                     await conn.execute(sql)
             for resource in system:
                 for sql in shell_ddl(resource, SYSTEM_SCHEMA):
@@ -185,4 +200,5 @@ class Catalog:
 
     async def close(self) -> None:
         await self.pool.close()
-        await self.sidecar.stop()
+        if self.owns_sidecar:
+            await self.sidecar.stop()

@@ -174,6 +174,18 @@ class InvalidTextRepresentation(SqlError, code="22P02"):
     pass
 
 
+class IntegrityConstraintViolation(SqlError, code="23000"):
+    pass
+
+
+class NotNullViolation(IntegrityConstraintViolation, code="23502"):
+    pass
+
+
+class UniqueViolation(IntegrityConstraintViolation, code="23505"):
+    pass
+
+
 class InvalidTransactionState(SqlError, code="25000"):
     pass
 

@@ -105,6 +105,10 @@ class Plan:
     has_from: bool = False  # UPDATE … FROM / DELETE … USING
 
     @property
+    def is_insert(self) -> bool:
+        return isinstance(self.node, ast.InsertStmt)
+
+    @property
     def reads(self) -> tuple[Reference, ...]:
         return tuple(r for r in self.references if r.access == "read")
 

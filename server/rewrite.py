@@ -12,7 +12,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from glove_scratchpad.catalog import populate_sql, qualified, quote_ident
+from glove_scratchpad.catalog import (
+    INSERT_SCHEMA,
+    SERVED_SCHEMA,
+    SYSTEM_SCHEMA,
+    populate_sql,
+    qualified,
+    quote_ident,
+)
 
 from .analysis import Plan
 
@@ -73,11 +80,17 @@ def rewrite(
         start, end = ref.span
         text = name if ref.has_alias else f"{name} AS {quote_ident(ref.name)}"
         edits.append((start, end, text))
-        populate = populate_sql(ref.resource, params[ref.id])
+        schema = SYSTEM_SCHEMA if ref.schema == SYSTEM_SCHEMA else SERVED_SCHEMA
+        populate = populate_sql(ref.resource, params[ref.id], schema)
         ctes.append(f"{name} AS MATERIALIZED (SELECT * FROM {populate})")
-    if plan.target is not None:
-        start, end = plan.target.span
-        edits.append((start, end, qualified(plan.target.name)))
+    target = plan.target
+    if target is not None:
+        # An INSERT computes its rows against the unconstrained twin table.
+        schema = INSERT_SCHEMA if plan.is_insert else SERVED_SCHEMA
+        text = qualified(target.name, schema)
+        if not target.has_alias and plan.is_insert:
+            text += f" AS {quote_ident(target.name)}"
+        edits.append((target.span[0], target.span[1], text))
     if ctes:
         defs = ", ".join(ctes)
         if plan.with_insert_at is not None:

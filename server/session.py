@@ -161,9 +161,10 @@ class Database:
         dupes = {n for n in names if names.count(n) > 1}
         if dupes:
             raise ValueError(f"two resources are named {', '.join(sorted(dupes))}")
+        owns_sidecar = sidecar is None
         if sidecar is None:
             sidecar = ExternalSidecar(sidecar_dsn) if sidecar_dsn else EmbeddedSidecar(sidecar_dir)
-        catalog = await Catalog.open(sidecar, database=database)
+        catalog = await Catalog.open(sidecar, database=database, owns_sidecar=owns_sidecar)
         try:
             await catalog.install(resources, system=_system_templates())
         except BaseException:
@@ -419,21 +420,14 @@ class Session:
     async def _resolve_all(self, refs: Sequence[Reference], params: list[Any],
                            ctx: _Statement) -> dict[int, list[dict[str, Any]]]:
         self._check_keys(refs)
-        out: dict[int, list[dict[str, Any]]] = {}
-
-        async def one(ref: Reference) -> None:
-            out[ref.id] = await self._resolve_ref(ref, params, ctx)
-
-        async with asyncio.TaskGroup() as tg:
-            for ref in refs:
-                tg.create_task(one(ref))
-        return out
+        results = await _gather(self._resolve_ref(ref, params, ctx) for ref in refs)
+        return {ref.id: rows for ref, rows in zip(refs, results, strict=True)}
 
     async def _resolve_ref(self, ref: Reference, params: list[Any],
                            ctx: _Statement) -> list[dict[str, Any]]:
         resource: Resource = ref.resource
         bindings = await self._bindings(ref, params, ctx)
-        results = await asyncio.gather(*(self._select(resource, b, ctx) for b in bindings))
+        results = await _gather(self._select(resource, b, ctx) for b in bindings)
         if len(results) == 1:
             rows = list(results[0])
         else:
@@ -933,6 +927,22 @@ class Session:
 
 
 # -- helpers ------------------------------------------------------------------------
+
+
+async def _gather(coros: Iterable[Any]) -> list[Any]:
+    """Run concurrently; the first failure cancels the rest and is raised as itself."""
+    coros = list(coros)
+    if len(coros) == 1:
+        return [await coros[0]]
+    try:
+        async with asyncio.TaskGroup() as tg:
+            tasks = [tg.create_task(c) for c in coros]
+    except BaseExceptionGroup as group:
+        first = group.exceptions[0]
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from None
+    return [t.result() for t in tasks]
 
 
 def _is_script(statements: Sequence[ParsedStatement]) -> bool:
