@@ -909,14 +909,12 @@ class Session:
             refs.append({"resource": resource.name, "alias": ref.alias,
                          "volatility": resource.volatility, "access": access,
                          "arguments": args, "calls": calls, "warnings": warnings})
-        opts = "" if not params else ""
+        # Unbound parameters plan as NULLs: EXPLAIN shows the plan's shape, not its values.
+        args = (list(params) + [None] * plan.max_param)[:plan.max_param]
         async with self.db.catalog.pool.acquire() as conn, conn.transaction(readonly=True):
             await self._apply_settings(conn)
             try:
-                if plan.max_param and len(params) < plan.max_param:
-                    records = await conn.fetch(f"EXPLAIN (GENERIC_PLAN) {inner_sql}")
-                else:
-                    records = await conn.fetch(f"EXPLAIN {opts}{inner_sql}", *params)
+                records = await conn.fetch(f"EXPLAIN {inner_sql}", *args)
             except asyncpg.PostgresError as exc:
                 raise _sidecar_error(exc, None) from None
         lines.extend(r[0] for r in records)

@@ -1,19 +1,25 @@
-"""Low-level field codec shared by frontend.py and backend.py.
+"""Field codecs and the Message base shared by frontend.py and backend.py.
 
 Rules:
-- All integers are big-endian; Int16/Int32 are signed, OIDs and counts that
-  Postgres itself reads as unsigned (pq_getmsgint) are read unsigned.
-- A String is UTF-8 terminated by one NUL byte; encoding a str that contains
-  NUL is a LocalProtocolError, decoding one without its NUL or with invalid
-  UTF-8 is a RemoteProtocolError.
-- A message's body must be consumed exactly: trailing bytes are an error.
-- Encoding builds with struct and bytes joins only; no per-byte loops.
+- A message class declares its body as ``layout``: one Field per dataclass
+  field, in order, mirroring the "Message Formats" page; ``prefix`` holds
+  fixed leading bytes (an authentication or request code). The base class
+  encodes and decodes from that; only messages with cross-field rules or a
+  hot path (Bind, DataRow) write their own.
+- Integers are big-endian. Int16/Int32 are signed; OIDs, and counts that
+  Postgres itself reads unsigned (pq_getmsgint), are unsigned.
+- A String is UTF-8 ending in one NUL. Encoding a str holding NUL is a
+  LocalProtocolError; decoding one without its NUL, or with invalid UTF-8,
+  is a RemoteProtocolError. So is a truncated field, a value length below
+  -1, a negative Int32 count, or any byte left over at the end of a body.
+- Encoding uses struct and bytes joins only: no per-byte Python loops.
 """
 
 from __future__ import annotations
 
 import struct
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, NamedTuple
 
 from .errors import LocalProtocolError, RemoteProtocolError
 
@@ -21,24 +27,18 @@ I16 = struct.Struct("!h")
 U16 = struct.Struct("!H")
 I32 = struct.Struct("!i")
 U32 = struct.Struct("!I")
-HEADER = struct.Struct("!ci")  # type byte + length (which counts itself)
+HEADER = struct.Struct("!ci")  # type byte + length (the length counts itself)
 NULL_LENGTH = b"\xff\xff\xff\xff"  # Int32(-1): a NULL value
 
 
-def cstr(value: str) -> bytes:
-    """Encode a protocol String."""
-    if "\0" in value:
-        raise LocalProtocolError(f"string contains a NUL byte: {value!r}")
-    return value.encode() + b"\0"
-
-
-def value(v: bytes | None) -> bytes:
-    """Int32 length (-1 = NULL) then the bytes."""
-    return NULL_LENGTH if v is None else I32.pack(len(v)) + v
+def cstr(text: str) -> bytes:
+    if "\0" in text:
+        raise LocalProtocolError(f"string contains a NUL byte: {text!r}")
+    return text.encode() + b"\0"
 
 
 def values_block(values: tuple[bytes | None, ...]) -> bytes:
-    """Int16 count, then Int32 length (-1 = NULL) and bytes for each value."""
+    """Int16 count, then per value an Int32 length (-1 = NULL) and the bytes."""
     parts = [U16.pack(len(values))]
     for v in values:
         if v is None:
@@ -49,73 +49,16 @@ def values_block(values: tuple[bytes | None, ...]) -> bytes:
     return b"".join(parts)
 
 
-def int16_array(items: tuple[int, ...], fmt: str = "h") -> bytes:
-    return U16.pack(len(items)) + struct.pack(f"!{len(items)}{fmt}", *items)
-
-
-class Message:
-    """Base of every message: ``encode()`` = type byte + Int32 length + body.
-
-    Startup-phase packets have an empty ``type_byte``. Subclasses are frozen,
-    slotted dataclasses that implement ``_body()`` and ``read(reader)``.
-    """
-
-    __slots__ = ()
-    type_byte: ClassVar[bytes] = b""
-
-    def _body(self) -> bytes:
-        return b""
-
-    def encode(self) -> bytes:
-        try:
-            body = self._body()
-            tb = self.type_byte
-            return (HEADER.pack(tb, len(body) + 4) if tb else I32.pack(len(body) + 4)) + body
-        except (struct.error, OverflowError, UnicodeEncodeError, TypeError) as exc:
-            raise LocalProtocolError(f"cannot encode {self!r}: {exc}") from exc
-
-    @classmethod
-    def read(cls, r: Reader) -> Message:
-        return cls()
-
-
 class Reader:
-    """A cursor over one message body that raises RemoteProtocolError only."""
+    """A cursor over one message body; its only exception is RemoteProtocolError."""
 
     __slots__ = ("buf", "pos", "what")
 
     def __init__(self, buf: bytes, what: str) -> None:
-        self.buf = buf
-        self.pos = 0
-        self.what = what
+        self.buf, self.pos, self.what = buf, 0, what
 
     def fail(self, problem: str) -> RemoteProtocolError:
         return RemoteProtocolError(f"invalid {self.what} message: {problem}")
-
-    def _unpack(self, s: struct.Struct) -> int:
-        pos = self.pos
-        if pos + s.size > len(self.buf):
-            raise self.fail(f"truncated field at offset {pos}")
-        self.pos = pos + s.size
-        return s.unpack_from(self.buf, pos)[0]
-
-    def int16(self) -> int:
-        return self._unpack(I16)
-
-    def uint16(self) -> int:
-        return self._unpack(U16)
-
-    def int32(self) -> int:
-        return self._unpack(I32)
-
-    def uint32(self) -> int:
-        return self._unpack(U32)
-
-    def count32(self) -> int:
-        n = self.int32()
-        if n < 0:
-            raise self.fail(f"negative count {n}")
-        return n
 
     def take(self, n: int) -> bytes:
         pos = self.pos
@@ -124,6 +67,27 @@ class Reader:
         self.pos = pos + n
         return self.buf[pos : pos + n]
 
+    def _int(self, s: struct.Struct) -> int:
+        return s.unpack(self.take(s.size))[0]
+
+    def int16(self) -> int:
+        return self._int(I16)
+
+    def uint16(self) -> int:
+        return self._int(U16)
+
+    def int32(self) -> int:
+        return self._int(I32)
+
+    def uint32(self) -> int:
+        return self._int(U32)
+
+    def count32(self) -> int:
+        n = self.int32()
+        if n < 0:
+            raise self.fail(f"negative count {n}")
+        return n
+
     def rest(self) -> bytes:
         return self.take(len(self.buf) - self.pos)
 
@@ -131,50 +95,119 @@ class Reader:
         return chr(self.take(1)[0])
 
     def string(self) -> str:
-        end = self.buf.find(b"\0", self.pos)
+        start = self.pos
+        end = self.buf.find(b"\0", start)
         if end < 0:
-            raise self.fail(f"string at offset {self.pos} is missing its NUL terminator")
-        raw = self.buf[self.pos : end]
+            raise self.fail(f"string at offset {start} is missing its NUL terminator")
         self.pos = end + 1
         try:
-            return raw.decode()
+            return self.buf[start:end].decode()
         except UnicodeDecodeError:
-            raise self.fail(f"string at offset {end - len(raw)} is not valid UTF-8") from None
+            raise self.fail(f"string at offset {start} is not valid UTF-8") from None
+
+    def strings(self) -> tuple[str, ...]:
+        """Strings up to an empty one (the terminating zero byte)."""
+        out = []
+        while s := self.string():
+            out.append(s)
+        return tuple(out)
 
     def value(self) -> bytes | None:
         n = self.int32()
-        if n == -1:
-            return None
-        if n < 0:
+        if n < -1:
             raise self.fail(f"invalid value length {n}")
-        return self.take(n)
+        return None if n == -1 else self.take(n)
 
     def values(self) -> tuple[bytes | None, ...]:
         return tuple(self.value() for _ in range(self.uint16()))
 
-    def int16s(self) -> tuple[int, ...]:
+    def array(self, fmt: str) -> tuple[int, ...]:
         n = self.uint16()
-        raw = self.take(2 * n)
-        return struct.unpack(f"!{n}h", raw)
-
-    def oids(self) -> tuple[int, ...]:
-        n = self.uint16()
-        raw = self.take(4 * n)
-        return struct.unpack(f"!{n}I", raw)
+        return struct.unpack(f"!{n}{fmt}", self.take(n * struct.calcsize(fmt)))
 
     def finish(self) -> None:
         if self.pos != len(self.buf):
             raise self.fail(f"{len(self.buf) - self.pos} unexpected trailing bytes")
 
 
-def decode_with(cls: type[Message], body: bytes) -> Message:
-    """Run ``cls.read`` over a whole body; only RemoteProtocolError escapes."""
+class Field(NamedTuple):
+    """How one message field goes to bytes and back."""
+
+    encode: Callable[[Any], bytes]
+    decode: Callable[[Reader], Any]
+
+
+def checked(field: Field, ok: Callable[[Any], bool], what: str) -> Field:
+    """``field`` plus a validity rule, enforced in both directions."""
+
+    def encode(v: Any) -> bytes:
+        if not ok(v):
+            raise LocalProtocolError(f"invalid {what}: {v!r}")
+        return field.encode(v)
+
+    def decode(r: Reader) -> Any:
+        v = field.decode(r)
+        if not ok(v):
+            raise r.fail(f"invalid {what}: {v!r}")
+        return v
+
+    return Field(encode, decode)
+
+
+def _array(fmt: str) -> Field:
+    return Field(
+        lambda v: U16.pack(len(v)) + struct.pack(f"!{len(v)}{fmt}", *v), lambda r: r.array(fmt)
+    )
+
+
+STRING = Field(cstr, Reader.string)
+STRINGS = Field(lambda v: b"".join(map(cstr, v)) + b"\0", Reader.strings)  # zero-terminated
+INT16 = Field(I16.pack, Reader.int16)
+INT32 = Field(I32.pack, Reader.int32)
+OID = Field(U32.pack, Reader.uint32)
+REST = Field(bytes, Reader.rest)  # Byte_n up to the end of the message
+BYTE = Field(lambda v: v.encode("latin-1"), Reader.byte)  # a one-character str
+VALUE = Field(lambda v: NULL_LENGTH if v is None else I32.pack(len(v)) + v, Reader.value)
+VALUES = Field(values_block, Reader.values)
+FORMATS = _array("h")  # Int16 count + Int16 format codes
+OIDS = _array("I")  # Int16 count + OIDs
+
+
+class Message:
+    """Base of every message: ``encode()`` is type byte + Int32 length + body."""
+
+    __slots__ = ()
+    type_byte: ClassVar[bytes] = b""  # empty for untyped startup packets
+    prefix: ClassVar[bytes] = b""
+    layout: ClassVar[tuple[Field, ...]] = ()
+
+    def _body(self) -> bytes:
+        # A slotted dataclass lists its fields, in order, in __slots__.
+        names = self.__slots__
+        return self.prefix + b"".join([f.encode(getattr(self, n)) for f, n in zip(self.layout, names)])
+
+    def encode(self) -> bytes:
+        try:
+            body = self._body()
+            tb = self.type_byte
+            return (HEADER.pack(tb, len(body) + 4) if tb else I32.pack(len(body) + 4)) + body
+        except (struct.error, OverflowError, UnicodeEncodeError, TypeError, AttributeError) as exc:
+            raise LocalProtocolError(f"cannot encode {self!r}: {exc}") from exc
+
+    @classmethod
+    def read(cls, r: Reader) -> Any:
+        r.take(len(cls.prefix))  # the dispatcher already matched it
+        return cls(*[f.decode(r) for f in cls.layout])
+
+
+def decode_with(cls: type[Message], body: bytes) -> Any:
+    """``cls.read`` over a whole body; only RemoteProtocolError escapes."""
     r = Reader(body, cls.__name__)
     try:
         msg = cls.read(r)
     except RemoteProtocolError:
         raise
     except (struct.error, IndexError, ValueError, UnicodeDecodeError, TypeError) as exc:
-        raise r.fail(str(exc)) from exc  # safety net: a reader check we forgot
+        raise r.fail(str(exc)) from exc  # safety net for a check we forgot
     r.finish()
     return msg

@@ -2,15 +2,17 @@
 
 Rules:
 - Same shape as frontend.py: frozen, slotted dataclasses named as in the
-  PostgreSQL docs, ``encode()`` exact, ``read()`` strict.
-- The 'R' family is told apart by its Int32 code; codes we do not speak
-  (Kerberos, GSSAPI, SSPI) are a RemoteProtocolError.
+  PostgreSQL docs, each with its wire ``layout``.
+- The 'R' family is told apart by its Int32 code (the ``prefix``); codes we
+  do not speak (Kerberos, GSSAPI, SSPI) are a RemoteProtocolError.
 - DataRow is the one hand-written class: a relayed row keeps the body it
-  arrived with (``raw_body``) and is split into values only if someone reads
-  ``values``; re-encoding a relayed row is header + body, nothing more.
+  arrived with (``raw_body``) and is split only if someone reads ``values``;
+  re-encoding it is header + body. ``decode_backend`` does no work on it.
 - RawMessage(type_byte, body) sends any pre-encoded message as-is; the
-  client side also yields it for backend types we do not model (COPY
+  client also yields it for real backend types we do not model (COPY
   responses, FunctionCallResponse), so a relay can pass them through.
+- SSLResponse / GSSENCResponse are the single unframed byte that answers an
+  encryption request.
 - OIDs are unsigned Int32; type_size, column_attr and type_modifier signed.
 """
 
@@ -19,14 +21,35 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from dataclasses import FrozenInstanceError, dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
-from ._codec import HEADER, I32, NULL_LENGTH, U16, U32, Message, Reader, cstr, decode_with
+from ._codec import (
+    BYTE,
+    INT32,
+    OIDS,
+    REST,
+    STRING,
+    STRINGS,
+    U16,
+    U32,
+    Field,
+    Message,
+    Reader,
+    checked,
+    cstr,
+    decode_with,
+    values_block,
+)
 from .errors import LocalProtocolError, RemoteProtocolError
 from .frontend import CopyData, CopyDone
 
-MIN_KEY_LENGTH = 4  # BackendKeyData: 4 bytes in 3.0; 4..256 in protocol 3.2
-MAX_KEY_LENGTH = 256
+SECRET_KEY = checked(REST, lambda k: 4 <= len(k) <= 256, "secret key length")  # 3.0: 4 bytes
+STATUS = checked(BYTE, lambda s: s in ("I", "T", "E"), "transaction status")
+SALT = checked(Field(bytes, lambda r: r.take(4)), lambda s: len(s) == 4, "MD5 salt")
+COUNTED_STRINGS = Field(  # Int32 count, then that many Strings
+    lambda v: INT32.encode(len(v)) + b"".join(map(cstr, v)),
+    lambda r: tuple(r.string() for _ in range(r.count32())),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,17 +66,17 @@ class RawMessage(Message):
 
 @dataclass(frozen=True, slots=True)
 class SSLResponse(Message):
-    """The backend's one-byte answer to SSLRequest: 'S' (start TLS) or 'N'."""
+    """The answer to SSLRequest: b'S' (start TLS now) or b'N'."""
 
     accepted: bool
 
-    def encode(self) -> bytes:  # a bare byte, not a framed message
+    def encode(self) -> bytes:
         return b"S" if self.accepted else b"N"
 
 
 @dataclass(frozen=True, slots=True)
 class GSSENCResponse(Message):
-    """The backend's one-byte answer to GSSENCRequest: 'G' (start GSSAPI) or 'N'."""
+    """The answer to GSSENCRequest: b'G' (start GSSAPI encryption now) or b'N'."""
 
     accepted: bool
 
@@ -61,107 +84,47 @@ class GSSENCResponse(Message):
         return b"G" if self.accepted else b"N"
 
 
-# --- authentication ('R') -----------------------------------------------------------
-
-
-class _Authentication(Message):
-    __slots__ = ()
-    type_byte = b"R"
-    auth_code: ClassVar[int]
-
-    def _body(self) -> bytes:
-        return I32.pack(self.auth_code) + self._auth_data()
-
-    def _auth_data(self) -> bytes:
-        return b""
-
-    @classmethod
-    def read(cls, r: Reader) -> Message:
-        r.int32()  # the code, already dispatched on
-        return cls._read_data(r)
-
-    @classmethod
-    def _read_data(cls, r: Reader) -> Message:
-        return cls()
+# --- authentication: 'R' + Int32 code -------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
-class AuthenticationOk(_Authentication):
-    auth_code: ClassVar[int] = 0
+class AuthenticationOk(Message):
+    type_byte, prefix = b"R", INT32.encode(0)
 
 
 @dataclass(frozen=True, slots=True)
-class AuthenticationCleartextPassword(_Authentication):
-    auth_code: ClassVar[int] = 3
+class AuthenticationCleartextPassword(Message):
+    type_byte, prefix = b"R", INT32.encode(3)
 
 
 @dataclass(frozen=True, slots=True)
-class AuthenticationMD5Password(_Authentication):
-    auth_code: ClassVar[int] = 5
-    salt: bytes  # exactly 4 bytes
-
-    def _auth_data(self) -> bytes:
-        if len(self.salt) != 4:
-            raise LocalProtocolError("MD5 salt must be 4 bytes")
-        return self.salt
-
-    @classmethod
-    def _read_data(cls, r: Reader) -> Message:
-        return cls(r.take(4))
+class AuthenticationMD5Password(Message):
+    type_byte, prefix, layout = b"R", INT32.encode(5), (SALT,)
+    salt: bytes
 
 
 @dataclass(frozen=True, slots=True)
-class AuthenticationSASL(_Authentication):
-    auth_code: ClassVar[int] = 10
+class AuthenticationSASL(Message):
+    type_byte, prefix, layout = b"R", INT32.encode(10), (STRINGS,)
     mechanisms: tuple[str, ...]  # in the server's order of preference
 
-    def _auth_data(self) -> bytes:
-        return b"".join(map(cstr, self.mechanisms)) + b"\0"
 
-    @classmethod
-    def _read_data(cls, r: Reader) -> Message:
-        names = []
-        while name := r.string():
-            names.append(name)
-        return cls(tuple(names))
+@dataclass(frozen=True, slots=True)
+class AuthenticationSASLContinue(Message):
+    type_byte, prefix, layout = b"R", INT32.encode(11), (REST,)
+    data: bytes
 
 
 @dataclass(frozen=True, slots=True)
-class AuthenticationSASLContinue(_Authentication):
-    auth_code: ClassVar[int] = 11
+class AuthenticationSASLFinal(Message):
+    type_byte, prefix, layout = b"R", INT32.encode(12), (REST,)
     data: bytes
 
-    def _auth_data(self) -> bytes:
-        return self.data
 
-    @classmethod
-    def _read_data(cls, r: Reader) -> Message:
-        return cls(r.rest())
-
-
-@dataclass(frozen=True, slots=True)
-class AuthenticationSASLFinal(_Authentication):
-    auth_code: ClassVar[int] = 12
-    data: bytes
-
-    def _auth_data(self) -> bytes:
-        return self.data
-
-    @classmethod
-    def _read_data(cls, r: Reader) -> Message:
-        return cls(r.rest())
-
-
-AUTH_TYPES: dict[int, type[_Authentication]] = {
-    c.auth_code: c
-    for c in (
-        AuthenticationOk,
-        AuthenticationCleartextPassword,
-        AuthenticationMD5Password,
-        AuthenticationSASL,
-        AuthenticationSASLContinue,
-        AuthenticationSASLFinal,
-    )
+AUTH_TYPES: dict[int, type[Message]] = {
+    U32.unpack(c.prefix)[0]: c
+    for c in (AuthenticationOk, AuthenticationCleartextPassword, AuthenticationMD5Password)
+    + (AuthenticationSASL, AuthenticationSASLContinue, AuthenticationSASLFinal)
 }
 
 # --- session status -----------------------------------------------------------------
@@ -169,89 +132,42 @@ AUTH_TYPES: dict[int, type[_Authentication]] = {
 
 @dataclass(frozen=True, slots=True)
 class BackendKeyData(Message):
-    type_byte: ClassVar[bytes] = b"K"
+    type_byte, layout = b"K", (INT32, SECRET_KEY)
     process_id: int
-    secret_key: bytes  # exactly 4 bytes for protocol 3.0 peers
-
-    def _body(self) -> bytes:
-        if not MIN_KEY_LENGTH <= len(self.secret_key) <= MAX_KEY_LENGTH:
-            raise LocalProtocolError(f"secret key of {len(self.secret_key)} bytes")
-        return I32.pack(self.process_id) + self.secret_key
-
-    @classmethod
-    def read(cls, r: Reader) -> BackendKeyData:
-        pid, key = r.int32(), r.rest()
-        if not MIN_KEY_LENGTH <= len(key) <= MAX_KEY_LENGTH:
-            raise r.fail(f"secret key of {len(key)} bytes")
-        return cls(pid, key)
+    secret_key: bytes  # 4 bytes for protocol 3.0 peers, 4..256 in 3.2
 
 
 @dataclass(frozen=True, slots=True)
 class ParameterStatus(Message):
-    type_byte: ClassVar[bytes] = b"S"
+    type_byte, layout = b"S", (STRING, STRING)
     name: str
     value: str
-
-    def _body(self) -> bytes:
-        return cstr(self.name) + cstr(self.value)
-
-    @classmethod
-    def read(cls, r: Reader) -> ParameterStatus:
-        return cls(r.string(), r.string())
 
 
 @dataclass(frozen=True, slots=True)
 class ReadyForQuery(Message):
-    type_byte: ClassVar[bytes] = b"Z"
-    status: str = "I"  # 'I' idle, 'T' in transaction, 'E' failed transaction
-
-    def _body(self) -> bytes:
-        if self.status not in ("I", "T", "E"):
-            raise LocalProtocolError(f"invalid transaction status {self.status!r}")
-        return self.status.encode()
-
-    @classmethod
-    def read(cls, r: Reader) -> ReadyForQuery:
-        status = r.byte()
-        if status not in ("I", "T", "E"):
-            raise r.fail(f"invalid transaction status {status!r}")
-        return cls(status)
+    type_byte, layout = b"Z", (STATUS,)
+    status: str = "I"  # 'I' idle, 'T' in a transaction, 'E' in a failed transaction
 
 
 @dataclass(frozen=True, slots=True)
 class NegotiateProtocolVersion(Message):
-    type_byte: ClassVar[bytes] = b"v"
+    type_byte, layout = b"v", (INT32, COUNTED_STRINGS)
     newest_minor: int
     unrecognized_options: tuple[str, ...] = ()
-
-    def _body(self) -> bytes:
-        names = b"".join(map(cstr, self.unrecognized_options))
-        return struct.pack("!ii", self.newest_minor, len(self.unrecognized_options)) + names
-
-    @classmethod
-    def read(cls, r: Reader) -> NegotiateProtocolVersion:
-        minor, n = r.int32(), r.count32()
-        return cls(minor, tuple(r.string() for _ in range(n)))
 
 
 @dataclass(frozen=True, slots=True)
 class NotificationResponse(Message):
-    type_byte: ClassVar[bytes] = b"A"
+    type_byte, layout = b"A", (INT32, STRING, STRING)
     process_id: int
     channel: str
     payload: str
 
-    def _body(self) -> bytes:
-        return I32.pack(self.process_id) + cstr(self.channel) + cstr(self.payload)
-
-    @classmethod
-    def read(cls, r: Reader) -> NotificationResponse:
-        return cls(r.int32(), r.string(), r.string())
-
 
 # --- errors and notices -------------------------------------------------------------
 
-FIELD_CODES = {  # keyword -> one-letter code, from "Error and Notice Message Fields"
+FIELD_CODES = {  # keyword -> one-letter code ("Error and Notice Message Fields")
     "severity": "S",
     "severity_nonlocalized": "V",
     "code": "C",
@@ -273,26 +189,22 @@ FIELD_CODES = {  # keyword -> one-letter code, from "Error and Notice Message Fi
 }
 
 
-class _Fields(Message):
-    """Shared by ErrorResponse and NoticeResponse: ``fields`` keyed by code."""
+def _encode_fields(fields: dict[str, str]) -> bytes:
+    if any(len(code) != 1 or code == "\0" for code in fields):
+        raise LocalProtocolError(f"field codes must be one character: {list(fields)}")
+    return b"".join([code.encode("latin-1") + cstr(text) for code, text in fields.items()]) + b"\0"
+
+
+def _read_fields(r: Reader) -> dict[str, str]:
+    return {code: r.string() for code in iter(r.byte, "\0")}  # a zero code ends the list
+
+
+class _Notice(Message):
+    """ErrorResponse and NoticeResponse: ``fields`` keyed by one-letter code."""
 
     __slots__ = ()
+    layout = (Field(_encode_fields, _read_fields),)
     fields: dict[str, str]
-
-    def _body(self) -> bytes:
-        parts = []
-        for code, text in self.fields.items():
-            if len(code) != 1 or code == "\0":
-                raise LocalProtocolError(f"field code must be one character, not {code!r}")
-            parts.append(code.encode("latin-1") + cstr(text))
-        return b"".join(parts) + b"\0"
-
-    @classmethod
-    def read(cls, r: Reader) -> Any:
-        fields = {}
-        while (code := r.byte()) != "\0":
-            fields[code] = r.string()
-        return cls(fields)  # type: ignore[call-arg]
 
     @classmethod
     def build(
@@ -305,20 +217,22 @@ class _Fields(Message):
         position: int | None = None,
         **other_fields: str | int | None,
     ) -> Any:
-        """Build from keywords (see FIELD_CODES); V copies S, as Postgres sends both."""
-        named = {"severity": severity, "severity_nonlocalized": severity, "code": code}
-        named |= {"message": message, "detail": detail, "hint": hint, "position": position}
+        """From keywords (see FIELD_CODES); V repeats S, as Postgres sends both."""
+        named = dict(severity=severity, severity_nonlocalized=severity, code=code)
+        named |= dict(message=message, detail=detail, hint=hint, position=position)
         named |= other_fields
-        unknown = set(named) - set(FIELD_CODES)
-        if unknown:
+        if unknown := set(named) - set(FIELD_CODES):
             raise LocalProtocolError(f"unknown error fields: {sorted(unknown)}")
-        return cls({FIELD_CODES[k]: str(v) for k, v in named.items() if v is not None})  # type: ignore[call-arg]
+        return cls({FIELD_CODES[k]: str(v) for k, v in named.items() if v is not None})
 
-    severity = property(lambda self: self.fields.get("S"))
-    code = property(lambda self: self.fields.get("C"))
-    message = property(lambda self: self.fields.get("M"))
-    detail = property(lambda self: self.fields.get("D"))
-    hint = property(lambda self: self.fields.get("H"))
+    def _get(self, code: str) -> str | None:
+        return self.fields.get(code)
+
+    severity = property(lambda self: self._get("S"))
+    code = property(lambda self: self._get("C"))
+    message = property(lambda self: self._get("M"))
+    detail = property(lambda self: self._get("D"))
+    hint = property(lambda self: self._get("H"))
 
     @property
     def position(self) -> int | None:
@@ -327,14 +241,14 @@ class _Fields(Message):
 
 
 @dataclass(frozen=True, slots=True)
-class ErrorResponse(_Fields):
-    type_byte: ClassVar[bytes] = b"E"
+class ErrorResponse(_Notice):
+    type_byte = b"E"
     fields: dict[str, str]
 
 
 @dataclass(frozen=True, slots=True)
-class NoticeResponse(_Fields):
-    type_byte: ClassVar[bytes] = b"N"
+class NoticeResponse(_Notice):
+    type_byte = b"N"
     fields: dict[str, str]
 
 
@@ -347,13 +261,13 @@ def error_response(
     position: int | None = None,
     **other_fields: str | int | None,
 ) -> ErrorResponse:
-    """ErrorResponse from keywords, e.g. ``error_response("ERROR", "42P01", "...")``."""
+    """e.g. ``error_response("ERROR", "42P01", 'relation "x" does not exist')``."""
     return ErrorResponse.build(severity, code, message, detail, hint, position, **other_fields)
 
 
 # --- query results ------------------------------------------------------------------
 
-_FIELD = struct.Struct("!IhIhih")  # table oid, attnum, type oid, typlen, typmod, format
+_COLUMN = struct.Struct("!IhIhih")  # table OID, attnum, type OID, typlen, typmod, format
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,40 +281,36 @@ class FieldDescription:
     format: int = 0  # 0 text, 1 binary
 
 
+def _encode_columns(cols: tuple[FieldDescription, ...]) -> bytes:
+    return U16.pack(len(cols)) + b"".join(
+        [
+            cstr(c.name)
+            + _COLUMN.pack(c.table_oid, c.column_attr, c.type_oid, c.type_size, c.type_modifier, c.format)
+            for c in cols
+        ]
+    )
+
+
+def _read_columns(r: Reader) -> tuple[FieldDescription, ...]:
+    return tuple(
+        FieldDescription(r.string(), *_COLUMN.unpack(r.take(_COLUMN.size)))
+        for _ in range(r.uint16())
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class RowDescription(Message):
-    type_byte: ClassVar[bytes] = b"T"
+    type_byte, layout = b"T", (Field(_encode_columns, _read_columns),)
     fields: tuple[FieldDescription, ...]
-
-    def _body(self) -> bytes:
-        parts = [U16.pack(len(self.fields))]
-        for f in self.fields:
-            parts.append(cstr(f.name))
-            parts.append(
-                _FIELD.pack(
-                    f.table_oid, f.column_attr, f.type_oid, f.type_size, f.type_modifier, f.format
-                )
-            )
-        return b"".join(parts)
-
-    @classmethod
-    def read(cls, r: Reader) -> RowDescription:
-        fields = []
-        for _ in range(r.uint16()):
-            name = r.string()
-            fields.append(FieldDescription(name, *_FIELD.unpack(r.take(_FIELD.size))))
-        return cls(tuple(fields))
 
 
 def _split_row(body: bytes) -> tuple[bytes | None, ...]:
-    """DataRow body -> values; a tight loop because it runs once per row."""
+    """DataRow body -> values: a tight loop, as it runs once per row."""
     end = len(body)
     if end < 2:
         raise RemoteProtocolError("invalid DataRow message: truncated column count")
-    n = U16.unpack_from(body)[0]
-    pos, out = 2, []
-    unpack = I32.unpack_from
-    for _ in range(n):
+    pos, out, unpack = 2, [], struct.Struct("!i").unpack_from
+    for _ in range(U16.unpack_from(body)[0]):
         if pos + 4 > end:
             raise RemoteProtocolError("invalid DataRow message: truncated column length")
         size = unpack(body, pos)[0]
@@ -417,22 +327,11 @@ def _split_row(body: bytes) -> tuple[bytes | None, ...]:
     return tuple(out)
 
 
-def _join_row(values: tuple[bytes | None, ...]) -> bytes:
-    parts = [U16.pack(len(values))]
-    for v in values:
-        if v is None:
-            parts.append(NULL_LENGTH)
-        else:
-            parts.append(I32.pack(len(v)))
-            parts.append(v)
-    return b"".join(parts)
-
-
 class DataRow(Message):
-    """One row: ``DataRow(values)`` or ``DataRow.raw(body)`` for relayed rows.
+    """One row: ``DataRow(values)``, or ``DataRow.raw(body)`` for a relayed row.
 
-    Immutable; ``values`` and ``raw_body`` are each computed from the other
-    on first use. Equality compares the encoded body.
+    Immutable. ``values`` and ``raw_body`` are each derived from the other on
+    first use; equality compares the encoded body.
     """
 
     __slots__ = ("_raw", "_values")
@@ -454,6 +353,7 @@ class DataRow(Message):
 
     @property
     def values(self) -> tuple[bytes | None, ...]:
+        """The column values (None = NULL); RemoteProtocolError if the raw body is bad."""
         if self._values is None:
             object.__setattr__(self, "_values", _split_row(self._raw or b""))
         return self._values  # type: ignore[return-value]
@@ -461,19 +361,11 @@ class DataRow(Message):
     @property
     def raw_body(self) -> bytes:
         if self._raw is None:
-            object.__setattr__(self, "_raw", _join_row(self._values or ()))
+            object.__setattr__(self, "_raw", values_block(self._values or ()))
         return self._raw  # type: ignore[return-value]
 
     def _body(self) -> bytes:
         return self.raw_body
-
-    def encode(self) -> bytes:
-        body = self.raw_body  # the hot path of a relay: skip the generic wrapper
-        return HEADER.pack(b"D", len(body) + 4) + body
-
-    @classmethod
-    def read(cls, r: Reader) -> DataRow:
-        return cls.raw(r.rest())
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -492,86 +384,68 @@ class DataRow(Message):
 
 @dataclass(frozen=True, slots=True)
 class CommandComplete(Message):
-    type_byte: ClassVar[bytes] = b"C"
+    type_byte, layout = b"C", (STRING,)
     tag: str  # e.g. "SELECT 1", "INSERT 0 3"
-
-    def _body(self) -> bytes:
-        return cstr(self.tag)
-
-    @classmethod
-    def read(cls, r: Reader) -> CommandComplete:
-        return cls(r.string())
 
 
 @dataclass(frozen=True, slots=True)
 class ParameterDescription(Message):
-    type_byte: ClassVar[bytes] = b"t"
+    type_byte, layout = b"t", (OIDS,)
     type_oids: tuple[int, ...]
-
-    def _body(self) -> bytes:
-        oids = self.type_oids
-        return U16.pack(len(oids)) + struct.pack(f"!{len(oids)}I", *oids)
-
-    @classmethod
-    def read(cls, r: Reader) -> ParameterDescription:
-        return cls(r.oids())
 
 
 @dataclass(frozen=True, slots=True)
 class EmptyQueryResponse(Message):
-    type_byte: ClassVar[bytes] = b"I"
+    type_byte = b"I"
 
 
 @dataclass(frozen=True, slots=True)
 class ParseComplete(Message):
-    type_byte: ClassVar[bytes] = b"1"
+    type_byte = b"1"
 
 
 @dataclass(frozen=True, slots=True)
 class BindComplete(Message):
-    type_byte: ClassVar[bytes] = b"2"
+    type_byte = b"2"
 
 
 @dataclass(frozen=True, slots=True)
 class CloseComplete(Message):
-    type_byte: ClassVar[bytes] = b"3"
+    type_byte = b"3"
 
 
 @dataclass(frozen=True, slots=True)
 class NoData(Message):
-    type_byte: ClassVar[bytes] = b"n"
+    type_byte = b"n"
 
 
 @dataclass(frozen=True, slots=True)
 class PortalSuspended(Message):
-    type_byte: ClassVar[bytes] = b"s"
+    type_byte = b"s"
 
 
 BACKEND_TYPES: dict[int, type[Message]] = {
     c.type_byte[0]: c
     for c in (BackendKeyData, ParameterStatus, ReadyForQuery, NegotiateProtocolVersion)
-    + (NotificationResponse, ErrorResponse, NoticeResponse, RowDescription, DataRow)
-    + (CommandComplete, ParameterDescription, EmptyQueryResponse, ParseComplete)
-    + (BindComplete, CloseComplete, NoData, PortalSuspended, CopyData, CopyDone)
+    + (NotificationResponse, ErrorResponse, NoticeResponse, RowDescription, CommandComplete)
+    + (ParameterDescription, EmptyQueryResponse, ParseComplete, BindComplete, CloseComplete)
+    + (NoData, PortalSuspended, CopyData, CopyDone)
 }
-# Real backend types we pass through undecoded: CopyIn/Out/BothResponse, FunctionCallResponse.
-RAW_BACKEND_TYPES = frozenset(b"GHWV")
+RAW_BACKEND_TYPES = frozenset(b"GHWV")  # CopyIn/Out/BothResponse, FunctionCallResponse
 _R, _D = ord("R"), ord("D")
 
 
 def decode_backend(type_byte: int, body: bytes) -> Message:
-    """Decode one backend message; DataRow keeps its body unsplit."""
+    """Decode one backend message; a DataRow keeps its body unsplit."""
     if type_byte == _D:  # most messages of a result set: no Reader, no checks
         return DataRow.raw(body)
     if type_byte == _R:
         code = U32.unpack_from(body)[0] if len(body) >= 4 else None
-        cls = AUTH_TYPES.get(code)  # type: ignore[arg-type]
-        if cls is None:
+        if (auth := AUTH_TYPES.get(code)) is None:  # type: ignore[arg-type]
             raise RemoteProtocolError(f"unsupported authentication request {code}")
+        return decode_with(auth, body)
+    if (cls := BACKEND_TYPES.get(type_byte)) is not None:
         return decode_with(cls, body)
-    cls2 = BACKEND_TYPES.get(type_byte)
-    if cls2 is not None:
-        return decode_with(cls2, body)
     if type_byte in RAW_BACKEND_TYPES:
         return RawMessage(bytes((type_byte,)), body)
     raise RemoteProtocolError(f"invalid backend message type {chr(type_byte)!r}")

@@ -1,109 +1,102 @@
-"""Frontend (client -> server) messages of protocol 3.0 / 3.2.
+"""Frontend (client -> server) messages of protocol 3.0 and 3.2.
 
 Rules:
 - One frozen, slotted dataclass per message, named as in the PostgreSQL
-  "Message Formats" page; ``encode()`` gives the exact wire bytes, ``read()``
-  the inverse over a body (see ``_codec.decode_with``).
+  docs; its ``layout`` lists the body's fields in wire order (see _codec).
 - Startup packets (StartupMessage, SSLRequest, GSSENCRequest, CancelRequest)
-  have no type byte; ``decode_startup`` tells them apart by their code.
-- Type byte 'p' means PasswordMessage, SASLInitialResponse or SASLResponse:
-  only the server knows which, so they sit in PASSWORD_KINDS, not in
-  FRONTEND_TYPES (the normal-phase table).
-- Counts (Int16) are read unsigned, as Postgres does (65535 parameters are
-  legal); value lengths are signed, -1 meaning NULL, other negatives invalid.
+  have no type byte; ``decode_startup`` tells them apart by their code. Any
+  3.x version is a StartupMessage: negotiating down is the server's call.
+- Type byte 'p' is PasswordMessage, SASLInitialResponse or SASLResponse;
+  only the authentication exchange says which, so they sit in
+  PASSWORD_KINDS, not in FRONTEND_TYPES (the normal-phase table).
+- Int16 counts are unsigned, as Postgres reads them (65535 parameters are
+  legal); value lengths are signed, -1 meaning NULL.
 """
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any
 
-from ._codec import I32, Message, Reader, cstr, decode_with, int16_array, value, values_block
-from .errors import LocalProtocolError, RemoteProtocolError
+from ._codec import (
+    BYTE,
+    FORMATS,
+    INT16,
+    INT32,
+    OID,
+    OIDS,
+    REST,
+    STRING,
+    VALUE,
+    VALUES,
+    Field,
+    Message,
+    Reader,
+    checked,
+    cstr,
+    decode_with,
+)
+from .errors import RemoteProtocolError
 
 PROTOCOL_3_0 = 196608  # (3 << 16) | 0
-PROTOCOL_3_2 = 196610  # (3 << 16) | 2, PostgreSQL 18: variable-length cancel keys
+PROTOCOL_3_2 = 196610  # (3 << 16) | 2: PostgreSQL 18, longer cancel keys
 SSL_REQUEST_CODE = 80877103  # (1234 << 16) | 5679
 GSSENC_REQUEST_CODE = 80877104  # (1234 << 16) | 5680
 CANCEL_REQUEST_CODE = 80877102  # (1234 << 16) | 5678
-MIN_CANCEL_KEY_LENGTH = 4  # protocol 3.0 keys are exactly 4 bytes
-MAX_CANCEL_KEY_LENGTH = 256  # protocol 3.2 limit, from the Message Formats page
-
-_FIXED = struct.Struct("!ii")
+CANCEL_KEY = checked(REST, lambda k: 4 <= len(k) <= 256, "cancel key length")  # 3.2: up to 256
+KIND = checked(BYTE, lambda k: k in ("S", "P"), "kind ('S' statement or 'P' portal)")
+PARAMETERS = Field(  # name/value String pairs, then a zero byte
+    lambda d: b"".join([cstr(k) + cstr(v) for k, v in d.items()]) + b"\0",
+    lambda r: {name: r.string() for name in iter(r.string, "")},
+)
 
 
 def effective_format(codes: tuple[int, ...], index: int) -> int:
-    """Format of value ``index`` under the 0 / 1 / N format-code rule."""
+    """Format code of value ``index`` under the 0 / 1 / N format-code rule."""
     if not codes:
         return 0  # text
     return codes[0] if len(codes) == 1 else codes[index]
 
 
-# --- startup packets (no type byte) -------------------------------------------------
+# --- startup packets: no type byte ------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class StartupMessage(Message):
+    layout = (INT32, PARAMETERS)
     protocol_version: int = PROTOCOL_3_0
     # user, database, options, application_name, replication, _pq_.* ...
     parameters: dict[str, str] = field(default_factory=dict)
 
-    def _body(self) -> bytes:
-        pairs = [cstr(k) + cstr(v) for k, v in self.parameters.items()]
-        return I32.pack(self.protocol_version) + b"".join(pairs) + b"\0"
-
-    @classmethod
-    def read(cls, r: Reader) -> StartupMessage:
-        version = r.int32()
-        params: dict[str, str] = {}
-        while name := r.string():  # an empty name is the terminator
-            params[name] = r.string()
-        return cls(version, params)
-
 
 @dataclass(frozen=True, slots=True)
 class SSLRequest(Message):
-    def _body(self) -> bytes:
-        return I32.pack(SSL_REQUEST_CODE)
+    prefix = INT32.encode(SSL_REQUEST_CODE)
 
 
 @dataclass(frozen=True, slots=True)
 class GSSENCRequest(Message):
-    def _body(self) -> bytes:
-        return I32.pack(GSSENC_REQUEST_CODE)
+    prefix = INT32.encode(GSSENC_REQUEST_CODE)
 
 
 @dataclass(frozen=True, slots=True)
 class CancelRequest(Message):
+    prefix = INT32.encode(CANCEL_REQUEST_CODE)
+    layout = (INT32, CANCEL_KEY)
     process_id: int
-    secret_key: bytes  # 4 bytes in protocol 3.0, up to 256 in 3.2
-
-    def _body(self) -> bytes:
-        return _FIXED.pack(CANCEL_REQUEST_CODE, self.process_id) + self.secret_key
-
-    @classmethod
-    def read(cls, r: Reader) -> CancelRequest:
-        r.int32()  # the request code, already dispatched on
-        pid = r.int32()
-        key = r.rest()
-        if not MIN_CANCEL_KEY_LENGTH <= len(key) <= MAX_CANCEL_KEY_LENGTH:
-            raise r.fail(f"cancel key of {len(key)} bytes")
-        return cls(pid, key)
+    secret_key: bytes  # 4 bytes in protocol 3.0, 4..256 in 3.2
 
 
 def decode_startup(body: bytes) -> Message:
-    """Decode a startup packet's body (everything after its length word)."""
-    if len(body) < 4:
-        raise RemoteProtocolError("invalid length of startup packet")
-    code = I32.unpack_from(body)[0]
+    """Decode an untyped first packet (its body: everything after the length)."""
+    code = INT32.decode(Reader(body, "startup packet"))
     if code in (SSL_REQUEST_CODE, GSSENC_REQUEST_CODE):
         if len(body) != 4:
             raise RemoteProtocolError("invalid length of encryption request packet")
         return SSLRequest() if code == SSL_REQUEST_CODE else GSSENCRequest()
     if code == CANCEL_REQUEST_CODE:
         return decode_with(CancelRequest, body)
-    if code >> 16 == 3:  # any 3.x: the server decides what to negotiate down to
+    if code >> 16 == 3:
         return decode_with(StartupMessage, body)
     raise RemoteProtocolError(f"unsupported frontend protocol {code >> 16}.{code & 0xFFFF}")
 
@@ -113,35 +106,24 @@ def decode_startup(body: bytes) -> Message:
 
 @dataclass(frozen=True, slots=True)
 class Query(Message):
-    type_byte: ClassVar[bytes] = b"Q"
+    type_byte = b"Q"
+    layout = (STRING,)
     sql: str
-
-    def _body(self) -> bytes:
-        return cstr(self.sql)
-
-    @classmethod
-    def read(cls, r: Reader) -> Query:
-        return cls(r.string())
 
 
 @dataclass(frozen=True, slots=True)
 class Parse(Message):
-    type_byte: ClassVar[bytes] = b"P"
+    type_byte = b"P"
+    layout = (STRING, STRING, OIDS)
     name: str
     query: str
-    param_type_oids: tuple[int, ...] = ()  # 0 = unspecified
-
-    def _body(self) -> bytes:
-        return cstr(self.name) + cstr(self.query) + int16_array(self.param_type_oids, "I")
-
-    @classmethod
-    def read(cls, r: Reader) -> Parse:
-        return cls(r.string(), r.string(), r.oids())
+    param_type_oids: tuple[int, ...] = ()  # 0: let the server infer
 
 
 @dataclass(frozen=True, slots=True)
 class Bind(Message):
-    type_byte: ClassVar[bytes] = b"B"
+    type_byte = b"B"
+    layout = (STRING, STRING, FORMATS, VALUES, FORMATS)
     portal: str = ""
     statement: str = ""
     param_formats: tuple[int, ...] = ()  # 0, 1 or len(params) codes
@@ -154,197 +136,111 @@ class Bind(Message):
     def result_format(self, j: int) -> int:
         return effective_format(self.result_formats, j)
 
-    def _body(self) -> bytes:
-        return b"".join(
-            (
-                cstr(self.portal),
-                cstr(self.statement),
-                int16_array(self.param_formats),
-                values_block(self.params),
-                int16_array(self.result_formats),
-            )
-        )
-
     @classmethod
-    def read(cls, r: Reader) -> Bind:
-        portal, statement, formats = r.string(), r.string(), r.int16s()
-        params = r.values()
-        if len(formats) not in (0, 1, len(params)):
-            raise r.fail(f"{len(formats)} parameter formats but {len(params)} parameters")
-        return cls(portal, statement, formats, params, r.int16s())
-
-
-def _kind(kind: str) -> bytes:
-    if kind not in ("S", "P"):
-        raise LocalProtocolError(f"kind must be 'S' or 'P', not {kind!r}")
-    return kind.encode()
-
-
-def _read_kind(r: Reader) -> str:
-    kind = r.byte()
-    if kind not in ("S", "P"):
-        raise r.fail(f"invalid subtype {kind!r}")
-    return kind
+    def read(cls, r: Reader) -> Any:
+        msg = cls(*[f.decode(r) for f in cls.layout])
+        if len(msg.param_formats) not in (0, 1, len(msg.params)):
+            n, m = len(msg.param_formats), len(msg.params)
+            raise r.fail(f"{n} parameter formats but {m} parameters")
+        return msg
 
 
 @dataclass(frozen=True, slots=True)
 class Describe(Message):
-    type_byte: ClassVar[bytes] = b"D"
-    kind: str  # 'S' statement, 'P' portal
+    type_byte = b"D"
+    layout = (KIND, STRING)
+    kind: str  # 'S' prepared statement, 'P' portal
     name: str = ""
-
-    def _body(self) -> bytes:
-        return _kind(self.kind) + cstr(self.name)
-
-    @classmethod
-    def read(cls, r: Reader) -> Describe:
-        return cls(_read_kind(r), r.string())
 
 
 @dataclass(frozen=True, slots=True)
 class Close(Message):
-    type_byte: ClassVar[bytes] = b"C"
-    kind: str  # 'S' statement, 'P' portal
+    type_byte = b"C"
+    layout = (KIND, STRING)
+    kind: str  # 'S' prepared statement, 'P' portal
     name: str = ""
-
-    def _body(self) -> bytes:
-        return _kind(self.kind) + cstr(self.name)
-
-    @classmethod
-    def read(cls, r: Reader) -> Close:
-        return cls(_read_kind(r), r.string())
 
 
 @dataclass(frozen=True, slots=True)
 class Execute(Message):
-    type_byte: ClassVar[bytes] = b"E"
+    type_byte = b"E"
+    layout = (STRING, INT32)
     portal: str = ""
-    max_rows: int = 0  # 0 = no limit
-
-    def _body(self) -> bytes:
-        return cstr(self.portal) + I32.pack(self.max_rows)
-
-    @classmethod
-    def read(cls, r: Reader) -> Execute:
-        return cls(r.string(), r.int32())
+    max_rows: int = 0  # 0: no limit
 
 
 @dataclass(frozen=True, slots=True)
 class Flush(Message):
-    type_byte: ClassVar[bytes] = b"H"
+    type_byte = b"H"
 
 
 @dataclass(frozen=True, slots=True)
 class Sync(Message):
-    type_byte: ClassVar[bytes] = b"S"
+    type_byte = b"S"
 
 
 @dataclass(frozen=True, slots=True)
 class Terminate(Message):
-    type_byte: ClassVar[bytes] = b"X"
+    type_byte = b"X"
 
 
 @dataclass(frozen=True, slots=True)
 class CopyData(Message):  # both directions
-    type_byte: ClassVar[bytes] = b"d"
+    type_byte = b"d"
+    layout = (REST,)
     data: bytes
-
-    def _body(self) -> bytes:
-        return self.data
-
-    @classmethod
-    def read(cls, r: Reader) -> CopyData:
-        return cls(r.rest())
 
 
 @dataclass(frozen=True, slots=True)
 class CopyDone(Message):  # both directions
-    type_byte: ClassVar[bytes] = b"c"
+    type_byte = b"c"
 
 
 @dataclass(frozen=True, slots=True)
 class CopyFail(Message):
-    type_byte: ClassVar[bytes] = b"f"
+    type_byte = b"f"
+    layout = (STRING,)
     message: str
-
-    def _body(self) -> bytes:
-        return cstr(self.message)
-
-    @classmethod
-    def read(cls, r: Reader) -> CopyFail:
-        return cls(r.string())
 
 
 @dataclass(frozen=True, slots=True)
 class FunctionCall(Message):
-    type_byte: ClassVar[bytes] = b"F"
+    type_byte = b"F"
+    layout = (OID, FORMATS, VALUES, INT16)
     function_oid: int
     arg_formats: tuple[int, ...] = ()
     args: tuple[bytes | None, ...] = ()
     result_format: int = 0
 
-    def _body(self) -> bytes:
-        return b"".join(
-            (
-                struct.pack("!I", self.function_oid),
-                int16_array(self.arg_formats),
-                values_block(self.args),
-                struct.pack("!h", self.result_format),
-            )
-        )
 
-    @classmethod
-    def read(cls, r: Reader) -> FunctionCall:
-        return cls(r.uint32(), r.int16s(), r.values(), r.int16())
-
-
-# --- 'p': meaning depends on the authentication exchange -----------------------------
+# --- 'p': its meaning depends on the authentication exchange ------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class PasswordMessage(Message):
-    type_byte: ClassVar[bytes] = b"p"
+    type_byte = b"p"
+    layout = (STRING,)
     password: str  # cleartext, or "md5" + hex digest
-
-    def _body(self) -> bytes:
-        return cstr(self.password)
-
-    @classmethod
-    def read(cls, r: Reader) -> PasswordMessage:
-        return cls(r.string())
 
 
 @dataclass(frozen=True, slots=True)
 class SASLInitialResponse(Message):
-    type_byte: ClassVar[bytes] = b"p"
+    type_byte = b"p"
+    layout = (STRING, VALUE)
     mechanism: str
-    data: bytes | None = None  # None = no initial response (Int32 -1)
-
-    def _body(self) -> bytes:
-        return cstr(self.mechanism) + value(self.data)
-
-    @classmethod
-    def read(cls, r: Reader) -> SASLInitialResponse:
-        return cls(r.string(), r.value())
+    data: bytes | None = None  # None: no initial response (length -1)
 
 
 @dataclass(frozen=True, slots=True)
 class SASLResponse(Message):
-    type_byte: ClassVar[bytes] = b"p"
+    type_byte = b"p"
+    layout = (REST,)
     data: bytes
-
-    def _body(self) -> bytes:
-        return self.data
-
-    @classmethod
-    def read(cls, r: Reader) -> SASLResponse:
-        return cls(r.rest())
 
 
 PASSWORD_KINDS: dict[str, type[Message]] = {
     c.__name__: c for c in (PasswordMessage, SASLInitialResponse, SASLResponse)
 }
-
 FRONTEND_TYPES: dict[int, type[Message]] = {
     c.type_byte[0]: c
     for c in (Query, Parse, Bind, Describe, Close, Execute, Flush, Sync, Terminate)

@@ -32,57 +32,9 @@ from __future__ import annotations
 
 import enum
 
+from . import backend as b
+from . import frontend as f
 from ._codec import Message
-from .backend import (
-    AuthenticationCleartextPassword,
-    AuthenticationMD5Password,
-    AuthenticationOk,
-    AuthenticationSASL,
-    AuthenticationSASLContinue,
-    AuthenticationSASLFinal,
-    BackendKeyData,
-    BindComplete,
-    CloseComplete,
-    CommandComplete,
-    DataRow,
-    EmptyQueryResponse,
-    ErrorResponse,
-    GSSENCResponse,
-    NegotiateProtocolVersion,
-    NoData,
-    NoticeResponse,
-    NotificationResponse,
-    ParameterDescription,
-    ParameterStatus,
-    ParseComplete,
-    PortalSuspended,
-    RawMessage,
-    ReadyForQuery,
-    RowDescription,
-    SSLResponse,
-)
-from .frontend import (
-    Bind,
-    CancelRequest,
-    Close,
-    CopyData,
-    CopyDone,
-    CopyFail,
-    Describe,
-    Execute,
-    Flush,
-    FunctionCall,
-    GSSENCRequest,
-    Parse,
-    PasswordMessage,
-    Query,
-    SASLInitialResponse,
-    SASLResponse,
-    SSLRequest,
-    StartupMessage,
-    Sync,
-    Terminate,
-)
 
 
 class State(enum.Enum):
@@ -98,61 +50,61 @@ class State(enum.Enum):
 Table = dict[State, dict[type[Message], State]]
 S = State
 
-_NORMAL_FRONTEND = (Query, Parse, Bind, Describe, Execute, Close, Flush, Sync)
-_NORMAL_FRONTEND += (CopyData, CopyDone, CopyFail, FunctionCall, RawMessage)
-_NORMAL_BACKEND = (ParameterStatus, BackendKeyData, ReadyForQuery, RowDescription, DataRow)
-_NORMAL_BACKEND += (CommandComplete, EmptyQueryResponse, ErrorResponse, NoticeResponse)
-_NORMAL_BACKEND += (ParseComplete, BindComplete, CloseComplete, NoData, PortalSuspended)
-_NORMAL_BACKEND += (ParameterDescription, NotificationResponse, CopyData, CopyDone, RawMessage)
-_AUTH_REQUESTS = (AuthenticationCleartextPassword, AuthenticationMD5Password)
-_AUTH_REQUESTS += (AuthenticationSASL, AuthenticationSASLContinue, AuthenticationSASLFinal)
+_NORMAL_FRONTEND = (f.Query, f.Parse, f.Bind, f.Describe, f.Execute, f.Close, f.Flush, f.Sync)
+_NORMAL_FRONTEND += (f.CopyData, f.CopyDone, f.CopyFail, f.FunctionCall, b.RawMessage)
+_NORMAL_BACKEND = (b.ParameterStatus, b.BackendKeyData, b.ReadyForQuery, b.RowDescription, b.DataRow)
+_NORMAL_BACKEND += (b.CommandComplete, b.EmptyQueryResponse, b.ErrorResponse, b.NoticeResponse)
+_NORMAL_BACKEND += (b.ParseComplete, b.BindComplete, b.CloseComplete, b.NoData, b.PortalSuspended)
+_NORMAL_BACKEND += (b.ParameterDescription, b.NotificationResponse, f.CopyData, f.CopyDone, b.RawMessage)
+_AUTH_REQUESTS = (b.AuthenticationCleartextPassword, b.AuthenticationMD5Password)
+_AUTH_REQUESTS += (b.AuthenticationSASL, b.AuthenticationSASLContinue, b.AuthenticationSASLFinal)
 
 FRONTEND: Table = {
     S.STARTUP: {
-        SSLRequest: S.SSL_REQUESTED,
-        GSSENCRequest: S.GSSENC_REQUESTED,
-        StartupMessage: S.AUTHENTICATING,
-        CancelRequest: S.CLOSED,
+        f.SSLRequest: S.SSL_REQUESTED,
+        f.GSSENCRequest: S.GSSENC_REQUESTED,
+        f.StartupMessage: S.AUTHENTICATING,
+        f.CancelRequest: S.CLOSED,
     },
     S.SSL_REQUESTED: {},
     S.GSSENC_REQUESTED: {},
     S.AUTHENTICATING: {
-        PasswordMessage: S.AUTHENTICATING,
-        SASLInitialResponse: S.AUTHENTICATING,
-        SASLResponse: S.AUTHENTICATING,
-        Terminate: S.CLOSED,
+        f.PasswordMessage: S.AUTHENTICATING,
+        f.SASLInitialResponse: S.AUTHENTICATING,
+        f.SASLResponse: S.AUTHENTICATING,
+        f.Terminate: S.CLOSED,
     },
-    S.NORMAL: {**dict.fromkeys(_NORMAL_FRONTEND, S.NORMAL), Terminate: S.CLOSED},
+    S.NORMAL: {**dict.fromkeys(_NORMAL_FRONTEND, S.NORMAL), f.Terminate: S.CLOSED},
     S.CLOSED: {},
-    S.FAILED: {Terminate: S.CLOSED},
+    S.FAILED: {f.Terminate: S.CLOSED},
 }
 
 BACKEND: Table = {
-    S.STARTUP: {ErrorResponse: S.STARTUP},  # e.g. "too many connections"
-    S.SSL_REQUESTED: {SSLResponse: S.STARTUP},
-    S.GSSENC_REQUESTED: {GSSENCResponse: S.STARTUP},
+    S.STARTUP: {b.ErrorResponse: S.STARTUP},  # e.g. "too many connections"
+    S.SSL_REQUESTED: {b.SSLResponse: S.STARTUP},
+    S.GSSENC_REQUESTED: {b.GSSENCResponse: S.STARTUP},
     S.AUTHENTICATING: {
         **dict.fromkeys(_AUTH_REQUESTS, S.AUTHENTICATING),
-        NegotiateProtocolVersion: S.AUTHENTICATING,
-        ErrorResponse: S.AUTHENTICATING,
-        NoticeResponse: S.AUTHENTICATING,
-        AuthenticationOk: S.NORMAL,
+        b.NegotiateProtocolVersion: S.AUTHENTICATING,
+        b.ErrorResponse: S.AUTHENTICATING,
+        b.NoticeResponse: S.AUTHENTICATING,
+        b.AuthenticationOk: S.NORMAL,
     },
     S.NORMAL: dict.fromkeys(_NORMAL_BACKEND, S.NORMAL),
     S.CLOSED: {},
-    S.FAILED: {ErrorResponse: S.FAILED},
+    S.FAILED: {b.ErrorResponse: S.FAILED},
 }
 
 # Which 'p' message an authentication request asks for (None: no 'p' now).
 PASSWORD_EXPECTED_AFTER: dict[type[Message], type[Message] | None] = {
-    AuthenticationCleartextPassword: PasswordMessage,
-    AuthenticationMD5Password: PasswordMessage,
-    AuthenticationSASL: SASLInitialResponse,
-    AuthenticationSASLContinue: SASLResponse,
-    AuthenticationSASLFinal: None,
-    AuthenticationOk: None,
+    b.AuthenticationCleartextPassword: f.PasswordMessage,
+    b.AuthenticationMD5Password: f.PasswordMessage,
+    b.AuthenticationSASL: f.SASLInitialResponse,
+    b.AuthenticationSASLContinue: f.SASLResponse,
+    b.AuthenticationSASLFinal: None,
+    b.AuthenticationOk: None,
 }
 
-ENCRYPTION_REQUESTS = (SSLRequest, GSSENCRequest)
-ENCRYPTION_ANSWERS = (SSLResponse, GSSENCResponse)
-KEPT_WHILE_DISCARDING = frozenset((ord("S"), ord("X")))  # Sync ends it; Terminate
+ENCRYPTION_REQUESTS = (f.SSLRequest, f.GSSENCRequest)
+ENCRYPTION_ANSWERS = (b.SSLResponse, b.GSSENCResponse)
+KEPT_WHILE_DISCARDING = frozenset((ord("S"), ord("X")))  # f.Sync ends it; f.Terminate
