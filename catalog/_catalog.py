@@ -40,11 +40,11 @@ __all__ = [
 
 SERVED_SCHEMA = "public"
 SYSTEM_SCHEMA = "scratchpad"
-# Unconstrained twins of the shell tables that an INSERT runs against (in a
-# transaction that is always rolled back) to compute its rows: ids and other
-# values a tool assigns are NULL until the tool runs, so the shell table's
-# NOT NULL and PRIMARY KEY must not apply there.
-INSERT_SCHEMA = "_gs_insert"
+# An INSERT computes its rows against an unconstrained temporary twin of the
+# shell table, made inside the statement's always rolled-back transaction: ids
+# and other values a tool assigns are NULL until the tool runs, so the shell
+# table's NOT NULL and PRIMARY KEY must not apply there.
+INSERT_SCHEMA = "pg_temp"
 # Connections to the sidecar. Statements borrow one each (transactions are
 # virtual, so none is held across client messages); this bounds the sidecar's
 # backends however many clients connect.
@@ -79,7 +79,7 @@ def shell_ddl(resource: Resource, schema: str = SERVED_SCHEMA) -> list[str]:
     table = qualified(resource.name, schema)
     if schema == INSERT_SCHEMA:
         cols = [f"{quote_ident(c.name)} {c.pg_type}" for c in resource.columns]
-        return [f"CREATE TABLE {table} (" + ", ".join(cols) + ")"]
+        return [f"CREATE TEMPORARY TABLE {table} (" + ", ".join(cols) + ") ON COMMIT DROP"]
     cols = []
     for col in resource.columns:
         not_null = " NOT NULL" if not col.nullable or col.name in resource.primary_key else ""
@@ -126,7 +126,9 @@ def _float_safe(rows: list[dict[str, Any]], float_columns: Sequence[str]) -> Non
         for name in float_columns:
             value = row.get(name)
             if isinstance(value, float) and not math.isfinite(value):
-                row[name] = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+                row[name] = (
+                    "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+                )
 
 
 def rows_to_json(resource: Resource, rows: Iterable[dict[str, Any]]) -> str:
@@ -187,12 +189,12 @@ class Catalog:
         async with self.pool.acquire() as conn, conn.transaction():
             # The served schemas belong to the server: they are rebuilt on every start.
             await conn.execute("SELECT pg_advisory_xact_lock(0x676c6f7665)")
-            for schema in (SERVED_SCHEMA, SYSTEM_SCHEMA, INSERT_SCHEMA):
+            for schema in (SERVED_SCHEMA, SYSTEM_SCHEMA):
                 await conn.execute(f"DROP SCHEMA IF EXISTS {quote_ident(schema)} CASCADE")
                 await conn.execute(f"CREATE SCHEMA {quote_ident(schema)}")
             await conn.execute(f"GRANT USAGE ON SCHEMA {quote_ident(SERVED_SCHEMA)} TO PUBLIC")
             for resource in resources:
-                for sql in shell_ddl(resource) + shell_ddl(resource, INSERT_SCHEMA):
+                for sql in shell_ddl(resource):
                     await conn.execute(sql)
             for resource in system:
                 for sql in shell_ddl(resource, SYSTEM_SCHEMA):

@@ -125,9 +125,9 @@ class Bindings:
 Resolver = Callable[..., Any | Awaitable[Any]]
 
 
-async def call_resolver(fn: Resolver, *args: Any) -> Any:
+async def call_resolver(fn: Resolver, /, *args: Any, **kwargs: Any) -> Any:
     """Call a plain or async resolver and return its result."""
-    result = fn(*args)
+    result = fn(*args, **kwargs)
     if inspect.isawaitable(result):
         result = await result
     return result
@@ -173,7 +173,9 @@ class Resource:
 
     # -- rows -------------------------------------------------------------
 
-    def validate_rows(self, rows: Any, stamp: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    def validate_rows(
+        self, rows: Any, stamp: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         """Rows a resolver returned, checked against the schema, as dicts by column name.
 
         ``stamp`` fills required-key columns a resolver left out with the value
@@ -187,7 +189,8 @@ class Resource:
         dicts: list[Any] = []
         for row in rows if isinstance(rows, list) else list(_iterate(rows, self.name)):
             if isinstance(row, BaseModel):
-                row = row.model_dump(by_alias=True)
+                # Validated below: a badly typed field is our error, not a serializer warning.
+                row = row.model_dump(by_alias=True, warnings=False)
             elif not isinstance(row, Mapping):
                 raise ExternalRoutineError(
                     f'resource "{self.name}" returned a row that is not a model or a dict:'
@@ -338,6 +341,12 @@ def define_resource(
             raise ResourceDefinitionError(f"resource {name!r}: column {col.name!r} appears twice")
         seen.add(col.name)
     for label, names in (("key", keys), ("primary key column", primary_key)):
+        if isinstance(names, str):
+            # A bare string would be read letter by letter ("id" -> "i", "d").
+            raise ResourceDefinitionError(
+                f"resource {name!r}: {label}s must be a list of column names, not the"
+                f" string {names!r}; write [{names!r}]"
+            )
         for key in names:
             if key not in seen:
                 raise ResourceDefinitionError(

@@ -11,13 +11,22 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from glove_scratchpad.errors import ExternalRoutineError
+
 from ._columns import Column, columns_from_model, pg_type_for
-from ._resource import Bindings, Resource, ResourceDefinitionError, Volatility, call_resolver, define_resource
+from ._resource import (
+    Bindings,
+    Resource,
+    ResourceDefinitionError,
+    Volatility,
+    call_resolver,
+    define_resource,
+)
 
 __all__ = ["resource_from_tool"]
 
@@ -58,6 +67,49 @@ def _arguments(fn: Callable[..., Any]) -> tuple[list[Column], list[str], type[Ba
     return cols, required, None
 
 
+def _with_arguments(result: Any, values: dict[str, Any]) -> Any:
+    """A call's rows as dicts, its argument values filled in where the output left them out.
+
+    Postgres re-applies every WHERE predicate to the rows a resolver returns, so
+    an argument column the output model lacks would read NULL there and filter
+    out every row. Anything that is not rows is passed on for ``validate_rows``
+    to judge.
+    """
+    if result is None or isinstance(result, str | bytes):
+        return result
+    if isinstance(result, BaseModel | Mapping):
+        rows: list[Any] = [result]
+    elif isinstance(result, Iterable):
+        rows = list(result)
+    else:
+        return result
+    out = []
+    for row in rows:
+        if isinstance(row, BaseModel):
+            row = row.model_dump(by_alias=True, warnings=False)
+        elif not isinstance(row, Mapping):
+            return rows
+        out.append({**row, **{k: v for k, v in values.items() if row.get(k) is None}})
+    return out
+
+
+def _check_required(name: str, rows: Any, required: list[str]) -> None:
+    """A row without a field the output model requires is the tool's error, not a NULL."""
+    if not isinstance(rows, list):
+        return
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            continue
+        for column in required:
+            if row.get(column) is None:
+                raise ExternalRoutineError(
+                    f'resource "{name}" returned a row without column "{column}"',
+                    detail=f"row {i + 1}: {dict(row)!r}"[:500],
+                    hint="The tool must return every required field of its output model, or "
+                    "the field must be Optional in the model.",
+                )
+
+
 def resource_from_tool(
     fn: Callable[..., Any],
     *,
@@ -74,6 +126,7 @@ def resource_from_tool(
     names = {c.name for c in out_cols}
     columns = out_cols + [c for c in arg_cols if c.name not in names]
     arg_names = [c.name for c in arg_cols]
+    required_out = [c.name for c in out_cols if not c.nullable]
     doc = description if description is not None else inspect.getdoc(fn) or ""
 
     def kwargs_of(values: dict[str, Any]) -> dict[str, Any]:
@@ -90,7 +143,9 @@ def resource_from_tool(
     if op == "select":
         async def select(b: Bindings) -> Any:
             values = {n: b.one(n) for n in arg_names if n in required or b.has(n)}
-            return await invoke(values)
+            rows = _with_arguments(await invoke(values), values)
+            _check_required(name, rows, required_out)
+            return rows
 
         return define_resource(
             name, columns=columns, keys=required, volatility=volatility,
@@ -102,7 +157,7 @@ def resource_from_tool(
             for row in rows:
                 data = row if isinstance(row, dict) else row.model_dump(by_alias=True)
                 values = {n: data[n] for n in arg_names if data.get(n) is not None}
-                result = await invoke(values)
+                result = _with_arguments(await invoke(values), values)
                 if result is not None:
                     created.extend(result if isinstance(result, list) else [result])
             return created
@@ -110,4 +165,6 @@ def resource_from_tool(
         return define_resource(
             name, columns=columns, volatility=volatility, description=doc, insert=insert,
         )
-    raise ResourceDefinitionError(f"resource_from_tool: op must be 'select' or 'insert', not {op!r}")
+    raise ResourceDefinitionError(
+        f"resource_from_tool: op must be 'select' or 'insert', not {op!r}"
+    )

@@ -133,7 +133,8 @@ def demo_resources() -> list[Resource]:
         task = tasks.get(b.one("id"))
         if task is None:
             return 0
-        tasks[task.id] = task.model_copy(update=changes)  # type: ignore[index]
+        # model_copy(update=...) would skip validation and keep a bad value for later reads.
+        tasks[task.id] = Task.model_validate({**task.model_dump(), **changes})  # type: ignore[index]
         return 1
 
     def delete_tasks(b: Bindings) -> int:

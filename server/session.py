@@ -35,6 +35,7 @@ from pydantic import ValidationError
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import (
+    INSERT_SCHEMA,
     SYSTEM_SCHEMA,
     Catalog,
     EmbeddedSidecar,
@@ -43,6 +44,7 @@ from glove_scratchpad.catalog import (
     populate_sql,
     qualified,
     rows_to_json,
+    shell_ddl,
 )
 from glove_scratchpad.resources import Bindings, Resource, call_resolver, define_resource
 
@@ -295,7 +297,9 @@ class Session:
 
     # -- one statement ----------------------------------------------------------
 
-    async def _statement(self, stmt: ParsedStatement, params: list[Any], request: _Request) -> Result:
+    async def _statement(
+        self, stmt: ParsedStatement, params: list[Any], request: _Request
+    ) -> Result:
         node = stmt.node
         if isinstance(node, ast.TransactionStmt):
             return await self._transaction(node)
@@ -311,7 +315,9 @@ class Session:
                 self.transaction = "failed"
             raise
 
-    async def _dispatch(self, stmt: ParsedStatement, params: list[Any], request: _Request) -> Result:
+    async def _dispatch(
+        self, stmt: ParsedStatement, params: list[Any], request: _Request
+    ) -> Result:
         node = stmt.node
         if isinstance(node, ast.SelectStmt):
             if node.lockingClause:
@@ -689,7 +695,8 @@ class Session:
                            ) -> tuple[list[Call], list[dict]]:
         resource: Resource = plan.target.resource  # type: ignore[union-attr]
         rows = await self._resolve_all(plan.reads, params, ctx)
-        result = await self._run(plan, rows, params, ctx, returning="RETURNING *")
+        twin = (shell_ddl(resource, INSERT_SCHEMA)[0], [])
+        result = await self._run(plan, rows, params, ctx, returning="RETURNING *", prelude=twin)
         names = result.column_names
         given = {r.name for r in plan.node.cols} if plan.node.cols else set(names)
         inserted = [{k: v for k, v in zip(names, row, strict=True) if k in given or v is not None}
@@ -896,7 +903,7 @@ class Session:
                 warnings.append(f"{resource.name} has no {verb} (it supports: "
                                 f"{', '.join(resource.verbs)})")
             missing = [k for k in resource.keys if k not in args]
-            if missing and not isinstance(node, ast.InsertStmt) or (
+            if (missing and not isinstance(node, ast.InsertStmt)) or (
                     missing and access == "read"):
                 for key in missing:
                     warnings.append(f"missing required key {key}: add WHERE {key} = …")

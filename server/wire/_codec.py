@@ -183,8 +183,8 @@ class Message:
 
     def _body(self) -> bytes:
         # A slotted dataclass lists its fields, in order, in __slots__.
-        names = self.__slots__
-        return self.prefix + b"".join([f.encode(getattr(self, n)) for f, n in zip(self.layout, names)])
+        pairs = zip(self.layout, self.__slots__, strict=True)
+        return self.prefix + b"".join([f.encode(getattr(self, name)) for f, name in pairs])
 
     def encode(self) -> bytes:
         try:

@@ -123,8 +123,10 @@ class AuthenticationSASLFinal(Message):
 
 AUTH_TYPES: dict[int, type[Message]] = {
     U32.unpack(c.prefix)[0]: c
-    for c in (AuthenticationOk, AuthenticationCleartextPassword, AuthenticationMD5Password)
-    + (AuthenticationSASL, AuthenticationSASLContinue, AuthenticationSASLFinal)
+    for c in (
+        *(AuthenticationOk, AuthenticationCleartextPassword, AuthenticationMD5Password),
+        *(AuthenticationSASL, AuthenticationSASLContinue, AuthenticationSASLFinal),
+    )
 }
 
 # --- session status -----------------------------------------------------------------
@@ -282,13 +284,15 @@ class FieldDescription:
 
 
 def _encode_columns(cols: tuple[FieldDescription, ...]) -> bytes:
-    return U16.pack(len(cols)) + b"".join(
-        [
-            cstr(c.name)
-            + _COLUMN.pack(c.table_oid, c.column_attr, c.type_oid, c.type_size, c.type_modifier, c.format)
-            for c in cols
-        ]
-    )
+    parts = [U16.pack(len(cols))]
+    for c in cols:
+        parts.append(cstr(c.name))
+        parts.append(
+            _COLUMN.pack(
+                c.table_oid, c.column_attr, c.type_oid, c.type_size, c.type_modifier, c.format
+            )
+        )
+    return b"".join(parts)
 
 
 def _read_columns(r: Reader) -> tuple[FieldDescription, ...]:
@@ -426,10 +430,12 @@ class PortalSuspended(Message):
 
 BACKEND_TYPES: dict[int, type[Message]] = {
     c.type_byte[0]: c
-    for c in (BackendKeyData, ParameterStatus, ReadyForQuery, NegotiateProtocolVersion)
-    + (NotificationResponse, ErrorResponse, NoticeResponse, RowDescription, CommandComplete)
-    + (ParameterDescription, EmptyQueryResponse, ParseComplete, BindComplete, CloseComplete)
-    + (NoData, PortalSuspended, CopyData, CopyDone)
+    for c in (
+        *(BackendKeyData, ParameterStatus, ReadyForQuery, NegotiateProtocolVersion),
+        *(NotificationResponse, ErrorResponse, NoticeResponse, RowDescription, CommandComplete),
+        *(ParameterDescription, EmptyQueryResponse, ParseComplete, BindComplete, CloseComplete),
+        *(NoData, PortalSuspended, CopyData, CopyDone),
+    )
 }
 RAW_BACKEND_TYPES = frozenset(b"GHWV")  # CopyIn/Out/BothResponse, FunctionCallResponse
 _R, _D = ord("R"), ord("D")

@@ -48,10 +48,11 @@ class ReceiveBuffer:
         return bytes(self._buf[self._pos :])
 
     def _take(self, start: int, end: int) -> bytes:
-        with memoryview(self._buf) as view:
-            data = bytes(view[start:end])  # one copy, not two as with bytes(buf[a:b])
         self._pos = end
-        return data
+        if end - start < 65536:
+            return bytes(self._buf[start:end])  # two small copies beat a memoryview
+        with memoryview(self._buf) as view:
+            return bytes(view[start:end])  # one copy of a big body, not two
 
     def next_byte(self) -> int | None:
         """One raw byte (the answer to SSLRequest / GSSENCRequest)."""

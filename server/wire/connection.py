@@ -232,13 +232,13 @@ class ClientConnection(_Connection):
             answer = buffer.next_byte()
             if answer is None:
                 return NEED_DATA
-            yes, cls = (b"S", SSLResponse) if state is State.SSL_REQUESTED else (b"G", GSSENCResponse)
-            if answer not in (yes[0], ord("N")):
-                raise RemoteProtocolError(f"invalid answer {chr(answer)!r} to an encryption request")
-            return cls(answer == yes[0])
+            ssl = state is State.SSL_REQUESTED
+            yes, cls = (ord("S"), SSLResponse) if ssl else (ord("G"), GSSENCResponse)
+            if answer not in (yes, ord("N")):
+                raise RemoteProtocolError(f"invalid answer {chr(answer)!r} to encryption request")
+            return cls(answer == yes)
         if state is State.STARTUP:
             if len(buffer):
                 raise RemoteProtocolError("received data before the startup packet was sent")
             return NEED_DATA
         raise LocalProtocolError(f"cannot read events in state {state.name}")
-

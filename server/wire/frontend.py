@@ -243,8 +243,10 @@ PASSWORD_KINDS: dict[str, type[Message]] = {
 }
 FRONTEND_TYPES: dict[int, type[Message]] = {
     c.type_byte[0]: c
-    for c in (Query, Parse, Bind, Describe, Close, Execute, Flush, Sync, Terminate)
-    + (CopyData, CopyDone, CopyFail, FunctionCall)
+    for c in (
+        *(Query, Parse, Bind, Describe, Close, Execute, Flush, Sync, Terminate),
+        *(CopyData, CopyDone, CopyFail, FunctionCall),
+    )
 }
 
 

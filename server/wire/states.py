@@ -50,14 +50,21 @@ class State(enum.Enum):
 Table = dict[State, dict[type[Message], State]]
 S = State
 
-_NORMAL_FRONTEND = (f.Query, f.Parse, f.Bind, f.Describe, f.Execute, f.Close, f.Flush, f.Sync)
-_NORMAL_FRONTEND += (f.CopyData, f.CopyDone, f.CopyFail, f.FunctionCall, b.RawMessage)
-_NORMAL_BACKEND = (b.ParameterStatus, b.BackendKeyData, b.ReadyForQuery, b.RowDescription, b.DataRow)
-_NORMAL_BACKEND += (b.CommandComplete, b.EmptyQueryResponse, b.ErrorResponse, b.NoticeResponse)
-_NORMAL_BACKEND += (b.ParseComplete, b.BindComplete, b.CloseComplete, b.NoData, b.PortalSuspended)
-_NORMAL_BACKEND += (b.ParameterDescription, b.NotificationResponse, f.CopyData, f.CopyDone, b.RawMessage)
-_AUTH_REQUESTS = (b.AuthenticationCleartextPassword, b.AuthenticationMD5Password)
-_AUTH_REQUESTS += (b.AuthenticationSASL, b.AuthenticationSASLContinue, b.AuthenticationSASLFinal)
+_NORMAL_FRONTEND = (
+    *(f.Query, f.Parse, f.Bind, f.Describe, f.Execute, f.Close, f.Flush, f.Sync),
+    *(f.CopyData, f.CopyDone, f.CopyFail, f.FunctionCall, b.RawMessage),
+)
+_NORMAL_BACKEND = (
+    *(b.ParameterStatus, b.BackendKeyData, b.ReadyForQuery, b.NotificationResponse),
+    *(b.RowDescription, b.DataRow, b.CommandComplete, b.EmptyQueryResponse),
+    *(b.ErrorResponse, b.NoticeResponse, b.ParameterDescription, b.NoData),
+    *(b.ParseComplete, b.BindComplete, b.CloseComplete, b.PortalSuspended),
+    *(f.CopyData, f.CopyDone, b.RawMessage),
+)
+_AUTH_REQUESTS = (
+    *(b.AuthenticationCleartextPassword, b.AuthenticationMD5Password),
+    *(b.AuthenticationSASL, b.AuthenticationSASLContinue, b.AuthenticationSASLFinal),
+)
 
 FRONTEND: Table = {
     S.STARTUP: {
@@ -107,4 +114,4 @@ PASSWORD_EXPECTED_AFTER: dict[type[Message], type[Message] | None] = {
 
 ENCRYPTION_REQUESTS = (f.SSLRequest, f.GSSENCRequest)
 ENCRYPTION_ANSWERS = (b.SSLResponse, b.GSSENCResponse)
-KEPT_WHILE_DISCARDING = frozenset((ord("S"), ord("X")))  # f.Sync ends it; f.Terminate
+KEPT_WHILE_DISCARDING = frozenset(b"SX")  # type bytes: Sync (ends it), Terminate

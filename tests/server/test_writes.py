@@ -200,7 +200,6 @@ async def test_reads_inside_transaction_run_at_once(make_db):
 
 
 async def test_read_your_writes_merges_by_primary_key(make_db):
-    rec = Recorder()
     # An upstream that lags: it never shows writes.
     store = [Note(id=1, title="a"), Note(id=2, title="b")]
     from glove_scratchpad.resources import define_resource

@@ -1,0 +1,159 @@
+"""Bindings (what a resolver receives) and Resource.validate_rows (what it returns)."""
+
+import datetime as dt
+
+import pytest
+from pydantic import BaseModel, Field
+
+from glove_scratchpad.errors import ExternalRoutineError, MissingRequiredKey
+from glove_scratchpad.resources import Bindings, define_resource
+
+
+class Pr(BaseModel):
+    number: int = Field(description="PR number")
+    title: str
+    merged: bool = False
+    opened: dt.date | None = None
+
+
+def _prs(**kw):
+    return define_resource("github_pr", schema=Pr, volatility="stable",
+                           select=lambda b: [], **kw)
+
+
+# -- Bindings ---------------------------------------------------------------
+
+
+def test_one_returns_the_single_value():
+    assert Bindings({"number": [7]}).one("number") == 7
+
+
+@pytest.mark.parametrize("values", [{}, {"number": []}, {"number": [1, 2]}])
+def test_one_without_exactly_one_value_is_missing_required_key(values):
+    with pytest.raises(MissingRequiredKey) as err:
+        Bindings(values, "github_pr").one("number")
+    assert 'resource "github_pr"' in err.value.message
+    assert '"number"' in err.value.message
+    assert err.value.hint and "WHERE number =" in err.value.hint
+    assert err.value.sqlstate == "22023"
+
+
+def test_all_returns_every_value_or_none():
+    b = Bindings({"number": (1, 2)})
+    assert b.all("number") == [1, 2]
+    assert b.all("title") == []
+
+
+def test_has_tells_whether_a_column_was_bound():
+    b = Bindings({"number": [1]})
+    assert b.has("number")
+    assert not b.has("title")
+
+
+def test_get_returns_the_value_or_the_default():
+    b = Bindings({"number": [1]})
+    assert b.get("number") == 1
+    assert b.get("title") is None
+    assert b.get("title", "x") == "x"
+
+
+def test_bindings_compare_and_hash_by_value():
+    assert Bindings({"a": [1]}) == Bindings({"a": (1,)})
+    assert hash(Bindings({"a": [1]})) == hash(Bindings({"a": (1,)}))
+    assert Bindings({"a": [1, 2]}).as_dict() == {"a": [1, 2]}
+
+
+# -- validate_rows ------------------------------------------------------------
+
+
+def test_models_and_dicts_are_accepted_as_rows():
+    rows = _prs().validate_rows([Pr(number=1, title="a"),
+                                 {"number": 2, "title": "b", "merged": True}])
+    assert rows == [
+        {"number": 1, "title": "a", "merged": False, "opened": None},
+        {"number": 2, "title": "b", "merged": True, "opened": None},
+    ]
+
+
+def test_a_single_model_or_dict_is_one_row():
+    r = _prs()
+    assert r.validate_rows(Pr(number=1, title="a"))[0]["number"] == 1
+    assert r.validate_rows({"number": 2, "title": "b"})[0]["number"] == 2
+
+
+def test_none_and_generators_are_rows():
+    r = _prs()
+    assert r.validate_rows(None) == []
+    assert len(r.validate_rows({"number": i, "title": "t"} for i in range(3))) == 3
+
+
+def test_values_are_converted_to_the_schema_types():
+    (row,) = _prs().validate_rows([{"number": "3", "title": "t", "opened": "2024-05-01"}])
+    assert row["number"] == 3
+    assert row["opened"] == dt.date(2024, 5, 1)
+
+
+def test_a_wrong_type_names_resource_column_and_value():
+    with pytest.raises(ExternalRoutineError) as err:
+        _prs().validate_rows([{"number": "not-a-number", "title": "t"}])
+    message = err.value.message
+    assert 'resource "github_pr"' in message
+    assert '"number"' in message
+    assert "not-a-number" in message
+    assert err.value.sqlstate == "38000"
+
+
+def test_a_wrong_type_in_a_model_instance_is_not_a_silent_null():
+    bad = Pr.model_construct(number="abc", title="t", merged=False, opened=None)
+    with pytest.raises(ExternalRoutineError, match=r'"number".*abc'):
+        _prs().validate_rows([bad])
+
+
+def test_a_missing_required_field_is_an_error():
+    with pytest.raises(ExternalRoutineError, match='without column "title"') as err:
+        _prs().validate_rows([{"number": 1}])
+    assert err.value.detail.startswith("row 1:")
+
+
+def test_required_keys_missing_from_rows_are_filled_from_the_stamp():
+    r = _prs(keys=["number"])
+    rows = r.validate_rows([{"title": "a"}, {"number": None, "title": "b"}], {"number": 9})
+    assert [row["number"] for row in rows] == [9, 9]
+
+
+def test_the_stamp_does_not_overwrite_a_returned_value():
+    rows = _prs(keys=["number"]).validate_rows([{"number": 1, "title": "a"}], {"number": 9})
+    assert rows[0]["number"] == 1
+
+
+def test_a_non_iterable_return_is_a_clear_error():
+    with pytest.raises(ExternalRoutineError, match='resource "github_pr" returned int, not rows'):
+        _prs().validate_rows(5)
+
+
+def test_a_row_that_is_not_a_model_or_dict_is_a_clear_error():
+    with pytest.raises(ExternalRoutineError, match="not a model or a dict"):
+        _prs().validate_rows([("1", "t")])
+
+
+# -- rows of a resource declared by columns ------------------------------------------
+
+
+def _by_columns():
+    return define_resource("counts", columns=[("name", "text"), ("n", "bigint")],
+                           keys=["name"], volatility="stable", select=lambda b: [])
+
+
+def test_column_rows_are_converted_and_missing_columns_are_null():
+    rows = _by_columns().validate_rows([{"name": "a", "n": "2"}, {"name": "b"}])
+    assert rows == [{"name": "a", "n": 2}, {"name": "b", "n": None}]
+
+
+def test_column_rows_with_a_wrong_type_name_resource_column_and_value():
+    with pytest.raises(ExternalRoutineError,
+                       match=r'resource "counts".*"n" \(bigint\): \'many\''):
+        _by_columns().validate_rows([{"name": "a", "n": "many"}])
+
+
+def test_column_rows_are_stamped_too():
+    assert _by_columns().validate_rows([{"n": 1}], {"name": "a"}) == [{"name": "a", "n": 1}]
