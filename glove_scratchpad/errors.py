@@ -218,7 +218,7 @@ class SyntaxErrorOrAccessRuleViolation(SqlError, code="42000"):
     pass
 
 
-class SyntaxError(SqlError, code="42601"):  # noqa: A001 - Postgres' name
+class SyntaxError(SqlError, code="42601"):
     pass
 
 
