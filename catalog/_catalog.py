@@ -45,10 +45,9 @@ SYSTEM_SCHEMA = "scratchpad"
 # and other values a tool assigns are NULL until the tool runs, so the shell
 # table's NOT NULL and PRIMARY KEY must not apply there.
 INSERT_SCHEMA = "pg_temp"
-# Connections to the sidecar. Statements borrow one each (transactions are
-# virtual, so none is held across client messages); this bounds the sidecar's
-# backends however many clients connect.
-POOL_MIN, POOL_MAX = 2, 16
+# Connections for installing resources and other administration; statements
+# run on the server's own pooled relay connections.
+POOL_MIN, POOL_MAX = 1, 2
 
 
 def quote_ident(name: str) -> str:
@@ -155,9 +154,11 @@ async def _ensure_database(sidecar: Sidecar, database: str) -> None:
 class Catalog:
     """The sidecar's database as the server sees it: a pool, and the installed shells."""
 
-    def __init__(self, sidecar: Sidecar, pool: asyncpg.Pool, *, owns_sidecar: bool) -> None:
+    def __init__(self, sidecar: Sidecar, pool: asyncpg.Pool, database: str, *,
+                 owns_sidecar: bool) -> None:
         self.sidecar = sidecar
         self.pool = pool
+        self.database = database
         self.owns_sidecar = owns_sidecar
 
     @classmethod
@@ -182,7 +183,7 @@ class Catalog:
             max_size=POOL_MAX,
             server_settings={"application_name": "glove-scratchpad"},
         )
-        return cls(sidecar, pool, owns_sidecar=owns_sidecar)
+        return cls(sidecar, pool, database, owns_sidecar=owns_sidecar)
 
     async def install(self, resources: Iterable[Resource], system: Iterable[Resource] = ()) -> None:
         """Replace the served schema's shell tables with these resources' (one transaction)."""
@@ -199,6 +200,11 @@ class Catalog:
             for resource in system:
                 for sql in shell_ddl(resource, SYSTEM_SCHEMA):
                     await conn.execute(sql)
+
+    async def type_names(self) -> dict[int, str]:
+        """Every type's SQL name by OID, as format_type() spells it."""
+        rows = await self.pool.fetch("SELECT oid::int, format_type(oid, NULL) FROM pg_type")
+        return {oid: name for oid, name in rows}
 
     async def close(self) -> None:
         await self.pool.close()

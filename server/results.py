@@ -85,7 +85,10 @@ class Result:
 
     command_tag: str
     columns: list[ResultColumn] = field(default_factory=list)
-    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    rows: list[tuple[Any, ...]] = field(default_factory=list)  # decoded (Python API)
+    # As Postgres encoded them, in the formats asked for: what the wire relays.
+    fields: tuple[Any, ...] = ()  # wire FieldDescriptions
+    data_rows: list[Any] = field(default_factory=list)  # wire DataRows
     notices: list[Notice] = field(default_factory=list)
     touched: list[Touched] = field(default_factory=list)
     staged: list[StagedWrite] = field(default_factory=list)

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import asyncpg
 from pglast import ast, enums, parse_sql
 from pglast.parser import ParseError
 from pydantic import ValidationError
@@ -51,6 +50,8 @@ from glove_scratchpad.resources import Bindings, Resource, call_resolver, define
 from .analysis import Plan, Reference, Value, analyze, deparse, renumber_params
 from .results import Call, Notice, Result, ResultColumn, StagedWrite, Touched
 from .rewrite import Rewritten, rewrite
+from .runner import Param, Pool, Step, StepResult
+from .values import decode_row, encode_param
 
 __all__ = ["Database", "Session"]
 
@@ -60,6 +61,14 @@ PARSE_CACHE_SIZE = 4096  # distinct SQL texts whose parse trees are kept
 PLAN_CACHE_SIZE = 4096
 
 _DELETED = object()
+
+
+def _decoded(result: Result) -> Result:
+    """Fill ``rows`` with Python values decoded from the text-format ``data_rows``."""
+    if result.data_rows and not result.rows:
+        oids = tuple(f.type_oid for f in result.fields)
+        result.rows = [decode_row(oids, r) for r in result.data_rows]
+    return result
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +112,7 @@ def _statement_name(node: Any) -> str:
 class _Request:
     """One client request (one ``execute`` call): the scope of ``stable`` results."""
 
+    formats: tuple[int, ...] = ()  # result format codes the client asked for
     stable: dict[tuple[str, str], asyncio.Future[Any]] = field(default_factory=dict)
 
 
@@ -129,8 +139,10 @@ class Database:
     """Resources served as one virtual database, over one sidecar."""
 
     def __init__(self, catalog: Catalog, resources: Sequence[Resource], writes: bool,
-                 owns_catalog: bool) -> None:
+                 owns_catalog: bool, type_names: dict[int, str]) -> None:
         self.catalog = catalog
+        self.pool = Pool(catalog.sidecar, catalog.database)
+        self.type_names = type_names
         self.resources = {r.name: r for r in resources}
         self.writes = writes
         self._owns_catalog = owns_catalog
@@ -169,10 +181,11 @@ class Database:
         catalog = await Catalog.open(sidecar, database=database, owns_sidecar=owns_sidecar)
         try:
             await catalog.install(resources, system=_system_templates())
+            type_names = await catalog.type_names()
         except BaseException:
             await catalog.close()
             raise
-        return cls(catalog, resources, writes, owns_catalog=True)
+        return cls(catalog, resources, writes, owns_catalog=True, type_names=type_names)
 
     def session(self, *, writes: bool | None = None) -> Session:
         return Session(self, writes=self.writes if writes is None else writes)
@@ -197,6 +210,7 @@ class Database:
             del self._immutable[key]
 
     async def close(self) -> None:
+        await self.pool.close()
         if self._owns_catalog:
             await self.catalog.close()
 
@@ -267,8 +281,15 @@ class Session:
         """The writes staged in the open transaction, in the order COMMIT will fire them."""
         return list(self.staged)
 
-    async def execute(self, sql: str, params: Sequence[Any] | None = None) -> Result:
-        """Run one statement, or a BEGIN … COMMIT/ROLLBACK script."""
+    async def execute(self, sql: str, params: Sequence[Any] | None = None, *,
+                      result_formats: Sequence[int] = (), decode: bool = True) -> Result:
+        """Run one statement, or a BEGIN … COMMIT/ROLLBACK script.
+
+        ``params`` are Python values, or ``Param``s as a client sent them.
+        ``result_formats`` are the format codes of the result columns (the Bind
+        rule: none, one for all, or one each); ``decode=False`` leaves the rows
+        as Postgres encoded them, in ``Result.data_rows``.
+        """
         statements = parse(sql)
         if not statements:
             return Result(command_tag="")
@@ -277,10 +298,12 @@ class Session:
                 "several statements in one call are allowed only as a transaction script",
                 hint="Send one statement per call, or wrap them in BEGIN; …; COMMIT;",
             )
-        request = _Request()
+        request = _Request(formats=tuple(result_formats))
+        encoded = [encode_param(p) for p in params or ()]
         results = []
         for stmt in statements:
-            results.append(await self._statement(stmt, list(params or ()), request))
+            result = await self._statement(stmt, encoded, request)
+            results.append(_decoded(result) if decode else result)
         last = results[-1]
         if len(results) > 1:
             last.statements = results
@@ -293,7 +316,8 @@ class Session:
             raise errors.FeatureNotSupported("EXPLAIN takes one statement")
         stmt = statements[0]
         node = stmt.node.query if isinstance(stmt.node, ast.ExplainStmt) else stmt.node
-        return await self._explain(stmt.sql, node, list(params or ()), stmt.node)
+        encoded = [encode_param(p) for p in params or ()]
+        return await self._explain(stmt.sql, node, encoded, stmt.node)
 
     # -- one statement ----------------------------------------------------------
 
@@ -325,7 +349,8 @@ class Session:
                     "SELECT … FOR UPDATE/SHARE is not supported: resources have no row locks",
                     hint="Drop the FOR UPDATE/SHARE clause.",
                 )
-            return await self._read(self._plan(stmt), params, _Statement(request))
+            return await self._read(self._plan(stmt), params, _Statement(request),
+                                    request.formats)
         if isinstance(node, ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):
             return await self._write(self._plan(stmt), params, _Statement(request))
         if isinstance(node, ast.ExplainStmt):
@@ -408,10 +433,10 @@ class Session:
 
     # -- reads --------------------------------------------------------------------
 
-    async def _read(self, plan: Plan, params: list[Any], ctx: _Statement) -> Result:
+    async def _read(self, plan: Plan, params: list[Param], ctx: _Statement,
+                    formats: Sequence[int] = ()) -> Result:
         rows = await self._resolve_all(plan.reads, params, ctx)
-        result = await self._run(plan, rows, params, ctx)
-        return result
+        return await self._run(plan, rows, params, ctx, formats=formats)
 
     def _check_keys(self, refs: Iterable[Reference], verb: str = "select") -> None:
         for ref in refs:
@@ -485,7 +510,10 @@ class Session:
             if value.is_const:
                 raw, fast = value.const, True
             elif value.param is not None and value.param <= len(params):
-                raw, fast = params[value.param - 1], True
+                param = params[value.param - 1]
+                if param.format == 0:
+                    raw = None if param.value is None else param.value.decode()
+                    fast = True
             if fast:
                 if raw is None:
                     return [None]
@@ -503,7 +531,7 @@ class Session:
             sql = f"SELECT ({expr})::{column.pg_type}"
         sub_params = [params[n - 1] for n in used if n <= len(params)]
         stmt = parse(sql)[0]
-        result = await self._read(self._plan(stmt), sub_params, ctx)
+        result = _decoded(await self._read(self._plan(stmt), sub_params, ctx))
         if not value.is_set and len(result.rows) > 1:
             raise errors.CardinalityViolation(
                 "more than one row returned by a subquery used as an expression",
@@ -550,8 +578,8 @@ class Session:
 
     # -- running on the sidecar ---------------------------------------------------
 
-    def _materialize(self, plan: Plan, rows: dict[int, list[dict]], params: list[Any]
-                     ) -> tuple[dict[int, int], list[Any]]:
+    def _materialize(self, plan: Plan, rows: dict[int, list[dict]], params: list[Param]
+                     ) -> tuple[dict[int, int], list[Param]]:
         """The statement's arguments: its own parameters, then one JSON of rows per reference."""
         if len(params) != plan.max_param:
             raise errors.ProtocolViolation(
@@ -562,76 +590,76 @@ class Session:
         args = list(params)
         param_of = {}
         for ref in plan.reads:
-            args.append(rows_to_json(ref.resource, rows[ref.id]))
+            args.append(encode_param(rows_to_json(ref.resource, rows[ref.id])))
             param_of[ref.id] = len(args)
         return param_of, args
 
-    async def _run(self, plan: Plan, rows: dict[int, list[dict]], params: list[Any],
+    async def _run(self, plan: Plan, rows: dict[int, list[dict]], params: list[Param],
                    ctx: _Statement, *, returning: str | None = None,
-                   prelude: tuple[str, list[Any]] | None = None) -> Result:
+                   prelude: Step | None = None, formats: Sequence[int] = ()) -> Result:
         param_of, args = self._materialize(plan, rows, params)
         rw = rewrite(plan, param_of, returning=returning)
-        writing = plan.target is not None
-        async with self.db.catalog.pool.acquire() as conn:
-            tr = conn.transaction(readonly=not writing)
-            await tr.start()
-            try:
-                await self._apply_settings(conn)
-                if prelude is not None:
-                    await conn.execute(prelude[0], *prelude[1])
-                stmt = await conn.prepare(rw.sql)
-                records = await stmt.fetch(*args)
-                attrs = stmt.get_attributes()
-            except asyncpg.PostgresError as exc:
-                raise _sidecar_error(exc, rw) from None
-            finally:
-                await tr.rollback()
-        columns = [ResultColumn(a.name, a.type.oid, a.type.name) for a in attrs]
-        return Result(
-            command_tag=f"SELECT {len(records)}",
-            columns=columns,
-            rows=[tuple(r) for r in records],
-            notices=ctx.notices,
-            touched=list(ctx.touched.values()),
-        )
+        main = Step(rw.sql, args, formats)
+        steps = [prelude, main] if prelude is not None else [main]
+        out = await self._pipeline(steps, write=plan.target is not None, rewritten=rw)
+        return self._result(f"SELECT {len(out.rows)}", out, ctx)
 
-    async def _apply_settings(self, conn: asyncpg.Connection) -> None:
+    async def _pipeline(self, steps: list[Step], *, write: bool = False,
+                        rewritten: Rewritten | None = None) -> StepResult:
+        """Run steps on a pooled sidecar connection; the last step's result is returned."""
         if self.settings:
             names = list(self.settings)
-            await conn.execute(
+            settings = Step(
                 "SELECT " + ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)"
                                       for i in range(len(names))),
-                *[x for n in names for x in (n, self.settings[n])],
-            )
+                [encode_param(x) for n in names for x in (n, self.settings[n])], rows=False)
+            steps = [settings, *steps]
+        async with self.db.pool.acquire() as conn:
+            try:
+                results = await conn.pipeline(steps, transaction="write" if write else "read")
+            except errors.SqlError as exc:
+                main = getattr(exc, "step", None) == len(steps) - 1
+                if exc.position is not None:
+                    exc.position = (rewritten.original_position(exc.position)
+                                    if main and rewritten is not None else None)
+                raise
+        return results[-1]
+
+    def _result(self, tag: str, out: StepResult, ctx: _Statement | None = None) -> Result:
+        names = self.db.type_names
+        columns = [ResultColumn(f.name, f.type_oid, names.get(f.type_oid, str(f.type_oid)))
+                   for f in out.fields]
+        return Result(
+            command_tag=tag,
+            columns=columns,
+            fields=out.fields,
+            data_rows=out.rows,
+            notices=ctx.notices if ctx else [],
+            touched=list(ctx.touched.values()) if ctx else [],
+        )
 
     async def _setting(self, node: Any, sql: str) -> Result:
         if isinstance(node, ast.VariableShowStmt):
-            async with self.db.catalog.pool.acquire() as conn, conn.transaction(readonly=True):
-                await self._apply_settings(conn)
-                try:
-                    value = await conn.fetchval("SELECT current_setting($1)", node.name)
-                except asyncpg.PostgresError as exc:
-                    raise _sidecar_error(exc, None) from None
-            return Result("SHOW", columns=[ResultColumn(node.name, 25, "text")], rows=[(value,)])
+            step = Step("SELECT current_setting($1) AS " + _quote(node.name),
+                        [encode_param(node.name)])
+            return self._result("SHOW", await self._pipeline([step]))
         kind = node.kind
         if kind == enums.VariableSetKind.VAR_SET_VALUE:
             value = ", ".join(deparse(a).strip("'") if isinstance(a, ast.A_Const) else deparse(a)
                               for a in node.args or ())
-            async with self.db.catalog.pool.acquire() as conn, conn.transaction(readonly=True):
-                try:
-                    await conn.execute("SELECT set_config($1, $2, true)", node.name, value)
-                except asyncpg.PostgresError as exc:
-                    raise _sidecar_error(exc, None) from None
+            # Postgres checks the name and value; nothing is kept until it accepts them.
+            await self._pipeline([Step("SELECT set_config($1, $2, true)",
+                                       [encode_param(node.name), encode_param(value)])])
             self.settings[node.name] = value
         elif kind in (enums.VariableSetKind.VAR_RESET, enums.VariableSetKind.VAR_SET_DEFAULT):
             self.settings.pop(node.name, None)
         elif kind == enums.VariableSetKind.VAR_RESET_ALL:
             self.settings.clear()
-        return Result("RESET" if "RESET" in sql.upper()[:6] else "SET")
+        return Result("RESET" if sql.lstrip()[:5].upper() == "RESET" else "SET")
 
     # -- writes -------------------------------------------------------------------
 
-    async def _write(self, plan: Plan, params: list[Any], ctx: _Statement) -> Result:
+    async def _write(self, plan: Plan, params: list[Param], ctx: _Statement) -> Result:
         node = plan.node
         verb = {ast.InsertStmt: "insert", ast.UpdateStmt: "update",
                 ast.DeleteStmt: "delete"}[type(node)]
@@ -687,16 +715,18 @@ class Session:
         result = Result(tag, notices=ctx.notices, touched=list(ctx.touched.values()),
                         staged=list(self.staged))
         if plan.returning_span is not None:
-            ret = await self._returning(plan, resource, target, rows or [], params, ctx)
-            result.columns, result.rows = ret.columns, ret.rows
+            ret = await self._returning(plan, resource, target, rows or [], params,
+                                        ctx.request.formats)
+            result.columns, result.fields, result.data_rows = ret.columns, ret.fields, ret.data_rows
         return result
 
     async def _plan_insert(self, plan: Plan, params: list[Any], ctx: _Statement
                            ) -> tuple[list[Call], list[dict]]:
         resource: Resource = plan.target.resource  # type: ignore[union-attr]
         rows = await self._resolve_all(plan.reads, params, ctx)
-        twin = (shell_ddl(resource, INSERT_SCHEMA)[0], [])
-        result = await self._run(plan, rows, params, ctx, returning="RETURNING *", prelude=twin)
+        twin = Step(shell_ddl(resource, INSERT_SCHEMA)[0], rows=False)
+        result = _decoded(await self._run(plan, rows, params, ctx, returning="RETURNING *",
+                                          prelude=twin))
         names = result.column_names
         given = {r.name for r in plan.node.cols} if plan.node.cols else set(names)
         inserted = [{k: v for k, v in zip(names, row, strict=True) if k in given or v is not None}
@@ -747,10 +777,10 @@ class Session:
         rows = await self._resolve_all(plan.reads, params, ctx)
         unique = {tuple(r[k] for k in resource.primary_key): r for r in target_rows}
         shell = qualified(resource.name)
-        prelude = (f"INSERT INTO {shell} SELECT * FROM {populate_sql(resource, 1)}",
-                   [rows_to_json(resource, unique.values())])
-        result = await self._run(plan, rows, params, ctx, returning="RETURNING *",
-                                 prelude=prelude)
+        prelude = Step(f"INSERT INTO {shell} SELECT * FROM {populate_sql(resource, 1)}",
+                       [encode_param(rows_to_json(resource, unique.values()))], rows=False)
+        result = _decoded(await self._run(plan, rows, params, ctx, returning="RETURNING *",
+                                          prelude=prelude))
         changed = result.dicts()
         pk = resource.primary_key
         if verb == "update":
@@ -845,25 +875,18 @@ class Session:
         return out
 
     async def _returning(self, plan: Plan, resource: Resource, target: Reference,
-                         rows: list[dict], params: list[Any], ctx: _Statement) -> Result:
+                         rows: list[dict], params: list[Param], formats: Sequence[int],
+                         ) -> Result:
         start, end = plan.returning_span  # type: ignore[misc]
         returning = plan.sql[start:end].strip()[len("RETURNING"):]
         n = plan.max_param + 1
         sql = (f"SELECT {returning} FROM json_populate_recordset(NULL::{qualified(resource.name)},"
                f" ${n}::json) AS {_quote(target.alias)}")
         node, used = renumber_params(parse(sql)[0].node)
-        all_args = [*params, rows_to_json(resource, rows)]
+        all_args = [*params, encode_param(rows_to_json(resource, rows))]
         sql, args = deparse(node), [all_args[i - 1] for i in used]
-        async with self.db.catalog.pool.acquire() as conn, conn.transaction(readonly=True):
-            await self._apply_settings(conn)
-            try:
-                stmt = await conn.prepare(sql)
-                records = await stmt.fetch(*args)
-            except asyncpg.PostgresError as exc:
-                raise _sidecar_error(exc, None) from None
-            attrs = stmt.get_attributes()
-        return Result("", columns=[ResultColumn(a.name, a.type.oid, a.type.name) for a in attrs],
-                      rows=[tuple(r) for r in records])
+        out = await self._pipeline([Step(sql, args, formats)])
+        return self._result("", out)
 
     # -- EXPLAIN ----------------------------------------------------------------
 
@@ -917,14 +940,9 @@ class Session:
                          "volatility": resource.volatility, "access": access,
                          "arguments": args, "calls": calls, "warnings": warnings})
         # Unbound parameters plan as NULLs: EXPLAIN shows the plan's shape, not its values.
-        args = (list(params) + [None] * plan.max_param)[:plan.max_param]
-        async with self.db.catalog.pool.acquire() as conn, conn.transaction(readonly=True):
-            await self._apply_settings(conn)
-            try:
-                records = await conn.fetch(f"EXPLAIN {inner_sql}", *args)
-            except asyncpg.PostgresError as exc:
-                raise _sidecar_error(exc, None) from None
-        lines.extend(r[0] for r in records)
+        args = (list(params) + [Param(None)] * plan.max_param)[:plan.max_param]
+        out = await self._pipeline([Step(f"EXPLAIN {inner_sql}", args)])
+        lines.extend(row.values[0].decode() for row in out.rows)
         result = Result("EXPLAIN", columns=[ResultColumn("QUERY PLAN", 25, "text")],
                         rows=[(line,) for line in lines])
         result.references = refs
@@ -1022,19 +1040,3 @@ def _resolver_failed(resource: Resource, verb: str, exc: BaseException) -> error
         f"the column descriptions (\\d+ {resource.name}), or try again.",
         table_name=resource.name,
     )
-
-
-def _sidecar_error(exc: asyncpg.PostgresError, rw: Rewritten | None) -> errors.SqlError:
-    """A sidecar error, every field intact, its position mapped to the client's text."""
-    fields = {"S": getattr(exc, "severity", None) or "ERROR",
-              "C": exc.sqlstate or "XX000", "M": exc.message or str(exc)}
-    for attr, code in (("detail", "D"), ("hint", "H"), ("position", "P"),
-                       ("schema_name", "s"), ("table_name", "t"), ("column_name", "c"),
-                       ("data_type_name", "d"), ("constraint_name", "n")):
-        value = getattr(exc, attr, None)
-        if value:
-            fields[code] = str(value)
-    err = errors.SqlError.from_fields(fields)
-    if err.position is not None:
-        err.position = rw.original_position(err.position) if rw is not None else None
-    return err

@@ -1,0 +1,335 @@
+"""The relay to the sidecar: statements run over our own protocol client.
+
+Every statement a client sends finally runs here, as one pipeline in one round
+trip: ``BEGIN [READ ONLY]``, the session's settings, any preparatory statement,
+the statement itself, ``ROLLBACK``, ``Sync``. Nothing a statement does in the
+sidecar outlives it, and no transaction is held across client messages, so
+connections are pooled per statement.
+
+Parameters travel as the client sent them (bytes, format code, type OID) and
+rows come back as Postgres encoded them, in the formats asked for: DataRow
+bodies are relayed without being decoded. Only the Python API decodes them
+(``values.decode_row``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+
+from glove_scratchpad import errors
+from glove_scratchpad.catalog import Sidecar
+
+from .wire import (
+    NEED_DATA,
+    AuthenticationCleartextPassword,
+    AuthenticationMD5Password,
+    AuthenticationOk,
+    AuthenticationSASL,
+    AuthenticationSASLContinue,
+    AuthenticationSASLFinal,
+    BackendKeyData,
+    Bind,
+    CancelRequest,
+    ClientConnection,
+    CommandComplete,
+    DataRow,
+    Describe,
+    EmptyQueryResponse,
+    ErrorResponse,
+    Execute,
+    FieldDescription,
+    NoData,
+    NoticeResponse,
+    ParameterDescription,
+    ParameterStatus,
+    Parse,
+    PasswordMessage,
+    PortalSuspended,
+    Query,
+    ReadyForQuery,
+    RowDescription,
+    SASLInitialResponse,
+    SASLResponse,
+    StartupMessage,
+    Sync,
+    Terminate,
+)
+
+__all__ = ["Param", "Pool", "SidecarConnection", "Step", "StepResult"]
+
+log = logging.getLogger(__name__)
+
+READ_CHUNK = 256 * 1024  # bytes per socket read; large results arrive in few reads
+CONNECT_TIMEOUT = 10.0  # seconds to open and authenticate a sidecar connection
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One statement parameter, exactly as a client sent it."""
+
+    value: bytes | None
+    format: int = 0  # 0 text, 1 binary
+    oid: int = 0  # 0: let Postgres infer the type
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One statement of a pipeline."""
+
+    sql: str
+    params: Sequence[Param] = ()
+    result_formats: Sequence[int] = ()
+    rows: bool = True  # Describe the portal and keep its rows
+
+
+@dataclass(slots=True)
+class StepResult:
+    fields: tuple[FieldDescription, ...] = ()
+    rows: list[DataRow] = field(default_factory=list)
+    tag: str = ""
+
+
+class SidecarConnection:
+    """One connection to the sidecar, speaking through the sans-I/O ClientConnection."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader, self._writer = reader, writer
+        self._conn = ClientConnection()
+        self.parameters: dict[str, str] = {}
+        self.key: BackendKeyData | None = None
+        self.broken = False
+        self._sidecar: Sidecar | None = None
+
+    @classmethod
+    async def connect(cls, sidecar: Sidecar, database: str,
+                      application_name: str = "glove-scratchpad") -> SidecarConnection:
+        async def open_() -> SidecarConnection:
+            if sidecar.host.startswith("/"):
+                path = os.path.join(sidecar.host, f".s.PGSQL.{sidecar.port}")
+                reader, writer = await asyncio.open_unix_connection(path, limit=READ_CHUNK)
+            else:
+                reader, writer = await asyncio.open_connection(sidecar.host, sidecar.port,
+                                                               limit=READ_CHUNK)
+            self = cls(reader, writer)
+            self._sidecar = sidecar
+            await self._startup(sidecar, database, application_name)
+            return self
+
+        return await asyncio.wait_for(open_(), CONNECT_TIMEOUT)
+
+    async def _startup(self, sidecar: Sidecar, database: str, application_name: str) -> None:
+        self._send(StartupMessage(parameters={
+            "user": sidecar.user, "database": database, "application_name": application_name,
+            "client_encoding": "UTF8",
+        }))
+        scram = None
+        while True:
+            msg = await self._next()
+            if isinstance(msg, AuthenticationOk):
+                continue
+            if isinstance(msg, AuthenticationCleartextPassword):
+                self._send(PasswordMessage(sidecar.password or ""))
+            elif isinstance(msg, AuthenticationMD5Password):
+                inner = hashlib.md5(
+                    ((sidecar.password or "") + sidecar.user).encode()).hexdigest()
+                outer = hashlib.md5(inner.encode() + msg.salt).hexdigest()
+                self._send(PasswordMessage("md5" + outer))
+            elif isinstance(msg, AuthenticationSASL):
+                import scramp
+
+                mech = "SCRAM-SHA-256"
+                scram = scramp.ScramClient([mech], sidecar.user, sidecar.password or "")
+                self._send(SASLInitialResponse(mech, scram.get_client_first().encode()))
+            elif isinstance(msg, AuthenticationSASLContinue):
+                assert scram is not None
+                scram.set_server_first(msg.data.decode())
+                self._send(SASLResponse(scram.get_client_final().encode()))
+            elif isinstance(msg, AuthenticationSASLFinal):
+                assert scram is not None
+                scram.set_server_final(msg.data.decode())
+            elif isinstance(msg, ParameterStatus):
+                self.parameters[msg.name] = msg.value
+            elif isinstance(msg, BackendKeyData):
+                self.key = msg
+            elif isinstance(msg, ErrorResponse):
+                raise errors.SqlError.from_fields(msg.fields)
+            elif isinstance(msg, ReadyForQuery):
+                return
+        # unreachable
+
+    def _send(self, *msgs: object) -> None:
+        self._writer.write(self._conn.send_many(msgs))  # type: ignore[arg-type]
+
+    async def _next(self) -> object:
+        while True:
+            event = self._conn.next_event()
+            if event is not NEED_DATA:
+                return event
+            data = await self._reader.read(READ_CHUNK)
+            if not data:
+                self.broken = True
+                raise errors.InternalError("the sidecar closed the connection",
+                                           hint="Try again; the server reconnects.")
+            self._conn.receive_data(data)
+
+    async def pipeline(self, steps: Sequence[Step], *, transaction: str | None = "read",
+                       ) -> list[StepResult]:
+        """Run the steps in one round trip, inside a transaction that is rolled back.
+
+        ``transaction``: "read" (READ ONLY), "write", or None (no BEGIN/ROLLBACK).
+        Raises the first error, every field intact, with ``step`` set to its index.
+        """
+        msgs: list[object] = []
+        if transaction is not None:
+            msgs += [Parse("", "BEGIN READ ONLY" if transaction == "read" else "BEGIN"),
+                     Bind(), Execute()]
+        for step in steps:
+            msgs.append(Parse("", step.sql, tuple(p.oid for p in step.params)))
+            msgs.append(Bind(
+                "", "",
+                tuple(p.format for p in step.params),
+                tuple(p.value for p in step.params),
+                tuple(step.result_formats),
+            ))
+            if step.rows:
+                msgs.append(Describe("P"))
+            msgs.append(Execute())
+        if transaction is not None:
+            msgs += [Parse("", "ROLLBACK"), Bind(), Execute()]
+        msgs.append(Sync())
+        self._send(*msgs)
+        try:
+            await self._writer.drain()
+            return await self._collect(steps, transaction is not None)
+        except asyncio.CancelledError:
+            self.broken = True  # mid-reply: never reuse this connection
+            raise
+
+    async def _collect(self, steps: Sequence[Step], wrapped: bool) -> list[StepResult]:
+        results = [StepResult() for _ in steps]
+        index = -1 if wrapped else 0  # -1: the BEGIN
+        error: errors.SqlError | None = None
+        current = results[0] if results and not wrapped else None
+        while True:
+            msg = await self._next()
+            if isinstance(msg, DataRow):
+                if current is not None:
+                    current.rows.append(msg)
+            elif isinstance(msg, RowDescription):
+                if current is not None:
+                    current.fields = msg.fields
+            elif isinstance(msg, CommandComplete | EmptyQueryResponse | PortalSuspended):
+                if current is not None and isinstance(msg, CommandComplete):
+                    current.tag = msg.tag
+                index += 1
+                current = results[index] if 0 <= index < len(results) else None
+            elif isinstance(msg, ErrorResponse):
+                if error is None:
+                    error = errors.SqlError.from_fields(msg.fields)
+                    error.step = index  # type: ignore[attr-defined]
+            elif isinstance(msg, ReadyForQuery):
+                if msg.status != "I":
+                    # The error skipped our ROLLBACK: end the failed transaction now.
+                    self._send(Query("ROLLBACK"))
+                    await self._drain_until_ready()
+                break
+            elif isinstance(msg, NoticeResponse | ParameterStatus):
+                pass  # our own BEGIN/ROLLBACK and settings; nothing for the client
+        if error is not None:
+            raise error
+        return results
+
+    async def _drain_until_ready(self) -> None:
+        while not isinstance(await self._next(), ReadyForQuery):
+            pass
+
+    async def describe(self, sql: str, param_oids: Sequence[int] = ()
+                       ) -> tuple[tuple[int, ...], tuple[FieldDescription, ...] | None]:
+        """Parameter types and result columns of a statement, without running it."""
+        self._send(Parse("", sql, tuple(param_oids)), Describe("S"), Sync())
+        await self._writer.drain()
+        params: tuple[int, ...] = ()
+        fields: tuple[FieldDescription, ...] | None = None
+        error = None
+        while True:
+            msg = await self._next()
+            if isinstance(msg, ParameterDescription):
+                params = msg.type_oids
+            elif isinstance(msg, RowDescription):
+                fields = msg.fields
+            elif isinstance(msg, NoData):
+                fields = None
+            elif isinstance(msg, ErrorResponse):
+                error = errors.SqlError.from_fields(msg.fields)
+            elif isinstance(msg, ReadyForQuery):
+                break
+        if error is not None:
+            raise error
+        return params, fields
+
+    async def cancel(self) -> None:
+        """Ask the sidecar to cancel what this connection is running."""
+        if self.key is None or self._sidecar is None:
+            return
+        sc = self._sidecar
+        try:
+            if sc.host.startswith("/"):
+                _, w = await asyncio.open_unix_connection(
+                    os.path.join(sc.host, f".s.PGSQL.{sc.port}"))
+            else:
+                _, w = await asyncio.open_connection(sc.host, sc.port)
+            w.write(CancelRequest(self.key.process_id, self.key.secret_key).encode())
+            await w.drain()
+            w.close()
+        except OSError:
+            log.warning("could not send a cancel request to the sidecar", exc_info=True)
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._send(Terminate())
+            self._writer.close()
+            await self._writer.wait_closed()
+
+
+class Pool:
+    """Sidecar connections, borrowed one per statement; at most ``size`` at once."""
+
+    def __init__(self, sidecar: Sidecar, database: str, size: int = 16) -> None:
+        self.sidecar, self.database, self.size = sidecar, database, size
+        self._idle: list[SidecarConnection] = []
+        self._slots = asyncio.Semaphore(size)
+        self._all: set[SidecarConnection] = set()
+        self.parameters: dict[str, str] = {}
+
+    @contextlib.asynccontextmanager
+    async def acquire(self) -> AsyncIterator[SidecarConnection]:
+        async with self._slots:
+            conn = self._idle.pop() if self._idle else None
+            if conn is None:
+                conn = await SidecarConnection.connect(self.sidecar, self.database)
+                self.parameters = conn.parameters
+                self._all.add(conn)
+            try:
+                yield conn
+            except asyncio.CancelledError:
+                if conn.broken:
+                    await conn.cancel()
+                raise
+            finally:
+                if conn.broken:
+                    self._all.discard(conn)
+                    await conn.close()
+                else:
+                    self._idle.append(conn)
+
+    async def close(self) -> None:
+        for conn in list(self._all):
+            await conn.close()
+        self._all.clear()
+        self._idle.clear()
