@@ -227,14 +227,11 @@ class _Notice(Message):
             raise LocalProtocolError(f"unknown error fields: {sorted(unknown)}")
         return cls({FIELD_CODES[k]: str(v) for k, v in named.items() if v is not None})
 
-    def _get(self, code: str) -> str | None:
-        return self.fields.get(code)
-
-    severity = property(lambda self: self._get("S"))
-    code = property(lambda self: self._get("C"))
-    message = property(lambda self: self._get("M"))
-    detail = property(lambda self: self._get("D"))
-    hint = property(lambda self: self._get("H"))
+    severity = property(lambda self: self.fields.get("S"))
+    code = property(lambda self: self.fields.get("C"))
+    message = property(lambda self: self.fields.get("M"))
+    detail = property(lambda self: self.fields.get("D"))
+    hint = property(lambda self: self.fields.get("H"))
 
     @property
     def position(self) -> int | None:

@@ -17,7 +17,13 @@ from collections.abc import Iterable
 from typing import Final
 
 from ._codec import Message, decode_with
-from .backend import DataRow, GSSENCResponse, SSLResponse, decode_backend
+from .backend import (
+    DataRow,
+    GSSENCResponse,
+    NegotiateProtocolVersion,
+    SSLResponse,
+    decode_backend,
+)
 from .buffer import MAX_AUTH_MESSAGE_SIZE, MAX_MESSAGE_SIZE, SMALL_MESSAGE_SIZE, ReceiveBuffer
 from .errors import LocalProtocolError, RemoteProtocolError
 from .frontend import (
@@ -34,6 +40,7 @@ from .states import (
     FRONTEND,
     KEPT_WHILE_DISCARDING,
     PASSWORD_EXPECTED_AFTER,
+    SIDE_EFFECTS,
     State,
     Table,
 )
@@ -56,17 +63,21 @@ NORMAL_LIMITS = {t: SMALL_MESSAGE_SIZE for t in FRONTEND_TYPES} | dict.fromkeys(
 AUTH_LIMITS = {ord("p"): MAX_AUTH_MESSAGE_SIZE, ord("X"): SMALL_MESSAGE_SIZE}
 
 
+_NORMAL, _FAILED, _CLOSED = State.NORMAL, State.FAILED, State.CLOSED
+
+
 class _Connection:
     _ours: Table
     _theirs: Table
 
     def __init__(self) -> None:
-        self._state = State.STARTUP
+        self._enter(State.STARTUP)
         self._buffer = ReceiveBuffer()
         self._error: RemoteProtocolError | None = None
         self._asked: set[type[Message]] = set()  # encryption requests seen
         self._encrypted = False
-        self.protocol_version: int | None = None  # from the StartupMessage
+        self._expected: type[Message] | None = None  # what a 'p' message means now
+        self.protocol_version: int | None = None  # requested, or as negotiated down
 
     @property
     def state(self) -> State:
@@ -83,15 +94,14 @@ class _Connection:
     def next_event(self) -> Event:
         if self._error is not None:
             raise RemoteProtocolError(str(self._error), self._error.sqlstate) from self._error
-        if self._state is State.CLOSED:
+        if self._state is _CLOSED:
             raise LocalProtocolError("connection is closed")
         try:
             event = self._read_event()
-            if not isinstance(event, _NeedData):
-                self._advance(self._theirs, event, RemoteProtocolError)
+            if event is not NEED_DATA:
+                self._advance(self._theirs_now, event, RemoteProtocolError)  # type: ignore[arg-type]
         except RemoteProtocolError as exc:
-            self._error = exc
-            self._state = State.FAILED
+            self._fail(exc)
             raise
         return event
 
@@ -99,10 +109,9 @@ class _Connection:
         """Bytes for ``msg``; raises LocalProtocolError if it is not allowed now."""
         data = msg.encode()  # first: a message that cannot be encoded changes nothing
         try:
-            self._advance(self._ours, msg, LocalProtocolError)
+            self._advance(self._ours_now, msg, LocalProtocolError)
         except RemoteProtocolError as exc:  # an accepting answer found stuffed bytes
-            self._error = exc
-            self._state = State.FAILED
+            self._fail(exc)
             raise
         return data
 
@@ -112,26 +121,41 @@ class _Connection:
     def _read_event(self) -> Event:
         raise NotImplementedError
 
-    def _advance(self, table: Table, msg: Message, error: type[Exception]) -> None:
+    def _enter(self, state: State) -> None:
+        self._state = state
+        self._ours_now = self._ours[state]  # the tables' rows for this state, cached
+        self._theirs_now = self._theirs[state]
+
+    def _fail(self, exc: RemoteProtocolError) -> None:
+        self._error = exc
+        self._enter(_FAILED)
+
+    def _advance(self, allowed: dict[type[Message], State], msg: Message, error: type) -> None:
         kind = type(msg)
-        new = table[self._state].get(kind)
+        new = allowed.get(kind)
         if new is None:
             raise error(f"{kind.__name__} is not allowed in state {self._state.name}")
+        if kind in SIDE_EFFECTS:  # rare: keep the per-row path to two dict lookups
+            self._side_effects(msg, error)
+        if new is not self._state:
+            self._enter(new)
+
+    def _side_effects(self, msg: Message, error: type) -> None:
         if isinstance(msg, ENCRYPTION_REQUESTS):
-            if kind in self._asked or self._encrypted:
-                raise error(f"{kind.__name__} repeated or after encryption was set up")
-            self._asked.add(kind)
-        elif isinstance(msg, ENCRYPTION_ANSWERS) and msg.accepted:
-            if len(self._buffer):
-                raise RemoteProtocolError("received unencrypted data after encryption request")
-            self._encrypted = True
+            if type(msg) in self._asked or self._encrypted:
+                raise error(f"{type(msg).__name__} repeated or after encryption was set up")
+            self._asked.add(type(msg))
+        elif isinstance(msg, ENCRYPTION_ANSWERS):
+            if msg.accepted:
+                if len(self._buffer):
+                    raise RemoteProtocolError("received unencrypted data after encryption request")
+                self._encrypted = True
         elif isinstance(msg, StartupMessage):
             self.protocol_version = msg.protocol_version
-        self._state = new
-        self._after(msg)
-
-    def _after(self, msg: Message) -> None:
-        """Hook: side effects of a message once its transition is done."""
+        elif isinstance(msg, NegotiateProtocolVersion):
+            self.protocol_version = (3 << 16) | msg.newest_minor
+        else:  # an authentication request: what the next 'p' message will be
+            self._expected = PASSWORD_EXPECTED_AFTER[type(msg)]
 
 
 class ServerConnection(_Connection):
@@ -141,7 +165,6 @@ class ServerConnection(_Connection):
 
     def __init__(self) -> None:
         super().__init__()
-        self._expected: type[Message] | None = None  # what a 'p' message means now
         self._discarding = False
 
     def answer_ssl(self, accept: bool) -> bytes:
@@ -173,13 +196,9 @@ class ServerConnection(_Connection):
     def in_error_recovery(self) -> bool:
         return self._discarding
 
-    def _after(self, msg: Message) -> None:
-        if type(msg) in PASSWORD_EXPECTED_AFTER:
-            self._expected = PASSWORD_EXPECTED_AFTER[type(msg)]
-
     def _read_event(self) -> Event:
         state, buffer = self._state, self._buffer
-        if state is State.NORMAL:
+        if state is _NORMAL:
             while (frame := buffer.next_message(NORMAL_LIMITS, None)) is not None:
                 type_byte, body = frame
                 if not self._discarding:
@@ -220,7 +239,7 @@ class ClientConnection(_Connection):
 
     def _read_event(self) -> Event:
         state, buffer = self._state, self._buffer
-        if state is State.NORMAL or state is State.AUTHENTICATING:
+        if state is _NORMAL or state is State.AUTHENTICATING:
             frame = buffer.next_message()
             if frame is None:
                 return NEED_DATA

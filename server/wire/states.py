@@ -114,4 +114,11 @@ PASSWORD_EXPECTED_AFTER: dict[type[Message], type[Message] | None] = {
 
 ENCRYPTION_REQUESTS = (f.SSLRequest, f.GSSENCRequest)
 ENCRYPTION_ANSWERS = (b.SSLResponse, b.GSSENCResponse)
+# Messages that change more than the state (rules 3 and 4; versions).
+SIDE_EFFECTS = frozenset(
+    (
+        *(*ENCRYPTION_REQUESTS, *ENCRYPTION_ANSWERS, *PASSWORD_EXPECTED_AFTER),
+        *(f.StartupMessage, b.NegotiateProtocolVersion),
+    )
+)
 KEPT_WHILE_DISCARDING = frozenset(b"SX")  # type bytes: Sync (ends it), Terminate

@@ -4,19 +4,9 @@ from __future__ import annotations
 
 import struct
 from dataclasses import FrozenInstanceError
+from functools import partial
 
 import pytest
-from wire_tables import (
-    BACKEND,
-    BACKEND_AUTH,
-    ERROR,
-    FRONTEND,
-    KEY32,
-    PASSWORD,
-    SELECT_1_RESPONSE,
-    STARTUP,
-    frame,
-)
 
 from glove_scratchpad.server import wire
 from glove_scratchpad.server.wire import (
@@ -60,6 +50,21 @@ from glove_scratchpad.server.wire import (
     error_response,
 )
 
+from .wire_tables import (
+    BACKEND,
+    BACKEND_AUTH,
+    ERROR,
+    FRONTEND,
+    KEY32,
+    PASSWORD,
+    SELECT_1_RESPONSE,
+    STARTUP,
+    STARTUP_RESPONSE,
+    STARTUP_SETTINGS,
+    TEXT_COLUMNS_RESPONSE,
+    frame,
+)
+
 STARTUP_BYTES = encode(StartupMessage(parameters={"user": "u"}))
 
 
@@ -94,7 +99,7 @@ def cases():
     for msg, data in STARTUP:
         yield msg, data, lambda: server_in(State.STARTUP)
     for msg, data in PASSWORD:
-        yield msg, data, lambda k=type(msg): server_in(State.AUTHENTICATING, k)
+        yield msg, data, partial(server_in, State.AUTHENTICATING, type(msg))
     for msg, data in FRONTEND:
         yield msg, data, lambda: server_in(State.NORMAL)
     for msg, data in BACKEND_AUTH:
@@ -169,6 +174,32 @@ def test_whole_result_set_in_one_read():
     ]
 
 
+def test_captured_startup_response():
+    conn = ClientConnection(validate_rows=True)
+    conn.send(StartupMessage(parameters={"user": "postgres", "database": "postgres"}))
+    conn.receive_data(STARTUP_RESPONSE)
+    events = []
+    while (event := conn.next_event()) is not NEED_DATA:
+        events.append(event)
+    assert events[0] == AuthenticationOk() and conn.state is State.NORMAL
+    assert {e.name: e.value for e in events[1:-2]} == STARTUP_SETTINGS
+    assert events[-2] == BackendKeyData(11039, b"\xbcy\xb7\x1a")
+    assert events[-1] == ReadyForQuery("I")
+    assert b"".join(map(encode, events)) == STARTUP_RESPONSE  # and back, byte for byte
+
+
+def test_captured_text_columns_with_null_and_empty():
+    conn = client_in(State.NORMAL)
+    conn.receive_data(TEXT_COLUMNS_RESPONSE)
+    description, row = conn.next_event(), conn.next_event()
+    assert [f.name for f in description.fields] == ["text", "text", "?column?"]
+    assert {(f.type_oid, f.type_size, f.type_modifier) for f in description.fields} == {
+        (25, -1, -1)
+    }
+    assert row.values == (None, b"", b"abc")
+    assert encode(description) + encode(row) == TEXT_COLUMNS_RESPONSE[:-20]
+
+
 def test_every_message_class_is_in_a_table():
     tabled = {type(m) for m, _, _ in CASES} | {SSLResponse, GSSENCResponse}
     classes = {
@@ -221,6 +252,31 @@ def test_raw_data_row_relay_is_header_plus_body():
     assert row.values == (b"hi", None)
     with pytest.raises(FrozenInstanceError):
         row.values = ()  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("body", "match"),
+    [
+        (b"\x00", "truncated column count"),
+        (b"\x00\x01\x00\x00", "truncated column length"),
+        (b"\x00\x01\x00\x00\x00\x05ab", "bad column length 5"),
+        (b"\x00\x00x", "trailing"),
+    ],
+)
+def test_raw_data_row_split_errors(body, match):
+    row = DataRow.raw(body)
+    assert repr(row) == f"DataRow.raw({body!r})"
+    with pytest.raises(RemoteProtocolError, match=match):
+        row.values  # noqa: B018
+
+
+def test_direct_decoders():
+    assert wire.decode_frontend(ord("Q"), b"SELECT 1\x00") == Query("SELECT 1")
+    assert wire.decode_backend(ord("Z"), b"I") == ReadyForQuery("I")
+    assert wire.decode_startup(b"\x04\xd2\x16\x2f") == SSLRequest()
+    with pytest.raises(RemoteProtocolError, match="invalid frontend message type 'z'"):
+        wire.decode_frontend(ord("z"), b"")
+    assert repr(DataRow([b"1"])) == "DataRow((b'1',))" and repr(NEED_DATA) == "NEED_DATA"
 
 
 def test_lazy_data_row_reports_garbage_only_when_split():
@@ -518,7 +574,7 @@ def test_error_recovery_only_in_normal_phase():
             b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x00\x00",
             "2 parameter formats but 3 parameters",
         ),
-        (b"D\x00\x00\x00\x06X\x00", "subtype"),
+        (b"D\x00\x00\x00\x06X\x00", "invalid kind"),
         (b"z", "unexpected message type 'z'"),
         (b"p\x00\x00\x00\x05\x00", "unexpected message type 'p'"),
         (b"P\x00\x00\x00\x0a\x00\x00\x00\x02\x00\x00", "truncated"),
@@ -557,7 +613,7 @@ def test_parameter_count_is_unsigned_like_postgres():
     [
         (b"R\x00\x00\x00\x08\x00\x00\x00\x07", "unsupported authentication request 7"),
         (b"R\x00\x00\x00\x06\x00\x00", "unsupported authentication request None"),
-        (b"K\x00\x00\x00\x0b\x00\x00\x00\x01abc", "secret key of 3 bytes"),
+        (b"K\x00\x00\x00\x0b\x00\x00\x00\x01abc", "secret key length"),
         (b"Z\x00\x00\x00\x05Q", "transaction status"),
         (b"E\x00\x00\x00\x06SX", "NUL"),
         (b"T\x00\x00\x00\x0b\x00\x01a\x00\x00\x00\x00", "truncated"),

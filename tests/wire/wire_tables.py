@@ -1,5 +1,8 @@
 """Byte tables: (message, exact wire bytes), written out by hand from the
 "Message Formats" page of the PostgreSQL 18 docs, not produced by the encoder.
+Entries marked "captured" were read off a real socket (libpq 18 talking to a
+bare socket; PostgreSQL 18.6 answering a raw client); the SELECT 1 entries
+match that capture too.
 
 A few long ones use ``frame`` (type byte + Int32 length that counts itself +
 body), which is the framing rule of the spec, not the codec under test.
@@ -78,7 +81,7 @@ STARTUP = [
         StartupMessage(196608, {"user": "postgres", "database": "mydb"}),
         b"\x00\x00\x00\x25\x00\x03\x00\x00user\x00postgres\x00database\x00mydb\x00\x00",
     ),
-    (  # what psql 16 sends over a Unix socket
+    (  # captured: libpq 18 with application_name=psql, client_encoding=UTF8
         StartupMessage(
             196608,
             {
@@ -143,8 +146,14 @@ FRONTEND = [
 BACKEND_AUTH = [
     (AuthenticationOk(), b"R\x00\x00\x00\x08\x00\x00\x00\x00"),
     (AuthenticationCleartextPassword(), b"R\x00\x00\x00\x08\x00\x00\x00\x03"),
-    (AuthenticationMD5Password(b"\x01\x02\x03\x04"), b"R\x00\x00\x00\x0c\x00\x00\x00\x05\x01\x02\x03\x04"),
-    (AuthenticationSASL(("SCRAM-SHA-256",)), b"R\x00\x00\x00\x17\x00\x00\x00\x0aSCRAM-SHA-256\x00\x00"),
+    (
+        AuthenticationMD5Password(b"\x01\x02\x03\x04"),
+        b"R\x00\x00\x00\x0c\x00\x00\x00\x05\x01\x02\x03\x04",
+    ),
+    (
+        AuthenticationSASL(("SCRAM-SHA-256",)),
+        b"R\x00\x00\x00\x17\x00\x00\x00\x0aSCRAM-SHA-256\x00\x00",
+    ),
     (
         AuthenticationSASL(("SCRAM-SHA-256-PLUS", "SCRAM-SHA-256")),
         b"R\x00\x00\x00\x2a\x00\x00\x00\x0aSCRAM-SHA-256-PLUS\x00SCRAM-SHA-256\x00\x00",
@@ -153,16 +162,19 @@ BACKEND_AUTH = [
         AuthenticationSASLContinue(b"r=abc,s=c2FsdA==,i=4096"),
         b"R\x00\x00\x00\x1f\x00\x00\x00\x0br=abc,s=c2FsdA==,i=4096",
     ),
-    (AuthenticationSASLFinal(b"v=c2lnbmF0dXJl"), b"R\x00\x00\x00\x16\x00\x00\x00\x0cv=c2lnbmF0dXJl"),
+    (
+        AuthenticationSASLFinal(b"v=c2lnbmF0dXJl"),
+        b"R\x00\x00\x00\x16\x00\x00\x00\x0cv=c2lnbmF0dXJl",
+    ),
     (
         NegotiateProtocolVersion(0, ("_pq_.foo",)),
         b"v\x00\x00\x00\x15\x00\x00\x00\x00\x00\x00\x00\x01_pq_.foo\x00",
     ),
 ]
 
-ERROR_BODY = (  # psql: SELECT * FROM nope; (PostgreSQL 16)
-    b"SERROR\x00VERROR\x00C42P01\x00Mrelation \"nope\" does not exist\x00P15\x00"
-    b"Fparse_relation.c\x00L1392\x00RparserOpenTable\x00\x00"
+ERROR_BODY = (  # captured from PostgreSQL 18.6: SELECT * FROM nope
+    b'SERROR\x00VERROR\x00C42P01\x00Mrelation "nope" does not exist\x00P15\x00'
+    b"Fparse_relation.c\x00L1498\x00RparserOpenTable\x00\x00"
 )
 ERROR = ErrorResponse(
     {
@@ -172,7 +184,7 @@ ERROR = ErrorResponse(
         "M": 'relation "nope" does not exist',
         "P": "15",
         "F": "parse_relation.c",
-        "L": "1392",
+        "L": "1498",
         "R": "parserOpenTable",
     }
 )
@@ -181,7 +193,10 @@ ERROR = ErrorResponse(
 BACKEND = [
     (ParameterStatus("client_encoding", "UTF8"), b"S\x00\x00\x00\x19client_encoding\x00UTF8\x00"),
     (ParameterStatus("server_version", "16.2"), b"S\x00\x00\x00\x18server_version\x0016.2\x00"),
-    (BackendKeyData(4242, b"\xde\xad\xbe\xef"), b"K\x00\x00\x00\x0c\x00\x00\x10\x92\xde\xad\xbe\xef"),
+    (
+        BackendKeyData(4242, b"\xde\xad\xbe\xef"),
+        b"K\x00\x00\x00\x0c\x00\x00\x10\x92\xde\xad\xbe\xef",
+    ),
     (BackendKeyData(4242, KEY32), b"K\x00\x00\x00\x28\x00\x00\x10\x92" + KEY32),
     (ReadyForQuery("I"), b"Z\x00\x00\x00\x05I"),
     (ReadyForQuery("T"), b"Z\x00\x00\x00\x05T"),
@@ -224,17 +239,66 @@ BACKEND = [
     (PortalSuspended(), b"s\x00\x00\x00\x04"),
     (ParameterDescription((23, 25)), b"t\x00\x00\x00\x0e\x00\x02\x00\x00\x00\x17\x00\x00\x00\x19"),
     (ParameterDescription((4_000_000_000,)), b"t\x00\x00\x00\x0a\x00\x01\xee\x6b\x28\x00"),
-    (NotificationResponse(77, "chan", "hello"), b"A\x00\x00\x00\x13\x00\x00\x00\x4dchan\x00hello\x00"),
+    (
+        NotificationResponse(77, "chan", "hello"),
+        b"A\x00\x00\x00\x13\x00\x00\x00\x4dchan\x00hello\x00",
+    ),
     (CopyData(b"row\n"), b"d\x00\x00\x00\x08row\n"),
     (CopyDone(), b"c\x00\x00\x00\x04"),
     (RawMessage(b"G", b"\x00\x00\x00"), b"G\x00\x00\x00\x07\x00\x00\x00"),  # CopyInResponse
 ]
 
-# psql "SELECT 1" answer, as Postgres 16 sends it in one packet.
+# Captured from PostgreSQL 18.6 (Unix socket, trust auth, protocol 3.0).
 SELECT_1_RESPONSE = (
-    b"T\x00\x00\x00\x21\x00\x01?column?\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x17\x00\x04"
+    b"T\x00\x00\x00!\x00\x01?column?\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x17\x00\x04"
     b"\xff\xff\xff\xff\x00\x00"
     b"D\x00\x00\x00\x0b\x00\x01\x00\x00\x00\x011"
-    b"C\x00\x00\x00\x0dSELECT 1\x00"
+    b"C\x00\x00\x00\rSELECT 1\x00"
+    b"Z\x00\x00\x00\x05I"
+)
+STARTUP_RESPONSE = (  # everything after the StartupMessage, up to ReadyForQuery
+    b"R\x00\x00\x00\x08\x00\x00\x00\x00"
+    b"S\x00\x00\x00\x17in_hot_standby\x00off\x00"
+    b"S\x00\x00\x00\x19integer_datetimes\x00on\x00"
+    b"S\x00\x00\x00\x15TimeZone\x00Etc/UTC\x00"
+    b"S\x00\x00\x00\x1bIntervalStyle\x00postgres\x00"
+    b'S\x00\x00\x00 search_path\x00"$user", public\x00'
+    b"S\x00\x00\x00\x14is_superuser\x00on\x00"
+    b"S\x00\x00\x00\x16application_name\x00\x00"
+    b"S\x00\x00\x00&default_transaction_read_only\x00off\x00"
+    b"S\x00\x00\x00\x1ascram_iterations\x004096\x00"
+    b"S\x00\x00\x00\x17DateStyle\x00ISO, MDY\x00"
+    b"S\x00\x00\x00#standard_conforming_strings\x00on\x00"
+    b"S\x00\x00\x00#session_authorization\x00postgres\x00"
+    b"S\x00\x00\x00\x19client_encoding\x00UTF8\x00"
+    b"S\x00\x00\x00\x18server_version\x0018.6\x00"
+    b"S\x00\x00\x00\x19server_encoding\x00UTF8\x00"
+    b"K\x00\x00\x00\x0c\x00\x00+\x1f\xbcy\xb7\x1a"
+    b"Z\x00\x00\x00\x05I"
+)
+STARTUP_SETTINGS = {
+    "in_hot_standby": "off",
+    "integer_datetimes": "on",
+    "TimeZone": "Etc/UTC",
+    "IntervalStyle": "postgres",
+    "search_path": '"$user", public',
+    "is_superuser": "on",
+    "application_name": "",
+    "default_transaction_read_only": "off",
+    "scram_iterations": "4096",
+    "DateStyle": "ISO, MDY",
+    "standard_conforming_strings": "on",
+    "session_authorization": "postgres",
+    "client_encoding": "UTF8",
+    "server_version": "18.6",
+    "server_encoding": "UTF8",
+}
+TEXT_COLUMNS_RESPONSE = (  # SELECT NULL::text, ''::text, 'abc'
+    b"T\x00\x00\x00O\x00\x03"
+    b"text\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x19\xff\xff\xff\xff\xff\xff\x00\x00"
+    b"text\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x19\xff\xff\xff\xff\xff\xff\x00\x00"
+    b"?column?\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x19\xff\xff\xff\xff\xff\xff\x00\x00"
+    b"D\x00\x00\x00\x15\x00\x03\xff\xff\xff\xff\x00\x00\x00\x00\x00\x00\x00\x03abc"
+    b"C\x00\x00\x00\rSELECT 1\x00"
     b"Z\x00\x00\x00\x05I"
 )
