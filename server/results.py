@@ -95,6 +95,7 @@ class Result:
     committed: list[StagedWrite] = field(default_factory=list)
     statements: list[Result] = field(default_factory=list)  # every statement of a script
     references: list[dict[str, Any]] = field(default_factory=list)  # EXPLAIN: per reference
+    parameters: dict[str, str] = field(default_factory=dict)  # settings a SET changed
 
     @property
     def column_names(self) -> list[str]:

@@ -52,8 +52,9 @@ from .results import Call, Notice, Result, ResultColumn, StagedWrite, Touched
 from .rewrite import Rewritten, rewrite
 from .runner import Param, Pool, Step, StepResult
 from .values import decode_row, encode_param
+from .wire import FieldDescription
 
-__all__ = ["Database", "Session"]
+__all__ = ["Database", "ParsedStatement", "Session", "parse"]
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +148,8 @@ class Database:
         self.writes = writes
         self._owns_catalog = owns_catalog
         self._immutable: dict[tuple[str, str], asyncio.Future[Any]] = {}
+        # Describe results by (SQL, parameter types): resources never change while served.
+        self.descriptions: dict[tuple[str, tuple[int, ...]], Any] = {}
         self._default: Session | None = None
 
     @classmethod
@@ -309,6 +312,42 @@ class Session:
             last.statements = results
         return last
 
+    def new_request(self, formats: Sequence[int] = ()) -> _Request:
+        """The scope of one client request (a Query message, or messages up to Sync)."""
+        return _Request(formats=tuple(formats))
+
+    async def run(self, stmt: ParsedStatement, params: Sequence[Param], request: _Request,
+                  formats: Sequence[int] = ()) -> Result:
+        """Run one parsed statement for the wire: rows stay as Postgres encoded them."""
+        request.formats = tuple(formats)
+        return await self._statement(stmt, list(params), request)
+
+    async def describe(self, stmt: ParsedStatement, param_oids: Sequence[int] = ()
+                       ) -> tuple[tuple[int, ...], tuple[Any, ...] | None]:
+        """Parameter types and result columns of a statement, calling nothing."""
+        node = stmt.node
+        if isinstance(node, ast.VariableShowStmt):
+            return (), (FieldDescription(node.name, type_oid=25),)
+        query = node.query if isinstance(node, ast.ExplainStmt) else node
+        if not isinstance(query, ast.SelectStmt | ast.InsertStmt | ast.UpdateStmt
+                          | ast.DeleteStmt):
+            return tuple(param_oids), None
+        sql = stmt.sql if query is node else deparse(query)
+        key = (sql, tuple(param_oids))
+        cached = self.db.descriptions.get(key)
+        if cached is None:
+            async with self.db.pool.acquire() as conn:
+                cached = await conn.describe(sql, param_oids)
+            if len(self.db.descriptions) >= PLAN_CACHE_SIZE:
+                self.db.descriptions.pop(next(iter(self.db.descriptions)))
+            self.db.descriptions[key] = cached
+        params, fields = cached
+        if query is not node:
+            return params, (FieldDescription("QUERY PLAN", type_oid=25),)
+        if not isinstance(node, ast.SelectStmt) and not node.returningClause:
+            fields = None
+        return params, fields
+
     async def explain(self, sql: str, params: Sequence[Any] | None = None) -> Result:
         """EXPLAIN a statement: the plan, calling no resolver."""
         statements = parse(sql)
@@ -357,6 +396,8 @@ class Session:
             return await self._explain(stmt.sql, node.query, params, node)
         if isinstance(node, ast.VariableSetStmt | ast.VariableShowStmt):
             return await self._setting(node, stmt.sql)
+        if isinstance(node, _POOL_RESETS):
+            return self._pool_reset(node)
         raise errors.InsufficientPrivilege(
             f"{_statement_name(node)} is not allowed here",
             hint="Resources are defined by the server; this database answers SELECT, "
@@ -367,6 +408,20 @@ class Session:
 
     def _plan(self, stmt: ParsedStatement) -> Plan:
         return analyze(stmt.sql, stmt.node, self.lookup)
+
+    def _pool_reset(self, node: Any) -> Result:
+        """What connection pools send between clients; the wire drops its own state too."""
+        if isinstance(node, ast.DiscardStmt):
+            self.settings.clear()
+            return Result("DISCARD " + node.target.name.removeprefix("DISCARD_"))
+        if isinstance(node, ast.DeallocateStmt):
+            return Result("DEALLOCATE ALL" if node.isall or not node.name else "DEALLOCATE")
+        if isinstance(node, ast.ClosePortalStmt):
+            return Result("CLOSE CURSOR ALL" if not node.portalname else "CLOSE CURSOR")
+        if isinstance(node, ast.ListenStmt | ast.NotifyStmt):
+            raise errors.FeatureNotSupported(
+                "LISTEN and NOTIFY are not supported", hint="Poll a resource instead.")
+        return Result("UNLISTEN")
 
     # -- transactions -------------------------------------------------------------
 
@@ -639,23 +694,46 @@ class Session:
         )
 
     async def _setting(self, node: Any, sql: str) -> Result:
+        """SET, RESET and SHOW: kept in the session, checked and applied by Postgres."""
         if isinstance(node, ast.VariableShowStmt):
-            step = Step("SELECT current_setting($1) AS " + _quote(node.name),
-                        [encode_param(node.name)])
+            name = node.name
+            if name == "all":
+                step = Step("SELECT name, setting, short_desc AS description FROM pg_settings")
+            else:
+                step = Step("SELECT current_setting($1) AS " + _quote(name),
+                            [encode_param(_SHOW_ALIASES.get(name, name))])
             return self._result("SHOW", await self._pipeline([step]))
-        kind = node.kind
-        if kind == enums.VariableSetKind.VAR_SET_VALUE:
-            value = ", ".join(deparse(a).strip("'") if isinstance(a, ast.A_Const) else deparse(a)
-                              for a in node.args or ())
-            # Postgres checks the name and value; nothing is kept until it accepts them.
-            await self._pipeline([Step("SELECT set_config($1, $2, true)",
-                                       [encode_param(node.name), encode_param(value)])])
-            self.settings[node.name] = value
-        elif kind in (enums.VariableSetKind.VAR_RESET, enums.VariableSetKind.VAR_SET_DEFAULT):
-            self.settings.pop(node.name, None)
-        elif kind == enums.VariableSetKind.VAR_RESET_ALL:
+        kind, name = node.kind, node.name
+        k = enums.VariableSetKind
+        result = Result("RESET" if sql.lstrip()[:5].upper() == "RESET" else "SET")
+        if kind == k.VAR_SET_MULTI or name in _IGNORED_SETTINGS:
+            return result  # SET TRANSACTION …, SESSION CHARACTERISTICS: nothing to keep
+        if kind == k.VAR_RESET_ALL:
+            changed = list(self.settings)
             self.settings.clear()
-        return Result("RESET" if sql.lstrip()[:5].upper() == "RESET" else "SET")
+        elif kind in (k.VAR_SET_VALUE, k.VAR_SET_CURRENT):
+            value = ", ".join(_setting_text(a) for a in node.args or ())
+            if name == "client_encoding" and value.upper().replace("-", "") not in (
+                    "UTF8", "UNICODE"):
+                raise errors.FeatureNotSupported(
+                    f'client_encoding "{value}" is not supported', hint="Use UTF8.")
+            # Postgres checks the name and the value, and spells it canonically.
+            out = await self._pipeline([Step("SELECT set_config($1, $2, true)",
+                                             [encode_param(name), encode_param(value)])])
+            self.settings[name] = out.rows[0].values[0].decode()
+            changed = [name]
+        else:  # RESET name, SET name TO DEFAULT
+            self.settings.pop(name, None)
+            changed = [name]
+        reported = [n for n in changed if n.lower() in _REPORTED]
+        if reported:
+            out = await self._pipeline([Step(
+                "SELECT " + ", ".join(f"current_setting(${i + 1})" for i in range(len(reported))),
+                [encode_param(n) for n in reported])])
+            values = out.rows[0].values
+            result.parameters = {_REPORTED[n.lower()]: (v or b"").decode()
+                                 for n, v in zip(reported, values, strict=True)}
+        return result
 
     # -- writes -------------------------------------------------------------------
 
@@ -966,6 +1044,37 @@ async def _gather(coros: Iterable[Any]) -> list[Any]:
             first = first.exceptions[0]
         raise first from None
     return [t.result() for t in tasks]
+
+
+# Settings a client sees in ParameterStatus, by lower-case name, spelled as Postgres does.
+_REPORTED = {n.lower(): n for n in (
+    "application_name", "client_encoding", "DateStyle", "default_transaction_read_only",
+    "in_hot_standby", "integer_datetimes", "IntervalStyle", "is_superuser", "search_path",
+    "server_encoding", "server_version", "session_authorization",
+    "standard_conforming_strings", "TimeZone")}
+_SHOW_ALIASES = {"transaction isolation level": "transaction_isolation"}
+# Accepted and kept by nothing: a transaction here is virtual.
+_IGNORED_SETTINGS = {"transaction_isolation", "default_transaction_isolation",
+                     "transaction_read_only", "transaction_deferrable"}
+
+
+def _setting_text(node: Any) -> str:
+    if isinstance(node, ast.A_Const):
+        value = _const_text(node)
+        return value
+    return deparse(node)
+
+
+def _const_text(node: ast.A_Const) -> str:
+    val = node.val
+    for attr in ("sval", "ival", "fval", "boolval"):
+        if hasattr(val, attr):
+            return str(getattr(val, attr))
+    return deparse(node)
+
+
+_POOL_RESETS = (ast.DiscardStmt, ast.DeallocateStmt, ast.ClosePortalStmt, ast.UnlistenStmt,
+                ast.ListenStmt, ast.NotifyStmt)
 
 
 def _is_script(statements: Sequence[ParsedStatement]) -> bool:

@@ -40,3 +40,27 @@ async def make_db(sidecar: EmbeddedSidecar) -> AsyncIterator[Callable[..., Any]]
     yield make
     for db in made:
         await db.close()
+
+
+@pytest.fixture(scope="session")
+async def server(sidecar: EmbeddedSidecar) -> AsyncIterator[Any]:
+    """One wire server for the session, on a free port, serving the demo set plus
+    ``tests/server/fix_wire.py``'s resources, with writes allowed."""
+    from glove_scratchpad.resources.demo import demo_resources
+    from glove_scratchpad.server.app import Server
+    from glove_scratchpad.server.config import ServerConfig
+
+    from .server.fix_wire import wire_resources
+
+    db = await Database.create(demo_resources() + wire_resources(), writes=True,
+                               sidecar=sidecar, database="test_wire")
+    srv = Server(ServerConfig(port=0, writes=True), db)
+    await srv.start()
+    yield srv
+    await srv.shutdown()
+    await db.close()
+
+
+@pytest.fixture
+def dsn(server: Any) -> str:
+    return f"postgresql://agent@127.0.0.1:{server.port}/scratchpad"

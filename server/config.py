@@ -1,0 +1,42 @@
+"""Server settings: command-line options over a TOML config file over defaults."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+__all__ = ["DEFAULT_PORT", "ServerConfig", "load_config"]
+
+DEFAULT_PORT = 55432  # not 5432, so a local Postgres keeps its port
+
+
+class ServerConfig(BaseModel):
+    """Everything ``glove-scratchpad serve`` can be told."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    database: str = Field("scratchpad", description="The one database name served")
+    resources: list[str] = Field(default_factory=list,
+                                 description="Modules or .py files with a `resources` list")
+    writes: bool = False
+    sidecar_dsn: str | None = None
+    sidecar_dir: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    startup_timeout: float = Field(10.0, description="Seconds to finish the start-up")
+    shutdown_grace: float = Field(10.0, description="Seconds running statements get on SIGTERM")
+    max_connections: int = 1000
+
+
+def load_config(path: str | Path | None, **overrides: Any) -> ServerConfig:
+    """The config file (if any), with every non-None override applied on top."""
+    data: dict[str, Any] = {}
+    if path is not None:
+        with open(path, "rb") as f:
+            raw = tomllib.load(f)
+        data.update(raw.get("server", raw))
+    data.update({k: v for k, v in overrides.items() if v is not None})
+    return ServerConfig.model_validate(data)

@@ -1,0 +1,46 @@
+"""Loading the resources to serve: a dotted module or a .py file with a `resources` list."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from glove_scratchpad.resources import Resource
+
+__all__ = ["load_resources"]
+
+
+def _module(spec: str):  # type: ignore[no-untyped-def]
+    path = Path(spec)
+    if spec.endswith(".py") or path.is_file():
+        if not path.is_file():
+            raise ValueError(f"no such file: {spec}")
+        name = f"_glove_resources_{path.stem}_{abs(hash(path.resolve()))}"
+        loader_spec = importlib.util.spec_from_file_location(name, path)
+        if loader_spec is None or loader_spec.loader is None:
+            raise ValueError(f"cannot load {spec}")
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[name] = module
+        loader_spec.loader.exec_module(module)
+        return module
+    return importlib.import_module(spec)
+
+
+def load_resources(specs: Iterable[str]) -> list[Resource]:
+    """Exactly the ``resources`` lists of the given modules or files, in order."""
+    out: list[Resource] = []
+    for spec in specs:
+        module = _module(spec)
+        found = getattr(module, "resources", None)
+        if found is None:
+            raise ValueError(f"{spec} has no `resources` list")
+        items = list(found)
+        bad = [r for r in items if not isinstance(r, Resource)]
+        if bad:
+            raise ValueError(f"{spec}: `resources` holds something that is not a Resource: "
+                             f"{bad[0]!r}")
+        out.extend(items)
+    return out

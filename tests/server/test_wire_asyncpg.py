@@ -1,0 +1,74 @@
+"""The wire server through asyncpg: prepared statements, a pool, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import pytest
+
+
+async def test_discovery_read_param_join_error_and_reuse(dsn):
+    conn = await asyncpg.connect(dsn)
+    try:
+        tables = await conn.fetch("SELECT table_name FROM information_schema.tables "
+                                  "WHERE table_schema = 'public' ORDER BY 1")
+        assert "items" in [r[0] for r in tables]
+        row = await conn.fetchrow("SELECT name, price FROM items WHERE id = $1", 7)
+        assert tuple(row) == ("item 7", 10.5)
+        hits = await conn.fetch("SELECT title FROM web WHERE query = $1 ORDER BY rank",
+                                "postgresql")
+        assert hits and "PostgreSQL" in hits[0][0]
+        joined = await conn.fetchval(
+            "SELECT count(*) FROM items i JOIN tasks t ON t.id = i.id")
+        assert joined == 3
+        with pytest.raises(asyncpg.UndefinedColumnError):
+            await conn.fetch("SELECT nope FROM items")
+        assert await conn.fetchval("SELECT 41 + 1") == 42
+    finally:
+        await conn.close()
+
+
+async def test_prepared_statement_reused(dsn):
+    conn = await asyncpg.connect(dsn)
+    try:
+        stmt = await conn.prepare("SELECT name FROM items WHERE id = $1")
+        assert [await stmt.fetchval(i) for i in (1, 2, 3)] == ["item 1", "item 2", "item 3"]
+    finally:
+        await conn.close()
+
+
+async def test_staged_write_and_commit(dsn):
+    conn = await asyncpg.connect(dsn)
+    try:
+        async with conn.transaction():
+            await conn.execute("INSERT INTO emails (to_addr, subject) VALUES ($1, $2)",
+                               "ann@example.org", "hello")
+            staged = await conn.fetch("SELECT verb, status FROM scratchpad.staged")
+            assert [tuple(r) for r in staged] == [("insert", "staged")]
+        assert await conn.fetch("SELECT * FROM scratchpad.staged") == []
+    finally:
+        await conn.close()
+
+
+async def test_pool_with_reset(dsn):
+    pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2)
+    try:
+        for _ in range(3):
+            async with pool.acquire() as conn:
+                assert await conn.fetchval("SELECT count(*) FROM items") == 100
+    finally:
+        await pool.close()
+
+
+async def test_cancel_by_cancelling_the_task(dsn):
+    conn = await asyncpg.connect(dsn)
+    try:
+        task = asyncio.ensure_future(conn.fetch("SELECT * FROM slow WHERE seconds = 30"))
+        await asyncio.sleep(0.3)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await conn.fetchval("SELECT 1") == 1
+    finally:
+        await conn.close()
