@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 run: $(STAMP)
-	$(VENV)/bin/glove-scratchpad serve --port $(PORT)
+	$(VENV)/bin/glove-scratchpad serve --port $(PORT) --writes
 
 test: $(STAMP)
 	$(PY) -m pytest -q

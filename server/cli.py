@@ -91,7 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ValueError) as exc:
             print(f"glove-scratchpad: {exc}", file=sys.stderr)
             return 2
-        _run(serve(config))
+        from glove_scratchpad.catalog import SidecarBusy
+
+        try:
+            _run(serve(config))
+        except SidecarBusy as exc:
+            print(f"glove-scratchpad: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 
