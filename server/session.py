@@ -148,6 +148,7 @@ class Database:
         self.writes = writes
         self._owns_catalog = owns_catalog
         self._immutable: dict[tuple[str, str], asyncio.Future[Any]] = {}
+        self.plans: dict[str, Plan] = {}  # by SQL text; see Session._plan
         # Describe results by (SQL, parameter types): resources never change while served.
         self.descriptions: dict[tuple[str, tuple[int, ...]], Any] = {}
         self._default: Session | None = None
@@ -250,6 +251,8 @@ class Session:
         self.writes = writes
         self.transaction = "idle"  # idle, open, failed
         self.staged: list[StagedWrite] = []
+        # Savepoints are marks in the staged list: (name, how many writes were staged).
+        self.savepoints: list[tuple[str, int]] = []
         self.settings: dict[str, str] = {}
         self._overlay: dict[str, dict[tuple[Any, ...], Any]] = {}
         self._ids = itertools.count(1)
@@ -407,7 +410,19 @@ class Session:
         )
 
     def _plan(self, stmt: ParsedStatement) -> Plan:
-        return analyze(stmt.sql, stmt.node, self.lookup)
+        """The statement's plan, cached by SQL text off the hot path of a repeated statement.
+
+        A plan that reads this session's own ``scratchpad`` views is not shared.
+        """
+        plans = self.db.plans
+        plan = plans.get(stmt.sql)
+        if plan is None:
+            plan = analyze(stmt.sql, stmt.node, self.lookup)
+            if not any(r.schema == SYSTEM_SCHEMA for r in plan.references):
+                if len(plans) >= PLAN_CACHE_SIZE:
+                    plans.pop(next(iter(plans)))
+                plans[stmt.sql] = plan
+        return plan
 
     def _pool_reset(self, node: Any) -> Result:
         """What connection pools send between clients; the wire drops its own state too."""
@@ -444,12 +459,12 @@ class Session:
             self._end_transaction()
             notes = [Notice(f"discarded {discarded} staged write{'s' if discarded != 1 else ''}")]
             return Result("ROLLBACK", notices=notes if discarded else [])
-        name = {k.TRANS_STMT_SAVEPOINT: "SAVEPOINT", k.TRANS_STMT_RELEASE: "RELEASE SAVEPOINT",
-                k.TRANS_STMT_ROLLBACK_TO: "ROLLBACK TO SAVEPOINT"}.get(kind, "PREPARE TRANSACTION")
+        if kind in (k.TRANS_STMT_SAVEPOINT, k.TRANS_STMT_RELEASE, k.TRANS_STMT_ROLLBACK_TO):
+            return self._savepoint(kind, node.savepoint_name)
         if self.transaction == "open":
             self.transaction = "failed"
         raise errors.FeatureNotSupported(
-            f"{name} is not supported",
+            "PREPARE TRANSACTION is not supported",
             hint="A transaction here stages writes: ROLLBACK discards them all, COMMIT fires "
             "them in order.",
         )
@@ -457,6 +472,48 @@ class Session:
     def _end_transaction(self) -> None:
         self.transaction = "idle"
         self.staged = []
+        self.savepoints = []
+
+    def _savepoint(self, kind: Any, name: str) -> Result:
+        """SAVEPOINT, RELEASE and ROLLBACK TO, over the staged list, as Postgres words them.
+
+        Drivers nest transactions with savepoints (psycopg's ``conn.transaction()``
+        inside a transaction, SQLAlchemy's ``begin_nested()``, asyncpg's nested
+        ``transaction()``); SQLAlchemy's psycopg dialect does so on connect.
+        """
+        k = enums.TransactionStmtKind
+        verb = {k.TRANS_STMT_SAVEPOINT: "SAVEPOINT", k.TRANS_STMT_RELEASE: "RELEASE SAVEPOINT",
+                k.TRANS_STMT_ROLLBACK_TO: "ROLLBACK TO SAVEPOINT"}[kind]
+        if self.transaction == "idle":
+            raise errors.NoActiveSqlTransaction(
+                f"{verb} can only be used in transaction blocks",
+                hint="BEGIN first; a savepoint marks a point among the staged writes.")
+        if self.transaction == "failed" and kind != k.TRANS_STMT_ROLLBACK_TO:
+            raise errors.InFailedSqlTransaction(
+                "current transaction is aborted, commands ignored until end of transaction block",
+                hint="ROLLBACK, or ROLLBACK TO SAVEPOINT, to go on.")
+        if kind == k.TRANS_STMT_SAVEPOINT:
+            self.savepoints.append((name, len(self.staged)))
+            return Result("SAVEPOINT")
+        # The most recent savepoint of that name, as in Postgres (names may repeat).
+        index = next((i for i in reversed(range(len(self.savepoints)))
+                      if self.savepoints[i][0] == name), None)
+        if index is None:
+            if self.transaction == "open":
+                self.transaction = "failed"
+            raise errors.SqlError(f'savepoint "{name}" does not exist', sqlstate="3B001",
+                                  hint="SAVEPOINT name creates one inside the transaction.")
+        if kind == k.TRANS_STMT_RELEASE:
+            del self.savepoints[index:]  # it and every later one; the writes stay staged
+            return Result("RELEASE")
+        # ROLLBACK TO keeps the savepoint itself, drops later ones and what they staged.
+        mark = self.savepoints[index][1]
+        discarded = len(self.staged) - mark
+        del self.savepoints[index + 1:]
+        del self.staged[mark:]
+        self.transaction = "open"
+        notes = [Notice(f"discarded {discarded} staged write{'s' if discarded != 1 else ''}")]
+        return Result("ROLLBACK", notices=notes if discarded else [])
 
     async def _commit(self) -> Result:
         if self.transaction == "idle":
