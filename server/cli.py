@@ -35,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--sidecar-dir", help="data directory of the embedded sidecar")
     s.add_argument("--config", help="a TOML config file")
     s.add_argument("-v", "--verbose", action="store_true")
+    pw = sub.add_parser("passwd", help="print a SCRAM-SHA-256 verifier for a password, for "
+                                       "the password of a [users.NAME] table")
+    pw.add_argument("password", nargs="?", help="the password (default: read from stdin)")
     return p
 
 
@@ -77,6 +80,12 @@ def _run(coro) -> None:  # type: ignore[no-untyped-def]
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "passwd":
+        from .auth import make_verifier
+
+        password = args.password if args.password is not None else sys.stdin.readline()
+        print(make_verifier(password.rstrip("\n")))
+        return 0
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not args.verbose:

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from .auth import User
+
 __all__ = ["DEFAULT_PORT", "ServerConfig", "load_config"]
 
 DEFAULT_PORT = 55432  # not 5432, so a local Postgres keeps its port
@@ -29,6 +31,9 @@ class ServerConfig(BaseModel):
     startup_timeout: float = Field(10.0, description="Seconds to finish the start-up")
     shutdown_grace: float = Field(10.0, description="Seconds running statements get on SIGTERM")
     max_connections: int = 1000
+    require_tls: bool = Field(False, description="Refuse connections that do not use TLS")
+    users: dict[str, User] = Field(default_factory=dict,
+                                   description="[users.NAME] tables; none: loopback trust")
 
 
 def load_config(path: str | Path | None, **overrides: Any) -> ServerConfig:
@@ -37,6 +42,8 @@ def load_config(path: str | Path | None, **overrides: Any) -> ServerConfig:
     if path is not None:
         with open(path, "rb") as f:
             raw = tomllib.load(f)
-        data.update(raw.get("server", raw))
+        data.update(raw.get("server", {}))
+        if "users" in raw:
+            data["users"] = raw["users"]
     data.update({k: v for k, v in overrides.items() if v is not None})
     return ServerConfig.model_validate(data)

@@ -29,12 +29,16 @@ from pglast import ast
 
 from glove_scratchpad import errors
 
+from .auth import SCRAM, Policy, ScramExchange
 from .results import Notice, Result
 from .runner import Param
 from .session import ParsedStatement, Session, parse
 from .wire import (
     NEED_DATA,
     AuthenticationOk,
+    AuthenticationSASL,
+    AuthenticationSASLContinue,
+    AuthenticationSASLFinal,
     BackendKeyData,
     Bind,
     BindComplete,
@@ -65,6 +69,8 @@ from .wire import (
     Query,
     ReadyForQuery,
     RowDescription,
+    SASLInitialResponse,
+    SASLResponse,
     ServerConnection,
     SSLRequest,
     StartupMessage,
@@ -162,6 +168,10 @@ class ClientHandler:
             await self.flush()
 
     def send_error(self, err: errors.SqlError) -> None:
+        # Any error aborts an open transaction, as in Postgres: also one raised by
+        # Parse, Bind or Describe, which never reach Session.run.
+        if self.session is not None and self.session.transaction == "open":
+            self.session.transaction = "failed"
         self.send(ErrorResponse(err.as_fields()))
 
     def send_notices(self, notices: Sequence[Notice]) -> None:
@@ -263,15 +273,13 @@ class ClientHandler:
             ))
             await self.flush()
             return False
-        if not self.server.trusts(self.peer, user):
-            self.fatal(errors.SqlError(
-                f'no trust for user "{user}" from {self.peer}', sqlstate="28000",
-                hint="Without configured users, only loopback connections are accepted."))
+        policy = await self.authenticate(user)
+        if policy is None:
             await self.flush()
             return False
         self.send(AuthenticationOk())
-        self.session = self.server.db.session()
-        self.session.user = user  # type: ignore[attr-defined]
+        self.session = await self.server.db.open_session(policy)
+        self.session.user = user
         applied = await self.apply_startup_settings(params)
         status = self.server.parameter_status(user, applied, self.session.writes)
         for name, value in status.items():
@@ -281,6 +289,46 @@ class ClientHandler:
         await self.flush()
         self.server.register(self)
         return True
+
+    async def authenticate(self, user: str) -> Policy | None:
+        """SCRAM-SHA-256 against the configured users, or loopback trust when there are none."""
+        config = self.server.config
+        if config.require_tls and self.writer.get_extra_info("ssl_object") is None:
+            self.fatal(errors.SqlError(
+                "this server requires TLS", sqlstate="28000",
+                hint="Connect with sslmode=require (or verify-full)."))
+            return None
+        if not config.users:
+            if self.server.trusts(self.peer, user):
+                return Policy(writes=config.writes)
+            self.fatal(errors.SqlError(
+                f'no trust for user "{user}" from {self.peer[0] if self.peer else "?"}',
+                sqlstate="28000",
+                hint="Without configured users, only loopback connections are accepted."))
+            return None
+        known = config.users.get(user)
+        exchange = ScramExchange(user, known.password if known else None)
+        failed = errors.SqlError(f'password authentication failed for user "{user}"',
+                                 sqlstate="28P01")
+        self.send(AuthenticationSASL((SCRAM,)))
+        await self.flush()
+        first = await self._read_event()
+        if not isinstance(first, SASLInitialResponse) or first.mechanism != SCRAM:
+            self.fatal(failed)
+            return None
+        try:
+            self.send(AuthenticationSASLContinue(exchange.first(first.data or b"")))
+        except Exception:
+            self.fatal(failed)
+            return None
+        await self.flush()
+        final = await self._read_event()
+        proof = exchange.final(final.data) if isinstance(final, SASLResponse) else None
+        if proof is None or known is None:
+            self.fatal(failed)
+            return None
+        self.send(AuthenticationSASLFinal(proof))
+        return Policy.of(known)
 
     async def apply_startup_settings(self, params: dict[str, str]) -> dict[str, str]:
         """Start-up parameters change nothing that a SET could not."""

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import itertools
 import json
 import logging
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +50,8 @@ from glove_scratchpad.catalog import (
 from glove_scratchpad.resources import Bindings, Resource, call_resolver, define_resource
 
 from .analysis import Plan, Reference, Value, analyze, deparse, renumber_params
+from .auth import Policy
+from .limits import AUDIT_COLUMNS, Audit, Guard, Limits
 from .results import Call, Notice, Result, ResultColumn, StagedWrite, Touched
 from .rewrite import Rewritten, rewrite
 from .runner import Param, Pool, Step, StepResult
@@ -62,6 +66,7 @@ PARSE_CACHE_SIZE = 4096  # distinct SQL texts whose parse trees are kept
 PLAN_CACHE_SIZE = 4096
 
 _DELETED = object()
+_SESSION_IDS = itertools.count(1)
 
 
 def _decoded(result: Result) -> Result:
@@ -110,6 +115,18 @@ def _statement_name(node: Any) -> str:
 
 
 @dataclass
+class View:
+    """The resources one role sees, in a sidecar database of their own, with its caches."""
+
+    visible: frozenset[str]
+    database: str
+    pool: Pool
+    plans: dict[str, Plan] = field(default_factory=dict)  # by SQL text; see Session._plan
+    # Describe results by (SQL, parameter types): resources never change while served.
+    descriptions: dict[tuple[str, tuple[int, ...]], Any] = field(default_factory=dict)
+
+
+@dataclass
 class _Request:
     """One client request (one ``execute`` call): the scope of ``stable`` results."""
 
@@ -122,6 +139,8 @@ class _Statement:
     """One statement: its memo of calls, and what it touched and noticed."""
 
     request: _Request
+    sql: str = ""
+    planned: int = 0  # resolver calls decided so far, against the call budget
     memo: dict[tuple[str, str], asyncio.Future[Any]] = field(default_factory=dict)
     touched: dict[tuple[str, str, str], Touched] = field(default_factory=dict)
     notices: list[Notice] = field(default_factory=list)
@@ -140,18 +159,47 @@ class Database:
     """Resources served as one virtual database, over one sidecar."""
 
     def __init__(self, catalog: Catalog, resources: Sequence[Resource], writes: bool,
-                 owns_catalog: bool, type_names: dict[int, str]) -> None:
+                 owns_catalog: bool, type_names: dict[int, str], limits: Limits) -> None:
         self.catalog = catalog
-        self.pool = Pool(catalog.sidecar, catalog.database)
+        self.limits = limits
+        self.audit = Audit(catalog.pool)
+        self.guard = Guard(limits, self.audit)
         self.type_names = type_names
         self.resources = {r.name: r for r in resources}
         self.writes = writes
         self._owns_catalog = owns_catalog
         self._immutable: dict[tuple[str, str], asyncio.Future[Any]] = {}
-        self.plans: dict[str, Plan] = {}  # by SQL text; see Session._plan
-        # Describe results by (SQL, parameter types): resources never change while served.
-        self.descriptions: dict[tuple[str, tuple[int, ...]], Any] = {}
+        self.main = View(frozenset(self.resources), catalog.database,
+                         Pool(catalog.sidecar, catalog.database))
+        self._views: dict[frozenset[str], View] = {self.main.visible: self.main}
+        self._view_lock = asyncio.Lock()
         self._default: Session | None = None
+
+    @property
+    def pool(self) -> Pool:
+        return self.main.pool
+
+    async def view(self, visible: frozenset[str]) -> View:
+        """The sidecar database holding exactly these resources' shell tables.
+
+        A role that may not see a resource gets a database without it, so it is
+        absent from information_schema and pg_catalog, not merely refused.
+        """
+        async with self._view_lock:
+            found = self._views.get(visible)
+            if found is None:
+                digest = hashlib.sha1(",".join(sorted(visible)).encode()).hexdigest()[:12]
+                name = f"{self.catalog.database}_v{digest}"
+                catalog = await Catalog.open(self.catalog.sidecar, database=name,
+                                             owns_sidecar=False)
+                try:
+                    await catalog.install([r for n, r in self.resources.items() if n in visible],
+                                          system=_system_templates())
+                finally:
+                    await catalog.close()
+                found = self._views[visible] = View(visible, name,
+                                                    Pool(self.catalog.sidecar, name))
+            return found
 
     @classmethod
     async def create(
@@ -163,6 +211,7 @@ class Database:
         sidecar: Sidecar | None = None,
         sidecar_dir: str | Path | None = None,
         database: str | None = None,
+        limits: Limits | None = None,
     ) -> Database:
         """Start (or find) the sidecar, install the resources' shell tables, and serve them.
 
@@ -185,14 +234,22 @@ class Database:
         catalog = await Catalog.open(sidecar, database=database, owns_sidecar=owns_sidecar)
         try:
             await catalog.install(resources, system=_system_templates())
+            for sql in Audit.ddl():
+                await catalog.pool.execute(sql)
             type_names = await catalog.type_names()
         except BaseException:
             await catalog.close()
             raise
-        return cls(catalog, resources, writes, owns_catalog=True, type_names=type_names)
+        return cls(catalog, resources, writes, owns_catalog=True, type_names=type_names,
+                   limits=limits or Limits())
 
     def session(self, *, writes: bool | None = None) -> Session:
-        return Session(self, writes=self.writes if writes is None else writes)
+        """A session that sees every resource."""
+        return Session(self, self.main, Policy(writes=self.writes if writes is None else writes))
+
+    async def open_session(self, policy: Policy) -> Session:
+        """A session under a role's policy: its writes, visible resources and limits."""
+        return Session(self, await self.view(policy.visible(self.resources)), policy)
 
     @property
     def default_session(self) -> Session:
@@ -214,7 +271,9 @@ class Database:
             del self._immutable[key]
 
     async def close(self) -> None:
-        await self.pool.close()
+        await self.audit.close()
+        for view in self._views.values():
+            await view.pool.close()
         if self._owns_catalog:
             await self.catalog.close()
 
@@ -234,6 +293,9 @@ def _system_templates() -> list[Resource]:
         define_resource("resources", columns=_RESOURCE_COLUMNS, volatility="stable",
                         description="Every resource: its verbs, volatility and keys.",
                         select=lambda b: []),
+        define_resource("calls", columns=AUDIT_COLUMNS, volatility="volatile",
+                        description="The audit of tool calls: this session's (an "
+                        "administrator's: every session's).", select=lambda b: []),
     ]
 
 
@@ -246,9 +308,13 @@ _RESOURCE_COLUMNS = [("name", "text"), ("description", "text"), ("verbs", "text"
 class Session:
     """One client's session: its transaction, staged writes and settings."""
 
-    def __init__(self, db: Database, *, writes: bool) -> None:
+    def __init__(self, db: Database, view: View, policy: Policy) -> None:
         self.db = db
-        self.writes = writes
+        self.view = view
+        self.policy = policy
+        self.writes = policy.writes
+        self.user = ""
+        self.id = next(_SESSION_IDS)
         self.transaction = "idle"  # idle, open, failed
         self.staged: list[StagedWrite] = []
         # Savepoints are marks in the staged list: (name, how many writes were staged).
@@ -269,8 +335,13 @@ class Session:
                 select=lambda b: [
                     {"name": r.name, "description": r.description, "verbs": ", ".join(r.verbs),
                      "volatility": r.volatility, "keys": ", ".join(r.keys),
-                     "primary_key": ", ".join(r.primary_key)} for r in self.db.resources.values()
+                     "primary_key": ", ".join(r.primary_key)}
+                    for r in self.db.resources.values() if r.name in self.view.visible
                 ],
+            ),
+            "calls": define_resource(
+                "calls", columns=AUDIT_COLUMNS, volatility="volatile",
+                select=lambda b: self.db.audit.read(None if self.policy.admin else self.id),
             ),
         }
 
@@ -279,7 +350,7 @@ class Session:
     def lookup(self, schema: str | None, name: str) -> Resource | None:
         if schema == SYSTEM_SCHEMA:
             return self._system.get(name)
-        if schema in (None, "public"):
+        if schema in (None, "public") and name in self.view.visible:
             return self.db.resources.get(name)
         return None
 
@@ -337,13 +408,13 @@ class Session:
             return tuple(param_oids), None
         sql = stmt.sql if query is node else deparse(query)
         key = (sql, tuple(param_oids))
-        cached = self.db.descriptions.get(key)
+        cached = self.view.descriptions.get(key)
         if cached is None:
-            async with self.db.pool.acquire() as conn:
+            async with self.view.pool.acquire() as conn:
                 cached = await conn.describe(sql, param_oids)
-            if len(self.db.descriptions) >= PLAN_CACHE_SIZE:
-                self.db.descriptions.pop(next(iter(self.db.descriptions)))
-            self.db.descriptions[key] = cached
+            if len(self.view.descriptions) >= PLAN_CACHE_SIZE:
+                self.view.descriptions.pop(next(iter(self.view.descriptions)))
+            self.view.descriptions[key] = cached
         params, fields = cached
         if query is not node:
             return params, (FieldDescription("QUERY PLAN", type_oid=25),)
@@ -375,11 +446,47 @@ class Session:
                 hint="ROLLBACK to end it; nothing it staged will fire.",
             )
         try:
-            return await self._dispatch(stmt, params, request)
+            try:
+                async with asyncio.timeout(self._timeout()):
+                    result = await self._dispatch(stmt, params, request)
+            except TimeoutError:
+                raise errors.QueryCanceled(
+                    "canceling statement due to statement timeout",
+                    hint="Narrow the statement (fewer calls, a smaller IN list), or raise "
+                    "statement_timeout within the server's limit.") from None
+            return self._bounded(result)
         except errors.SqlError:
             if self.transaction == "open":
                 self.transaction = "failed"
             raise
+
+    def _timeout(self) -> float:
+        """Seconds this statement may take: the server's cap, lowered by role and SET."""
+        limit = self.db.limits.statement_timeout
+        if self.policy.statement_timeout:
+            limit = min(limit, self.policy.statement_timeout)
+        client = _duration(self.settings.get("statement_timeout", "0"))
+        return min(limit, client) if client else limit
+
+    def _bounded(self, result: Result) -> Result:
+        """Cut a result at the row limit (with a NOTICE); refuse one too large to send."""
+        limits = [n for n in (self.db.limits.row_limit, self.policy.row_limit) if n]
+        rows = result.data_rows
+        if limits and len(rows) > min(limits):
+            n = min(limits)
+            del rows[n:]
+            if result.command_tag.startswith("SELECT"):
+                result.command_tag = f"SELECT {n}"
+            result.notices.append(Notice(
+                f"result truncated to {n} rows (the row limit)",
+                hint="Add WHERE or LIMIT to read the rows you need, or ORDER BY to choose "
+                "which come first."))
+        size = sum(len(r.raw_body) for r in rows)
+        if size > self.db.limits.max_result_bytes:
+            raise errors.ProgramLimitExceeded(
+                f"the result is {size} bytes; at most {self.db.limits.max_result_bytes} may "
+                "be sent", hint="Select fewer columns or rows.")
+        return result
 
     async def _dispatch(
         self, stmt: ParsedStatement, params: list[Any], request: _Request
@@ -391,10 +498,10 @@ class Session:
                     "SELECT … FOR UPDATE/SHARE is not supported: resources have no row locks",
                     hint="Drop the FOR UPDATE/SHARE clause.",
                 )
-            return await self._read(self._plan(stmt), params, _Statement(request),
+            return await self._read(self._plan(stmt), params, _Statement(request, stmt.sql),
                                     request.formats)
         if isinstance(node, ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):
-            return await self._write(self._plan(stmt), params, _Statement(request))
+            return await self._write(self._plan(stmt), params, _Statement(request, stmt.sql))
         if isinstance(node, ast.ExplainStmt):
             return await self._explain(stmt.sql, node.query, params, node)
         if isinstance(node, ast.VariableSetStmt | ast.VariableShowStmt):
@@ -414,7 +521,7 @@ class Session:
 
         A plan that reads this session's own ``scratchpad`` views is not shared.
         """
-        plans = self.db.plans
+        plans = self.view.plans
         plan = plans.get(stmt.sql)
         if plan is None:
             plan = analyze(stmt.sql, stmt.node, self.lookup)
@@ -522,7 +629,7 @@ class Session:
         if self.transaction == "failed":
             self._end_transaction()
             return Result("ROLLBACK")
-        staged, ctx = self.staged, _Statement(_Request())
+        staged, ctx = self.staged, _Statement(_Request(), "COMMIT")
         self._end_transaction()
         for i, write in enumerate(staged):
             try:
@@ -563,6 +670,8 @@ class Session:
     async def _resolve_all(self, refs: Sequence[Reference], params: list[Any],
                            ctx: _Statement) -> dict[int, list[dict[str, Any]]]:
         self._check_keys(refs)
+        estimate = sum(math.prod(len(p.values) for p in ref.predicates) for ref in refs)
+        self.db.guard.check_budget(ctx.planned + estimate)
         results = await _gather(self._resolve_ref(ref, params, ctx) for ref in refs)
         return {ref.id: rows for ref, rows in zip(refs, results, strict=True)}
 
@@ -570,6 +679,8 @@ class Session:
                            ctx: _Statement) -> list[dict[str, Any]]:
         resource: Resource = ref.resource
         bindings = await self._bindings(ref, params, ctx)
+        ctx.planned += len(bindings)
+        self.db.guard.check_budget(ctx.planned)
         results = await _gather(self._select(resource, b, ctx) for b in bindings)
         if len(results) == 1:
             rows = list(results[0])
@@ -582,7 +693,8 @@ class Session:
                         seen.add(key)
                         rows.append(row)
         rows = self._apply_overlay(resource, rows)
-        if not rows:
+        # An empty scratchpad view (nothing staged) is an answer, not a filter to re-check.
+        if not rows and ref.schema != SYSTEM_SCHEMA:
             args = " AND ".join(f"{p.column} = {', '.join(v.sql for v in p.values)}"
                                 for p in ref.predicates)
             ctx.notices.append(Notice(
@@ -665,7 +777,7 @@ class Session:
                 cache = None
             fut = cache.get(key) if cache is not None else None
             if fut is None or (fut.done() and fut.exception() is not None):
-                fut = asyncio.ensure_future(self._call_select(resource, binding))
+                fut = asyncio.ensure_future(self._call_select(resource, binding, ctx))
                 if cache is not None:
                     cache[key] = fut
                     fut.add_done_callback(functools.partial(_forget_failure, cache, key))
@@ -677,14 +789,23 @@ class Session:
         ctx.touch(resource.name, "select", binding, called=False).rows = len(rows)
         return rows
 
-    async def _call_select(self, resource: Resource, binding: dict[str, Any]) -> list[dict]:
-        b = Bindings({k: (v,) for k, v in binding.items()}, resource.name)
+    async def _invoke(self, resource: Resource, verb: str, args: tuple[Any, ...],
+                      arguments: Any, ctx: _Statement) -> Any:
+        """One resolver call, under the guard's concurrency, timeout and audit."""
+        fn = resource.resolver(verb)
         try:
-            raw = await call_resolver(resource.select, b)
+            return await self.db.guard.call(
+                resource.name, verb, lambda: call_resolver(fn, *args), arguments=arguments,
+                user=self.user, session=self.id, statement=ctx.sql)
         except errors.SqlError:
             raise
         except Exception as exc:
-            raise _resolver_failed(resource, "select", exc) from exc
+            raise _resolver_failed(resource, verb, exc) from exc
+
+    async def _call_select(self, resource: Resource, binding: dict[str, Any],
+                           ctx: _Statement) -> list[dict]:
+        b = Bindings({k: (v,) for k, v in binding.items()}, resource.name)
+        raw = await self._invoke(resource, "select", (b,), binding, ctx)
         stamp = {k: binding[k] for k in resource.keys if k in binding}
         return resource.validate_rows(raw, stamp)
 
@@ -726,7 +847,7 @@ class Session:
                                       for i in range(len(names))),
                 [encode_param(x) for n in names for x in (n, self.settings[n])], rows=False)
             steps = [settings, *steps]
-        async with self.db.pool.acquire() as conn:
+        async with self.view.pool.acquire() as conn:
             try:
                 results = await conn.pipeline(steps, transaction="write" if write else "read")
             except errors.SqlError as exc:
@@ -933,22 +1054,18 @@ class Session:
             args = call.bindings or {}
             ctx.touch(resource.name, call.verb, args if call.verb != "insert"
                       else {"rows": len(call.rows)}, called=True)
+            b = Bindings({k: (v,) for k, v in args.items()}, resource.name)
+            inputs: tuple[Any, ...] = {
+                "insert": (list(call.rows),), "update": (dict(call.changes or {}), b),
+                "delete": (b,)}[call.verb]
+            arguments = ([_as_dict(r) for r in call.rows] if call.verb == "insert"
+                         else {"changes": call.changes, **args} if call.verb == "update"
+                         else args)
             try:
-                if call.verb == "insert":
-                    out = await call_resolver(resource.insert, list(call.rows))
-                elif call.verb == "update":
-                    out = await call_resolver(resource.update, dict(call.changes or {}),
-                                              Bindings({k: (v,) for k, v in args.items()},
-                                                       resource.name))
-                else:
-                    out = await call_resolver(resource.delete, Bindings(
-                        {k: (v,) for k, v in args.items()}, resource.name))
+                out = await self._invoke(resource, call.verb, inputs, arguments, ctx)
             except errors.SqlError:
                 write.status = "failed"
                 raise
-            except Exception as exc:
-                write.status = "failed"
-                raise _resolver_failed(resource, call.verb, exc) from exc
             finally:
                 self._invalidate(resource.name)
             if isinstance(out, list | tuple) and out and call.verb != "delete":
@@ -1113,6 +1230,19 @@ _SHOW_ALIASES = {"transaction isolation level": "transaction_isolation"}
 # Accepted and kept by nothing: a transaction here is virtual.
 _IGNORED_SETTINGS = {"transaction_isolation", "default_transaction_isolation",
                      "transaction_read_only", "transaction_deferrable"}
+
+
+_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _duration(text: str) -> float:
+    """Seconds of a Postgres duration setting as set_config spells it ("250ms", "5s", "0")."""
+    text = text.strip()
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    try:
+        return float(number) * _UNITS.get(text[len(number):].strip(), 1e-3)
+    except ValueError:
+        return 0.0
 
 
 def _setting_text(node: Any) -> str:

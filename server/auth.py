@@ -1,0 +1,128 @@
+"""Users, their SCRAM-SHA-256 verifiers, and the policies their roles become.
+
+Rules:
+- Passwords are never stored: a user has a verifier in Postgres' own format,
+  ``SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`` (base64), made
+  by ``glove-scratchpad passwd``. SCRAM itself is done by scramp.
+- An unknown user runs the same exchange against a verifier derived from a
+  per-process secret, and fails the same way, with the same 28P01: a client
+  cannot tell "no such user" from "wrong password".
+- A policy says what a role may do: write or not, which resources it sees
+  (allow and deny glob patterns), a row limit and a statement timeout. A
+  resource a role may not see does not exist for it.
+"""
+
+from __future__ import annotations
+
+import base64
+import fnmatch
+import hashlib
+import hmac
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import scramp
+from pydantic import BaseModel, Field, field_validator
+
+__all__ = ["Policy", "ScramExchange", "User", "make_verifier", "parse_verifier"]
+
+SCRAM = "SCRAM-SHA-256"
+ITERATIONS = 4096  # Postgres' default scram_iterations
+_FAKE_SECRET = secrets.token_bytes(32)  # per process: fake verifiers for unknown users
+
+
+class User(BaseModel):
+    """One ``[users.NAME]`` table of the config file."""
+
+    password: str = Field(description="A SCRAM-SHA-256 verifier from `glove-scratchpad passwd`")
+    writes: bool = False
+    allow: list[str] = Field(default_factory=lambda: ["*"], description="Resource name globs")
+    deny: list[str] = Field(default_factory=list, description="Resource name globs")
+    row_limit: int | None = Field(None, description="At most this many rows per result")
+    statement_timeout: float | None = Field(None, description="Seconds per statement")
+    admin: bool = Field(False, description="Reads every session's calls in scratchpad.calls")
+
+    @field_validator("password")
+    @classmethod
+    def _is_verifier(cls, value: str) -> str:
+        parse_verifier(value)
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """What a session may do."""
+
+    writes: bool = False
+    allow: tuple[str, ...] = ("*",)
+    deny: tuple[str, ...] = ()
+    row_limit: int | None = None
+    statement_timeout: float | None = None
+    admin: bool = False
+
+    def sees(self, resource: str) -> bool:
+        return any(fnmatch.fnmatchcase(resource, p) for p in self.allow) and not any(
+            fnmatch.fnmatchcase(resource, p) for p in self.deny)
+
+    def visible(self, names: Iterable[str]) -> frozenset[str]:
+        return frozenset(n for n in names if self.sees(n))
+
+    @classmethod
+    def of(cls, user: User) -> Policy:
+        return cls(user.writes, tuple(user.allow), tuple(user.deny), user.row_limit,
+                   user.statement_timeout, user.admin)
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def make_verifier(password: str, iterations: int = ITERATIONS) -> str:
+    """A Postgres-format SCRAM-SHA-256 verifier for ``password``."""
+    salt, stored, server, iterations = scramp.ScramMechanism(SCRAM).make_auth_info(
+        password, iteration_count=iterations)
+    return f"{SCRAM}${iterations}:{_b64(salt)}${_b64(stored)}:{_b64(server)}"
+
+
+def parse_verifier(verifier: str) -> tuple[bytes, bytes, bytes, int]:
+    """(salt, StoredKey, ServerKey, iterations); ValueError if it is not a verifier."""
+    try:
+        mech, rest = verifier.split("$", 1)
+        head, keys = rest.split("$", 1)
+        iterations, salt = head.split(":", 1)
+        stored, server = keys.split(":", 1)
+        if mech != SCRAM:
+            raise ValueError
+        return (base64.b64decode(salt, validate=True), base64.b64decode(stored, validate=True),
+                base64.b64decode(server, validate=True), int(iterations))
+    except ValueError:
+        raise ValueError("not a SCRAM-SHA-256 verifier: make one with "
+                         "`glove-scratchpad passwd`") from None
+
+
+def _fake_verifier(user: str) -> tuple[bytes, bytes, bytes, int]:
+    digest = hmac.new(_FAKE_SECRET, user.encode(), hashlib.sha256).digest()
+    return digest[:16], hashlib.sha256(digest).digest(), hashlib.sha256(digest[::-1]).digest(), \
+        ITERATIONS
+
+
+class ScramExchange:
+    """The server side of one SCRAM-SHA-256 exchange (no channel binding)."""
+
+    def __init__(self, user: str, verifier: str | None) -> None:
+        info = parse_verifier(verifier) if verifier else _fake_verifier(user)
+        self.known = verifier is not None
+        self._server = scramp.ScramMechanism(SCRAM).make_server(lambda _name: info)
+
+    def first(self, client_first: bytes) -> bytes:
+        self._server.set_client_first(client_first.decode())
+        return self._server.get_server_first().encode()
+
+    def final(self, client_final: bytes) -> bytes | None:
+        """The server-final message, or None when the proof is wrong."""
+        try:
+            self._server.set_client_final(client_final.decode())
+        except scramp.ScramException:
+            return None
+        return self._server.get_server_final().encode() if self.known else None
