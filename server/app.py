@@ -16,6 +16,7 @@ import os
 import ssl
 from typing import Any
 
+from .auth import Policy
 from .config import ServerConfig
 from .protocol import ClientHandler
 from .session import Database
@@ -53,6 +54,9 @@ class Server:
     async def start(self) -> None:
         async with self.db.pool.acquire() as conn:
             self._sidecar_parameters = dict(conn.parameters)
+        # Each role's view of the resources is built now, not at its first connection.
+        for user in self.config.users.values():
+            await self.db.view(Policy.of(user).visible(self.db.resources))
         self._server = await asyncio.start_server(
             self._handle, self.config.host, self.config.port, limit=64 * 1024)
         self.port = self._server.sockets[0].getsockname()[1]
@@ -85,6 +89,8 @@ class Server:
                 writer.close()
                 return
             await ClientHandler(self, reader, writer).serve()
+        except asyncio.CancelledError:
+            pass  # shutdown ended this connection; asyncio would log a cancelled handler
         finally:
             self._tasks.discard(task)
 

@@ -116,7 +116,18 @@ class ScramExchange:
         self._server = scramp.ScramMechanism(SCRAM).make_server(lambda _name: info)
 
     def first(self, client_first: bytes) -> bytes:
-        self._server.set_client_first(client_first.decode())
+        text = client_first.decode()
+        # libpq leaves the SCRAM user name empty ("n=,"): Postgres takes the name from
+        # the start-up packet. scramp refuses an empty name, so it is shown a
+        # placeholder, and then given back the client's own bare message, which the
+        # proofs of both sides are computed over.
+        gs2_end = text.find(",", text.find(",") + 1) + 1
+        bare = text[gs2_end:]
+        if bare.startswith("n=,"):
+            self._server.set_client_first(text[:gs2_end] + "n=*" + bare[2:])
+            self._server.client_first_bare = bare
+        else:
+            self._server.set_client_first(text)
         return self._server.get_server_first().encode()
 
     def final(self, client_final: bytes) -> bytes | None:

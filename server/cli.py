@@ -49,7 +49,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
 
     resources = load_resources(config.resources) if config.resources else None
     db = await Database.create(resources, writes=config.writes, sidecar_dsn=config.sidecar_dsn,
-                               sidecar_dir=config.sidecar_dir)
+                               sidecar_dir=config.sidecar_dir, limits=config.limits())
     server = Server(config, db)
     try:
         await server.start()

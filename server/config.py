@@ -31,9 +31,22 @@ class ServerConfig(BaseModel):
     startup_timeout: float = Field(10.0, description="Seconds to finish the start-up")
     shutdown_grace: float = Field(10.0, description="Seconds running statements get on SIGTERM")
     max_connections: int = 1000
+    row_limit: int | None = Field(None, description="At most this many rows per result")
+    max_result_bytes: int = 256 * 1024 * 1024
+    call_budget: int = Field(1000, description="Resolver calls one statement may make")
+    resolver_timeout: float = Field(60.0, description="Seconds per resolver call")
+    resource_concurrency: int = Field(10, description="Calls of one resource at once")
+    statement_timeout: float = Field(300.0, description="Seconds; SET can only lower it")
     require_tls: bool = Field(False, description="Refuse connections that do not use TLS")
     users: dict[str, User] = Field(default_factory=dict,
                                    description="[users.NAME] tables; none: loopback trust")
+
+
+    def limits(self):  # type: ignore[no-untyped-def]
+        from .limits import Limits
+
+        return Limits(self.row_limit, self.max_result_bytes, self.call_budget,
+                      self.resolver_timeout, self.resource_concurrency, self.statement_timeout)
 
 
 def load_config(path: str | Path | None, **overrides: Any) -> ServerConfig:

@@ -95,13 +95,14 @@ class Audit:
         where = "" if session is None else " WHERE session = $1"
         args = [] if session is None else [session]
         rows = await self._pool.fetch(f"SELECT * FROM {AUDIT_TABLE}{where} ORDER BY at", *args)
-        return [dict(r) for r in rows]
+        return [{**r, "arguments": json.loads(r["arguments"])} for r in rows]
 
     async def close(self) -> None:
         if self._flushing is not None:
             with contextlib.suppress(Exception):
                 await self._flushing
         await self.flush()
+        self._pool = None  # later records (a closing connection's) are dropped
 
 
 class Guard:

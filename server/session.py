@@ -55,7 +55,7 @@ from .limits import AUDIT_COLUMNS, Audit, Guard, Limits
 from .results import Call, Notice, Result, ResultColumn, StagedWrite, Touched
 from .rewrite import Rewritten, rewrite
 from .runner import Param, Pool, Step, StepResult
-from .values import decode_row, encode_param
+from .values import decode_row, encode_param, result_format
 from .wire import FieldDescription
 
 __all__ = ["Database", "ParsedStatement", "Session", "parse"]
@@ -70,10 +70,11 @@ _SESSION_IDS = itertools.count(1)
 
 
 def _decoded(result: Result) -> Result:
-    """Fill ``rows`` with Python values decoded from the text-format ``data_rows``."""
+    """Fill ``rows`` with Python values decoded from the ``data_rows`` (text or binary)."""
     if result.data_rows and not result.rows:
         oids = tuple(f.type_oid for f in result.fields)
-        result.rows = [decode_row(oids, r) for r in result.data_rows]
+        formats = tuple(f.format for f in result.fields)
+        result.rows = [decode_row(oids, r, formats) for r in result.data_rows]
     return result
 
 
@@ -316,6 +317,7 @@ class Session:
         self.user = ""
         self.id = next(_SESSION_IDS)
         self.transaction = "idle"  # idle, open, failed
+        self.read_only = False  # BEGIN READ ONLY or SET TRANSACTION READ ONLY: writes refused
         self.staged: list[StagedWrite] = []
         # Savepoints are marks in the staged list: (name, how many writes were staged).
         self.savepoints: list[tuple[str, int]] = []
@@ -555,6 +557,8 @@ class Session:
                 return Result("BEGIN", notices=[Notice(
                     "there is already a transaction in progress", "WARNING", "25001")])
             self.transaction = "open"
+            self.read_only = _read_only(node.options, self.settings.get(
+                "default_transaction_read_only") == "on")
             return Result("BEGIN")
         if kind == k.TRANS_STMT_COMMIT:
             return await self._commit()
@@ -578,6 +582,7 @@ class Session:
 
     def _end_transaction(self) -> None:
         self.transaction = "idle"
+        self.read_only = False
         self.staged = []
         self.savepoints = []
 
@@ -755,7 +760,9 @@ class Session:
             sql = f"SELECT ({expr})::{column.pg_type}"
         sub_params = [params[n - 1] for n in used if n <= len(params)]
         stmt = parse(sql)[0]
-        result = _decoded(await self._read(self._plan(stmt), sub_params, ctx))
+        # Binary where we can: text would follow the client's DateStyle, extra_float_digits…
+        result = _decoded(await self._read(self._plan(stmt), sub_params, ctx,
+                                           (result_format(column.pg_type),)))
         if not value.is_set and len(result.rows) > 1:
             raise errors.CardinalityViolation(
                 "more than one row returned by a subquery used as an expression",
@@ -884,6 +891,8 @@ class Session:
         kind, name = node.kind, node.name
         k = enums.VariableSetKind
         result = Result("RESET" if sql.lstrip()[:5].upper() == "RESET" else "SET")
+        if kind == k.VAR_SET_MULTI and name == "TRANSACTION" and self.transaction == "open":
+            self.read_only = _read_only(node.args, self.read_only)
         if kind == k.VAR_SET_MULTI or name in _IGNORED_SETTINGS:
             return result  # SET TRANSACTION …, SESSION CHARACTERISTICS: nothing to keep
         if kind == k.VAR_RESET_ALL:
@@ -924,6 +933,13 @@ class Session:
                 f"cannot execute {verb.upper()} in a read-only transaction",
                 hint="This server does not allow writes: start it with --writes "
                 "(Database.create(writes=True)) to INSERT, UPDATE and DELETE.",
+            )
+        if self.read_only or (self.transaction == "idle" and self.settings.get(
+                "default_transaction_read_only") == "on"):
+            raise errors.ReadOnlySqlTransaction(
+                f"cannot execute {verb.upper()} in a read-only transaction",
+                hint="The transaction is READ ONLY (BEGIN READ ONLY, SET TRANSACTION READ ONLY "
+                "or default_transaction_read_only): end it, then write in a READ WRITE one.",
             )
         target = plan.target
         if target is None:
@@ -982,7 +998,7 @@ class Session:
         rows = await self._resolve_all(plan.reads, params, ctx)
         twin = Step(shell_ddl(resource, INSERT_SCHEMA)[0], rows=False)
         result = _decoded(await self._run(plan, rows, params, ctx, returning="RETURNING *",
-                                          prelude=twin))
+                                          prelude=twin, formats=_read_formats(resource)))
         names = result.column_names
         given = {r.name for r in plan.node.cols} if plan.node.cols else set(names)
         inserted = [{k: v for k, v in zip(names, row, strict=True) if k in given or v is not None}
@@ -1036,7 +1052,7 @@ class Session:
         prelude = Step(f"INSERT INTO {shell} SELECT * FROM {populate_sql(resource, 1)}",
                        [encode_param(rows_to_json(resource, unique.values()))], rows=False)
         result = _decoded(await self._run(plan, rows, params, ctx, returning="RETURNING *",
-                                          prelude=prelude))
+                                          prelude=prelude, formats=_read_formats(resource)))
         changed = result.dicts()
         pk = resource.primary_key
         if verb == "update":
@@ -1264,6 +1280,14 @@ _POOL_RESETS = (ast.DiscardStmt, ast.DeallocateStmt, ast.ClosePortalStmt, ast.Un
                 ast.ListenStmt, ast.NotifyStmt)
 
 
+def _read_only(options: Any, default: bool) -> bool:
+    """The READ ONLY / READ WRITE among a BEGIN's or SET TRANSACTION's options."""
+    for opt in options or ():
+        if isinstance(opt, ast.DefElem) and opt.defname == "transaction_read_only":
+            return bool(getattr(opt.arg.val, "ival", 0))
+    return default
+
+
 def _is_script(statements: Sequence[ParsedStatement]) -> bool:
     k = enums.TransactionStmtKind
     first, last = statements[0].node, statements[-1].node
@@ -1284,6 +1308,12 @@ def _row_key(resource: Resource, row: dict[str, Any]) -> Any:
     if resource.primary_key:
         return tuple(row.get(k) for k in resource.primary_key)
     return json.dumps(row, sort_keys=True, default=str)
+
+
+def _read_formats(resource: Resource) -> tuple[int, ...]:
+    """Result formats for reading a resource's rows into Python (RETURNING *): binary
+    where Postgres' text would depend on the client's settings."""
+    return tuple(result_format(c.pg_type) for c in resource.columns)
 
 
 def _as_dict(row: Any) -> dict[str, Any]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import re
+import struct
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -18,7 +20,7 @@ from typing import Any
 from .runner import Param
 from .wire import DataRow
 
-__all__ = ["decode_row", "decode_value", "encode_param"]
+__all__ = ["decode_row", "decode_value", "encode_param", "result_format"]
 
 
 def encode_param(value: Any) -> Param:
@@ -144,13 +146,110 @@ for _array_oid, _element_oid in ((1000, 16), (1005, 21), (1007, 23), (1016, 20),
     DECODERS[_array_oid] = _array(DECODERS.get(_element_oid, str))
 
 
-def decode_value(oid: int, raw: bytes | None) -> Any:
+# -- the binary format: for values the interpreter reads itself ----------------------
+# Text output depends on the client's DateStyle, IntervalStyle, TimeZone,
+# extra_float_digits and bytea_output; binary output depends on none of them. So
+# the values the interpreter hands to resolvers (pushed-down WHERE values, the rows
+# of INSERT/UPDATE/DELETE) are read in binary wherever a decoder below exists.
+
+_PG_EPOCH = dt.datetime(2000, 1, 1)
+_PG_EPOCH_DATE = dt.date(2000, 1, 1)
+_I16, _I32, _I64 = struct.Struct("!h"), struct.Struct("!i"), struct.Struct("!q")
+_NUMERIC_HEAD = struct.Struct("!hhHh")
+_NUMERIC_SPECIAL = {0xC000: "NaN", 0xD000: "Infinity", 0xF000: "-Infinity"}
+
+
+def _b_timestamp(raw: bytes, tz: dt.tzinfo | None = None) -> Any:
+    us = _I64.unpack(raw)[0]
+    try:
+        value = _PG_EPOCH + dt.timedelta(microseconds=us)
+    except OverflowError:  # infinity, BC, or past year 9999: no datetime holds it
+        return "infinity" if us == 2**63 - 1 else "-infinity" if us == -(2**63) else (
+            f"out of range: {us} microseconds from 2000-01-01")
+    return value.replace(tzinfo=tz) if tz else value
+
+
+def _b_date(raw: bytes) -> Any:
+    days = _I32.unpack(raw)[0]
+    try:
+        return _PG_EPOCH_DATE + dt.timedelta(days=days)
+    except OverflowError:
+        return "infinity" if days == 2**31 - 1 else "-infinity" if days == -(2**31) else (
+            f"out of range: {days} days from 2000-01-01")
+
+
+def _b_time(raw: bytes) -> Any:
+    us = _I64.unpack(raw)[0]
+    if us >= 86_400_000_000:
+        return "24:00:00"  # Postgres allows it; datetime.time does not
+    seconds, us = divmod(us, 1_000_000)
+    return dt.time(seconds // 3600, seconds // 60 % 60, seconds % 60, us)
+
+
+def _b_interval(raw: bytes) -> Any:
+    us, days, months = struct.unpack("!qii", raw)
+    if months:  # a month has no fixed length: no timedelta holds it
+        return f"{months} mons {days} days {us} microseconds"
+    return dt.timedelta(days=days, microseconds=us)
+
+
+def _b_numeric(raw: bytes) -> decimal.Decimal:
+    ndigits, weight, sign, dscale = _NUMERIC_HEAD.unpack_from(raw)
+    if sign in _NUMERIC_SPECIAL:
+        return decimal.Decimal(_NUMERIC_SPECIAL[sign])
+    digits = struct.unpack_from(f"!{ndigits}H", raw, 8)
+    text = "".join(f"{d:04d}" for d in digits) or "0"
+    # The digits are base-10000 groups; the first one's weight is ``weight``.
+    exponent = (weight + 1 - ndigits) * 4
+    value = decimal.Decimal(f"{'-' if sign == 0x4000 else ''}{text}E{exponent}")
+    precision = len(text) + max(exponent, 0) + dscale + 1
+    return value.quantize(decimal.Decimal(1).scaleb(-dscale),
+                          context=decimal.Context(prec=precision, Emin=-(10**9), Emax=10**9))
+
+
+BINARY_DECODERS: dict[int, Callable[[bytes], Any]] = {
+    16: lambda raw: raw == b"\x01",
+    17: bytes,
+    20: lambda raw: _I64.unpack(raw)[0],
+    21: lambda raw: _I16.unpack(raw)[0],
+    23: lambda raw: _I32.unpack(raw)[0],
+    701: lambda raw: struct.unpack("!d", raw)[0],
+    1082: _b_date,
+    1083: _b_time,
+    1114: _b_timestamp,
+    1184: lambda raw: _b_timestamp(raw, dt.UTC),
+    1186: _b_interval,
+    1700: _b_numeric,
+    2950: lambda raw: uuid.UUID(bytes=raw),
+}
+# The same types by the names a column's pg_type may use (typmods dropped).
+_BINARY_NAMES = frozenset((
+    "boolean", "bool", "bytea", "bigint", "int8", "smallint", "int2", "integer", "int", "int4",
+    "double precision", "float8", "date", "time", "time without time zone", "timestamp",
+    "timestamp without time zone", "timestamptz", "timestamp with time zone", "interval",
+    "numeric", "decimal", "uuid"))
+
+
+def result_format(pg_type: str) -> int:
+    """The format to read a column of this type in when the interpreter decodes it."""
+    name = " ".join(re.sub(r"\([^)]*\)", "", pg_type).lower().split())
+    return 1 if name in _BINARY_NAMES else 0
+
+
+def decode_value(oid: int, raw: bytes | None, format: int = 0) -> Any:
     if raw is None:
         return None
+    if format == 1:
+        binary = BINARY_DECODERS.get(oid)
+        return binary(raw) if binary is not None else raw
     text = raw.decode()
     decoder = DECODERS.get(oid)
     return decoder(text) if decoder is not None else text
 
 
-def decode_row(oids: tuple[int, ...], row: DataRow) -> tuple[Any, ...]:
-    return tuple(decode_value(oid, raw) for oid, raw in zip(oids, row.values, strict=True))
+def decode_row(oids: tuple[int, ...], row: DataRow,
+               formats: tuple[int, ...] = ()) -> tuple[Any, ...]:
+    if not formats or not any(formats):
+        return tuple(decode_value(oid, raw) for oid, raw in zip(oids, row.values, strict=True))
+    return tuple(decode_value(oid, raw, fmt)
+                 for oid, raw, fmt in zip(oids, row.values, formats, strict=True))

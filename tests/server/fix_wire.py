@@ -24,6 +24,8 @@ class Slow(BaseModel):
 
 
 async def _slow(b: Bindings) -> list[Slow]:
+    if b.one("seconds") < 0:
+        raise ValueError("seconds must not be negative")
     await asyncio.sleep(b.one("seconds"))
     return [Slow(seconds=b.one("seconds"), done=True)]
 
