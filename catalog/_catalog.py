@@ -12,9 +12,12 @@ statement.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
+import enum
 import json
+import logging
 import math
 import uuid
 from collections.abc import Iterable, Sequence
@@ -25,6 +28,8 @@ import asyncpg
 from glove_scratchpad.resources import Resource
 
 from ._sidecar import Sidecar
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "INSERT_SCHEMA",
@@ -38,6 +43,27 @@ __all__ = [
     "shell_ddl",
 ]
 
+# The role every statement runs as in the sidecar (layer 2 of the sandbox).
+AGENT_ROLE = "scratchpad_agent"
+AGENT_STATEMENT_TIMEOUT = "300s"  # the sidecar's own backstop; the server's is finer
+AGENT_TEMP_FILE_LIMIT = "1GB"  # spill to disk a sort or hash may make
+# Functions PUBLIC may run by default that would let a statement outlive its
+# transaction, see other sessions, or hold locks on a pooled connection.
+_REVOKE_FUNCTIONS = """
+DO $$ DECLARE f regprocedure; BEGIN
+  FOR f IN SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+           WHERE n.nspname = 'pg_catalog' AND (
+             (p.proname LIKE 'pg\\_advisory%' AND p.proname <> 'pg_advisory_unlock_all')
+             OR p.proname LIKE 'pg\\_try\\_advisory%'
+             OR p.proname LIKE 'lo\\_%' OR p.proname IN ('loread', 'lowrite')
+             OR p.proname LIKE 'pg\\_stat\\_get\\_activity%'
+             OR p.proname LIKE 'pg\\_stat\\_get\\_backend%'
+             OR p.proname IN ('pg_notify', 'pg_listening_channels', 'pg_cancel_backend',
+                              'pg_terminate_backend', 'pg_blocking_pids',
+                              'pg_safe_snapshot_blocking_pids', 'pg_stat_reset',
+                              'pg_stat_reset_shared'))
+  LOOP EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f); END LOOP;
+END $$"""
 SERVED_SCHEMA = "public"
 SYSTEM_SCHEMA = "scratchpad"
 # An INSERT computes its rows against an unconstrained temporary twin of the
@@ -104,6 +130,8 @@ def populate_sql(resource: Resource, param: int, schema: str = SERVED_SCHEMA) ->
 
 
 def _json_default(value: Any) -> Any:
+    if isinstance(value, enum.Enum):  # a str/int mix-in never gets here: json writes those
+        return value.value
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, dt.timedelta):
@@ -160,6 +188,7 @@ class Catalog:
         self.pool = pool
         self.database = database
         self.owns_sidecar = owns_sidecar
+        self.agent_user = sidecar.user  # until install() confines statements to a role
 
     @classmethod
     async def open(
@@ -193,13 +222,48 @@ class Catalog:
             for schema in (SERVED_SCHEMA, SYSTEM_SCHEMA):
                 await conn.execute(f"DROP SCHEMA IF EXISTS {quote_ident(schema)} CASCADE")
                 await conn.execute(f"CREATE SCHEMA {quote_ident(schema)}")
-            await conn.execute(f"GRANT USAGE ON SCHEMA {quote_ident(SERVED_SCHEMA)} TO PUBLIC")
             for resource in resources:
                 for sql in shell_ddl(resource):
                     await conn.execute(sql)
             for resource in system:
                 for sql in shell_ddl(resource, SYSTEM_SCHEMA):
                     await conn.execute(sql)
+            self.agent_user = await self._confine(conn)
+
+    async def _confine(self, conn: asyncpg.Connection) -> str:
+        """Layer 2: the least-privilege role statements run as, if we may create it.
+
+        It can log in to this database, use the shell tables (its writes there
+        are always rolled back), make temporary tables, and nothing else: no
+        other schema, no sequences, no advisory locks, no other sessions'
+        activity; superuser-only settings and file functions stay closed to it.
+        """
+        if not await conn.fetchval("SELECT rolsuper OR rolcreaterole FROM pg_roles "
+                                   "WHERE rolname = current_user"):
+            log.warning("the sidecar user may not create roles: statements run as %s",
+                        self.sidecar.user)
+            return self.sidecar.user
+        if not await conn.fetchval("SELECT 1 FROM pg_roles WHERE rolname = $1", AGENT_ROLE):
+            # Another database's install may make it first.
+            with contextlib.suppress(asyncpg.DuplicateObjectError):
+                await conn.execute(f"CREATE ROLE {AGENT_ROLE} LOGIN NOSUPERUSER NOCREATEDB "
+                                   "NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS")
+        db = quote_ident(self.database)
+        schemas = f"{quote_ident(SERVED_SCHEMA)}, {quote_ident(SYSTEM_SCHEMA)}"
+        for sql in (
+            f"ALTER ROLE {AGENT_ROLE} SET statement_timeout = '{AGENT_STATEMENT_TIMEOUT}'",
+            f"ALTER ROLE {AGENT_ROLE} SET temp_file_limit = '{AGENT_TEMP_FILE_LIMIT}'",
+            f"ALTER ROLE {AGENT_ROLE} SET idle_in_transaction_session_timeout = '60s'",
+            f"REVOKE ALL ON DATABASE {db} FROM PUBLIC",
+            f"GRANT CONNECT, TEMPORARY ON DATABASE {db} TO {AGENT_ROLE}",
+            f"GRANT USAGE ON SCHEMA {schemas} TO {AGENT_ROLE}",
+            f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schemas} "
+            f"TO {AGENT_ROLE}",
+            "REVOKE SELECT ON pg_catalog.pg_stat_activity FROM PUBLIC",
+            _REVOKE_FUNCTIONS,
+        ):
+            await conn.execute(sql)
+        return AGENT_ROLE
 
     async def type_names(self) -> dict[int, str]:
         """Every type's SQL name by OID, as format_type() spells it."""

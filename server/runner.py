@@ -107,7 +107,7 @@ class SidecarConnection:
         self._sidecar: Sidecar | None = None
 
     @classmethod
-    async def connect(cls, sidecar: Sidecar, database: str,
+    async def connect(cls, sidecar: Sidecar, database: str, user: str | None = None,
                       application_name: str = "glove-scratchpad") -> SidecarConnection:
         async def open_() -> SidecarConnection:
             if sidecar.host.startswith("/"):
@@ -118,14 +118,15 @@ class SidecarConnection:
                                                                limit=READ_CHUNK)
             self = cls(reader, writer)
             self._sidecar = sidecar
-            await self._startup(sidecar, database, application_name)
+            await self._startup(sidecar, database, user or sidecar.user, application_name)
             return self
 
         return await asyncio.wait_for(open_(), CONNECT_TIMEOUT)
 
-    async def _startup(self, sidecar: Sidecar, database: str, application_name: str) -> None:
+    async def _startup(self, sidecar: Sidecar, database: str, user: str,
+                       application_name: str) -> None:
         self._send(StartupMessage(parameters={
-            "user": sidecar.user, "database": database, "application_name": application_name,
+            "user": user, "database": database, "application_name": application_name,
             "client_encoding": "UTF8",
         }))
         scram = None
@@ -300,8 +301,10 @@ class SidecarConnection:
 class Pool:
     """Sidecar connections, borrowed one per statement; at most ``size`` at once."""
 
-    def __init__(self, sidecar: Sidecar, database: str, size: int = 16) -> None:
+    def __init__(self, sidecar: Sidecar, database: str, size: int = 16,
+                 user: str | None = None) -> None:
         self.sidecar, self.database, self.size = sidecar, database, size
+        self.user = user
         self._idle: list[SidecarConnection] = []
         self._slots = asyncio.Semaphore(size)
         self._all: set[SidecarConnection] = set()
@@ -312,7 +315,7 @@ class Pool:
         async with self._slots:
             conn = self._idle.pop() if self._idle else None
             if conn is None:
-                conn = await SidecarConnection.connect(self.sidecar, self.database)
+                conn = await SidecarConnection.connect(self.sidecar, self.database, self.user)
                 self.parameters = conn.parameters
                 self._all.add(conn)
             try:

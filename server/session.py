@@ -66,6 +66,9 @@ PARSE_CACHE_SIZE = 4096  # distinct SQL texts whose parse trees are kept
 PLAN_CACHE_SIZE = 4096
 
 _DELETED = object()
+# Column types whose text a pushed-down literal or text parameter holds is not the value
+# itself: pydantic would keep it as str/UTF-8 bytes, so Postgres converts it instead.
+_PARSED_BY_POSTGRES = frozenset(("bytea", "json", "jsonb"))
 _SESSION_IDS = itertools.count(1)
 
 
@@ -171,7 +174,7 @@ class Database:
         self._owns_catalog = owns_catalog
         self._immutable: dict[tuple[str, str], asyncio.Future[Any]] = {}
         self.main = View(frozenset(self.resources), catalog.database,
-                         Pool(catalog.sidecar, catalog.database))
+                         Pool(catalog.sidecar, catalog.database, user=catalog.agent_user))
         self._views: dict[frozenset[str], View] = {self.main.visible: self.main}
         self._view_lock = asyncio.Lock()
         self._default: Session | None = None
@@ -198,8 +201,8 @@ class Database:
                                           system=_system_templates())
                 finally:
                     await catalog.close()
-                found = self._views[visible] = View(visible, name,
-                                                    Pool(self.catalog.sidecar, name))
+                found = self._views[visible] = View(
+                    visible, name, Pool(self.catalog.sidecar, name, user=catalog.agent_user))
             return found
 
     @classmethod
@@ -743,6 +746,8 @@ class Session:
                 if param.format == 0:
                     raw = None if param.value is None else param.value.decode()
                     fast = True
+            if fast and column.pg_type in _PARSED_BY_POSTGRES:
+                fast = False  # '\\x00ff' is two bytes and '{"a": 1}' an object, not text
             if fast:
                 if raw is None:
                     return [None]
@@ -755,7 +760,9 @@ class Session:
         if value.is_set and value.has_subquery:
             sql = f"SELECT (_gs_v)::{column.pg_type} FROM ({expr}) AS _gs_s(_gs_v)"
         elif value.is_set:
-            sql = f"SELECT (_gs_v)::{column.pg_type} FROM unnest({expr}) AS _gs_s(_gs_v)"
+            # The array cast types a bare $n, as Postgres infers it for col = ANY($n).
+            sql = (f"SELECT (_gs_v)::{column.pg_type}"
+                   f" FROM unnest(({expr})::{column.pg_type}[]) AS _gs_s(_gs_v)")
         else:
             sql = f"SELECT ({expr})::{column.pg_type}"
         sub_params = [params[n - 1] for n in used if n <= len(params)]
@@ -770,7 +777,16 @@ class Session:
             )
         out = []
         for (v,) in result.rows:
-            out.append(column.convert(v) if v is not None else None)
+            try:
+                out.append(column.convert(v) if v is not None else None)
+            except ValidationError as exc:  # valid for Postgres, not for the tool (a Literal)
+                about = f" ({column.description})" if column.description else ""
+                raise errors.InvalidParameterValue(
+                    f'invalid value for column "{column.name}": {v!r}',
+                    detail=exc.errors()[0]["msg"],
+                    hint=f"Use a value the column accepts{about}.",
+                    column_name=column.name,
+                ) from None
         return out
 
     async def _select(self, resource: Resource, binding: dict[str, Any],
@@ -1016,6 +1032,8 @@ class Session:
         direct = (
             plan.where_fully_bound and bool(target.predicates) and identity <= bound
             and all(v is not None for v in plan.set_values)
+            # RETURNING needs the rows: read them first when the resource can be read.
+            and (plan.returning_span is None or not (resource.primary_key and resource.select))
         )
         if direct:
             self._check_keys(plan.reads)
