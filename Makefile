@@ -5,7 +5,9 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 PORT   ?= 55432
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench clean node-deps
+# Node packages the tests drive (node-postgres, npm MCP servers), from their lock files.
+NODE_DIRS := $(patsubst %/package.json,%,$(wildcard tests/*/node/package.json))
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -16,7 +18,12 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/glove-scratchpad serve --port $(PORT) --writes
 
-test: $(STAMP)
+node-deps:
+	@for d in $(NODE_DIRS); do \
+	  [ -d $$d/node_modules ] || npm ci --prefix $$d --no-audit --no-fund --loglevel=error; \
+	done
+
+test: $(STAMP) node-deps
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
