@@ -90,7 +90,8 @@ def qualified(name: str, schema: str = SERVED_SCHEMA) -> str:
 
 
 def table_comment(resource: Resource) -> str:
-    parts = [resource.description.strip()] if resource.description.strip() else []
+    about = resource.description.strip()
+    parts = [about if about.endswith((".", "!", "?")) else about + "."] if about else []
     parts.append("Verbs: " + ", ".join(resource.verbs) + ".")
     if resource.keys:
         example = " AND ".join(f"{k} = …" for k in resource.keys)

@@ -85,6 +85,7 @@ def _decoded(result: Result) -> Result:
 class ParsedStatement:
     sql: str
     node: Any
+    offset: int = 0  # where ``sql`` starts in the query string it came from
 
 
 @functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
@@ -104,8 +105,10 @@ def parse(sql: str) -> tuple[ParsedStatement, ...]:
     out = []
     for stmt in raw:
         end = stmt.stmt_location + stmt.stmt_len if stmt.stmt_len else len(sql)
-        text = sql[stmt.stmt_location:end].strip().rstrip(";")
-        out.append(ParsedStatement(text, parse_sql(text)[0].stmt))
+        chunk = sql[stmt.stmt_location:end]
+        text = chunk.strip().rstrip(";")
+        offset = stmt.stmt_location + len(chunk) - len(chunk.lstrip())
+        out.append(ParsedStatement(text, parse_sql(text)[0].stmt, offset))
     return tuple(out)
 
 
@@ -703,8 +706,12 @@ class Session:
         rows = self._apply_overlay(resource, rows)
         # An empty scratchpad view (nothing staged) is an answer, not a filter to re-check.
         if not rows and ref.schema != SYSTEM_SCHEMA:
-            args = " AND ".join(f"{p.column} = {', '.join(v.sql for v in p.values)}"
-                                for p in ref.predicates)
+            # The values the calls were made with, not the $n or expression that gave them.
+            args = " OR ".join(" AND ".join(f"{k} = {_sql_literal(v)}" for k, v in b.items())
+                               for b in bindings if b)
+            if not bindings:  # a NULL or an empty IN: nothing could match, nothing was called
+                args = " AND ".join(f"{p.column} = {', '.join(v.sql for v in p.values)}"
+                                    for p in ref.predicates) + " (NULL or no value: no call made)"
             ctx.notices.append(Notice(
                 f'resource "{resource.name}" returned no rows'
                 + (f" for {args}" if args else ""),
@@ -768,8 +775,15 @@ class Session:
         sub_params = [params[n - 1] for n in used if n <= len(params)]
         stmt = parse(sql)[0]
         # Binary where we can: text would follow the client's DateStyle, extra_float_digits…
-        result = _decoded(await self._read(self._plan(stmt), sub_params, ctx,
-                                           (result_format(column.pg_type),)))
+        try:
+            result = _decoded(await self._read(self._plan(stmt), sub_params, ctx,
+                                               (result_format(column.pg_type),)))
+        except errors.SqlError as exc:
+            # A position in our own SELECT means nothing to the client: point at the value.
+            if exc.position is not None:
+                loc = getattr(value.node, "location", -1)
+                exc.position = loc + 1 if isinstance(loc, int) and loc >= 0 else None
+            raise
         if not value.is_set and len(result.rows) > 1:
             raise errors.CardinalityViolation(
                 "more than one row returned by a subquery used as an expression",
@@ -780,11 +794,11 @@ class Session:
             try:
                 out.append(column.convert(v) if v is not None else None)
             except ValidationError as exc:  # valid for Postgres, not for the tool (a Literal)
-                about = f" ({column.description})" if column.description else ""
+                about = f": {column.description}" if column.description else ""
                 raise errors.InvalidParameterValue(
                     f'invalid value for column "{column.name}": {v!r}',
                     detail=exc.errors()[0]["msg"],
-                    hint=f"Use a value the column accepts{about}.",
+                    hint=f'Use a value column "{column.name}" accepts{about}.',
                     column_name=column.name,
                 ) from None
         return out
@@ -1320,6 +1334,12 @@ def _is_script(statements: Sequence[ParsedStatement]) -> bool:
 def _forget_failure(cache: dict, key: Any, fut: asyncio.Future) -> None:
     if (fut.cancelled() or fut.exception() is not None) and cache.get(key) is fut:
         del cache[key]
+
+
+def _sql_literal(value: Any) -> str:
+    if isinstance(value, bool | int | float):
+        return str(value).lower() if isinstance(value, bool) else str(value)
+    return "'" + str(value).replace("'", "''") + "'"
 
 
 def _row_key(resource: Resource, row: dict[str, Any]) -> Any:

@@ -180,12 +180,32 @@ async def test_commit_failure_reports_fired_failed_and_not_run(make_db):
     assert s.transaction == "idle"
 
 
-async def test_savepoint_is_refused(make_db):
-    db = await make_db([notes(Recorder())])
+async def test_savepoints_mark_the_staged_writes(make_db):
+    # Drivers nest transactions with savepoints (SQLAlchemy's psycopg dialect on connect).
+    rec = Recorder()
+    db = await make_db([notes(rec)])
     s = db.session()
-    await s.execute("BEGIN")
-    with pytest.raises(errors.FeatureNotSupported):
+    with pytest.raises(errors.NoActiveSqlTransaction):
         await s.execute("SAVEPOINT a")
+    await s.execute("BEGIN")
+    await s.execute("INSERT INTO notes (title) VALUES ('kept')")
+    assert (await s.execute("SAVEPOINT a")).command_tag == "SAVEPOINT"
+    await s.execute("INSERT INTO notes (title) VALUES ('dropped')")
+    with pytest.raises(errors.UndefinedColumn):
+        await s.execute("SELECT nope FROM notes")
+    with pytest.raises(errors.InFailedSqlTransaction):
+        await s.execute("RELEASE SAVEPOINT a")
+    r = await s.execute("ROLLBACK TO SAVEPOINT a")
+    assert (r.command_tag, r.notices[0].message) == ("ROLLBACK", "discarded 1 staged write")
+    assert s.transaction == "open"
+    assert (await s.execute("RELEASE a")).command_tag == "RELEASE"
+    assert [w.statement for w in s.preview()] == ["INSERT INTO notes (title) VALUES ('kept')"]
+    assert (await s.execute("COMMIT")).command_tag == "COMMIT"
+    assert rec.writes == [("insert", ["kept"])]
+    await s.execute("BEGIN")
+    with pytest.raises(errors.SqlError) as info:
+        await s.execute("ROLLBACK TO a")  # gone with its transaction
+    assert (info.value.sqlstate, s.transaction) == ("3B001", "failed")
     await s.execute("ROLLBACK")
 
 
