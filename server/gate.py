@@ -8,8 +8,8 @@ SQLSTATE and a HINT naming the next step.
 
 Rules:
 - Statement kinds are allowlisted: SELECT (VALUES, set operations), INSERT,
-  UPDATE, DELETE, EXPLAIN (not ANALYZE), BEGIN/COMMIT/ROLLBACK and the other
-  transaction statements, SET/RESET/SHOW except protected settings, DISCARD,
+  UPDATE, DELETE, EXPLAIN (not ANALYZE), the transaction statements (not
+  COMMIT/ROLLBACK PREPARED), SET/RESET/SHOW but of protected settings, DISCARD,
   DEALLOCATE, CLOSE, UNLISTEN, PREPARE (of a statement that passes) and
   EXECUTE. Everything else is refused, each kind with its own message: DDL,
   COPY, DO, CALL, LOCK, LISTEN/NOTIFY, cursors, maintenance, roles and
@@ -48,7 +48,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NoReturn
 
 from pglast import ast, enums
@@ -190,7 +190,7 @@ cume_dist dense_rank first_value lag last_value lead nth_value ntile percent_ran
 row_number
 """
 _TYPES = """
-bit bool bpchar bytea char cidr date float4 float8 inet int2 int4 int8 interval macaddr
+bit bool bpchar bytea char cidr date float4 float8 int2 int4 int8 interval macaddr
 macaddr8 money name numeric oid text time timestamp timestamptz timetz varbit varchar xml
 gen_random_uuid uuidv4 uuidv7 uuid_extract_timestamp uuid_extract_version
 num_nonnulls num_nulls pg_typeof pg_column_size pg_column_compression pg_collation_for
@@ -214,7 +214,8 @@ getpgusername has_any_column_privilege has_column_privilege has_database_privile
 has_foreign_data_wrapper_privilege has_function_privilege has_language_privilege
 has_parameter_privilege has_schema_privilege has_sequence_privilege has_server_privilege
 has_table_privilege has_tablespace_privilege has_type_privilege obj_description
-pg_advisory_unlock_all pg_basetype pg_char_to_encoding pg_client_encoding
+pg_advisory_unlock_all pg_available_extension_versions pg_available_extensions pg_basetype
+pg_char_to_encoding pg_client_encoding
 pg_collation_is_visible pg_column_is_updatable pg_conversion_is_visible pg_database_size
 pg_describe_object pg_encoding_max_length pg_encoding_to_char pg_function_is_visible
 pg_get_acl pg_get_catalog_foreign_keys pg_get_constraintdef pg_get_expr
@@ -303,13 +304,15 @@ _FUNCTION_REFUSALS = (
              "pg_tablespace_location pg_relation_filepath pg_relation_filenode "
              "pg_filenode_relation pg_show_all_settings pg_show_all_file_settings "
              "pg_hba_file_rules pg_ident_file_mappings pg_settings_get_flags",
-             "pg_ls_ pg_control_ pg_split_walfile_name pg_walfile_name", errors.InsufficientPrivilege,
-             "it reads the server's files or configuration, which is not allowed",
+             "pg_ls_ pg_control_ pg_split_walfile_name pg_walfile_name",
+             errors.InsufficientPrivilege,
+             "it reads the server's files or configuration",
              "Data comes from resources. " + DISCOVER),
     _Refusal("pg_reload_conf pg_rotate_logfile pg_terminate_backend pg_cancel_backend "
              "pg_promote pg_switch_wal pg_create_restore_point pg_backup_start pg_backup_stop "
              "pg_export_snapshot pg_import_system_collations pg_nextoid pg_log_standby_snapshot "
-             "pg_log_backend_memory_contexts pg_sync_replication_slots pg_stop_making_pinned_objects "
+             "pg_log_backend_memory_contexts pg_sync_replication_slots "
+             "pg_stop_making_pinned_objects "
              "brin_summarize_new_values brin_summarize_range brin_desummarize_range "
              "gin_clean_pending_list amvalidate currtid2 pg_backend_pid pg_blocking_pids "
              "pg_safe_snapshot_blocking_pids pg_isolation_test_session_is_blocked pg_lock_status "
@@ -318,12 +321,14 @@ _FUNCTION_REFUSALS = (
              "pg_get_loaded_modules pg_get_wait_events pg_conf_load_time "
              "pg_postmaster_start_time inet_client_addr inet_client_port inet_server_addr "
              "inet_server_port current_query pg_trigger_depth setseed pg_jit_available "
-             "pg_get_replication_slots pg_is_in_recovery pg_is_wal_replay_paused",
+             "pg_get_replication_slots pg_is_in_recovery pg_is_wal_replay_paused "
+             "fmgr_c_validator fmgr_internal_validator fmgr_sql_validator plpgsql_validator "
+             "plpgsql_inline_handler plpgsql_call_handler",
              "pg_stat_ pg_logical_ pg_replication_ pg_create_ pg_drop_replication "
              "pg_copy_ pg_wal_ pg_current_wal pg_last_wal pg_last_xact pg_get_wal "
-             "pg_available_wal binary_upgrade_ pg_restore_ pg_clear_ pg_tablespace_",
+             "pg_available_wal binary_upgrade_ pg_restore_ pg_clear_ pg_tablespace_ pg_show_",
              errors.InsufficientPrivilege,
-             "it administers the server or shows other sessions, which is not allowed",
+             "it administers the server or shows other sessions",
              "This database answers queries over resources. " + DISCOVER),
 )
 
@@ -354,7 +359,7 @@ PROTECTED_SETTINGS = frozenset({
     "event_source", "cluster_name", "stats_temp_directory",
 })
 _PROTECTED_PREFIXES = ("log_", "debug_", "trace_", "syslog_", "ssl", "archive_", "recovery_",
-                       "primary_", "wal_", "synchronous_", "promote_")
+                       "primary_", "wal_", "promote_")
 
 # Cannot be read (SHOW, current_setting, pg_settings): paths, commands, connection strings.
 SECRET_SETTINGS = frozenset({
@@ -542,6 +547,10 @@ class _Scope:
         return False
 
 
+def _names(strings: Any) -> list[str]:
+    return [str(s.sval) for s in strings or () if isinstance(s, ast.String)]
+
+
 def _literal(node: Any) -> str | None:
     """The text of a string (or number) literal, through casts; None for anything else."""
     while isinstance(node, ast.TypeCast):
@@ -578,10 +587,11 @@ def _refuse_secret(name: str) -> NoReturn:
 
 class _Gate:
     def __init__(self, is_resource: IsResource, protected: frozenset[str],
-                 secret: frozenset[str]) -> None:
+                 secret: frozenset[str], params: Sequence[str | bytes | None] | None) -> None:
         self.is_resource = is_resource
         self.protected = protected
         self.secret = secret
+        self.params = params
         self.settings_read: Any = None  # the one pg_settings RangeVar a pinned read may name
 
     # -- statements -----------------------------------------------------------------
@@ -607,19 +617,25 @@ class _Gate:
             self.statement(node.query, top)
         elif isinstance(node, ast.ExecuteStmt):
             self.visit(node.params, root)
+        elif isinstance(node, ast.TransactionStmt):
+            k = enums.TransactionStmtKind
+            if node.kind in (k.TRANS_STMT_COMMIT_PREPARED, k.TRANS_STMT_ROLLBACK_PREPARED):
+                raise errors.FeatureNotSupported(
+                    "two-phase commit is not supported: transactions here are virtual",
+                    hint="COMMIT or ROLLBACK the open transaction instead.")
         elif isinstance(node, ast.VariableSetStmt):
             self.set(node)
         elif isinstance(node, ast.VariableShowStmt):
-            name = node.name.lower()
+            name = str(node.name).lower()
             if name == "all":
                 raise errors.InsufficientPrivilege(
                     "SHOW ALL is not allowed: some settings hold the server's file paths",
                     hint="SHOW one setting by name, e.g. SHOW TimeZone.")
             if name in self.secret:
                 _refuse_secret(name)
-        # Transactions, DISCARD, DEALLOCATE, CLOSE and UNLISTEN name nothing to check.
+        # DISCARD, DEALLOCATE, CLOSE and UNLISTEN name nothing to check.
 
-    def set(self, node: ast.VariableSetStmt) -> None:
+    def set(self, node: Any) -> None:
         kind = node.kind
         k = enums.VariableSetKind
         if kind == k.VAR_RESET_ALL:
@@ -650,7 +666,7 @@ class _Gate:
             if slot not in ("withClause", "relation"):
                 self.visit(getattr(node, slot, None), inner)
 
-    def select(self, node: ast.SelectStmt, scope: _Scope) -> None:
+    def select(self, node: Any, scope: _Scope) -> None:
         if node.intoClause is not None:
             raise errors.InsufficientPrivilege(
                 "SELECT … INTO is not allowed: it creates a table",
@@ -691,38 +707,39 @@ class _Gate:
             return
         if not isinstance(node, ast.Node):
             return
-        if isinstance(node, ast.SelectStmt):
-            self.select(node, scope)
+        n: Any = node  # pglast's field types are loose; read them as Any
+        if isinstance(n, ast.SelectStmt):
+            self.select(n, scope)
             return
-        if isinstance(node, ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):
-            self.write(node, scope)
+        if isinstance(n, ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):
+            self.write(n, scope)
             return
-        if isinstance(node, ast.RangeVar):
-            self.relation(node, scope)
+        if isinstance(n, ast.RangeVar):
+            self.relation(n, scope)
             return
-        if isinstance(node, ast.FuncCall):
-            self.function(node)
-        elif isinstance(node, ast.ColumnRef):
-            fields = node.fields or ()
+        if isinstance(n, ast.FuncCall):
+            self.function(n)
+        elif isinstance(n, ast.ColumnRef):
+            # x.f is f(x) when x has no column f (with 3 or 4 names, only the last).
+            fields = n.fields or ()
             if len(fields) >= 2 and isinstance(fields[-1], ast.String):
-                self.attribute(fields[-1].sval)
-        elif isinstance(node, ast.A_Indirection):
-            for item in node.indirection or ():
-                if isinstance(item, ast.String):
-                    self.attribute(item.sval)
-        elif isinstance(node, ast.RangeTableSample):
-            method = [s.sval for s in node.method if isinstance(s, ast.String)]
+                self.attribute(str(fields[-1].sval))
+        elif isinstance(n, ast.A_Indirection):
+            for name in _names(n.indirection):  # (expr).f is f(expr)
+                self.attribute(name)
+        elif isinstance(n, ast.RangeTableSample):
+            method = _names(n.method)
             if method not in (["system"], ["bernoulli"], ["pg_catalog", "system"],
                               ["pg_catalog", "bernoulli"]):
                 raise errors.UndefinedFunction(
                     f'tablesample method {".".join(method)} does not exist',
                     hint="Use TABLESAMPLE SYSTEM (percent) or BERNOULLI (percent).")
-        elif not isinstance(node, _ALLOWED_INNER) and type(node).__name__.endswith("Stmt"):
-            _refuse_statement(node)
-        for slot in node.__slots__:
-            self.visit(getattr(node, slot, None), scope)
+        elif type(n).__name__.endswith("Stmt"):
+            _refuse_statement(n)  # no other statement nests in the ones allowed
+        for slot in n.__slots__:
+            self.visit(getattr(n, slot, None), scope)
 
-    def relation(self, rv: ast.RangeVar, scope: _Scope) -> None:
+    def relation(self, rv: Any, scope: _Scope) -> None:
         if rv is self.settings_read:
             return
         schema, name = rv.schemaname, rv.relname
@@ -755,24 +772,22 @@ class _Gate:
             _refuse_catalog(f"{schema}.{name}")
         _undefined_relation(f"{schema}.{name}")
 
-    def target(self, rv: ast.RangeVar) -> None:
-        """The relation a write changes: only a resource (a CTE is never a target)."""
+    def target(self, rv: Any) -> None:
+        """The relation a write changes: only a resource (Postgres never takes a CTE here)."""
         schema, name = rv.schemaname, rv.relname
-        if rv.catalogname is None and not (schema is None and name.startswith("pg_")) and \
-                self.is_resource(schema, name):
-            return
         shown = name if schema is None else f"{schema}.{name}"
-        if (schema in ("pg_catalog", "information_schema") or (schema or name).startswith("pg_")
-                or (schema is None and name in CATALOG_RELATIONS)):
+        if rv.catalogname is not None:
+            self.relation(rv, _Scope(None))
+        if (schema is None and name.startswith("pg_")) or schema == "information_schema" or (
+                schema is not None and schema.startswith("pg_")):
             raise errors.InsufficientPrivilege(
-                f'permission denied for relation {shown}: only resources can be written',
+                f"permission denied for relation {shown}: only resources can be written",
                 hint=DISCOVER)
-        self.relation(rv, _Scope(None))  # an unknown or cross-database name: say so
-        raise errors.InsufficientPrivilege(
-            f'cannot write relation "{shown}": only resources can be written', hint=DISCOVER)
+        if not self.is_resource(schema, name):
+            _undefined_relation(shown)
 
-    def function(self, fc: ast.FuncCall) -> None:
-        parts = [p.sval for p in fc.funcname if isinstance(p, ast.String)]
+    def function(self, fc: Any) -> None:
+        parts = _names(fc.funcname)
         name = parts[-1]
         shown = ".".join(parts)
         schema = parts[-2] if len(parts) >= 2 else None
@@ -798,35 +813,49 @@ class _Gate:
                 f'"{name}" cannot be used in attribute notation here',
                 hint=f"Call it as {name}(…) with literal arguments, or rename the column.")
 
-    def setting_function(self, name: str, fc: ast.FuncCall) -> None:
+    def argument(self, node: Any) -> tuple[bool, str | None]:
+        """(whether its value is known here, its text): a literal, or a ``$n`` with a value."""
+        while isinstance(node, ast.TypeCast):
+            node = node.arg
+        if isinstance(node, ast.ParamRef):
+            number = int(node.number or 0)
+            if self.params is None or not 1 <= number <= len(self.params):
+                return False, None
+            value = self.params[number - 1]
+            return (True, value) if value is None or isinstance(value, str) else (False, None)
+        if isinstance(node, ast.A_Const) and node.isnull:
+            return True, None
+        text = _literal(node)
+        return text is not None, text
+
+    def setting_function(self, name: str, fc: Any) -> None:
         params = (("setting_name", "new_value", "is_local") if name == "set_config"
                   else ("setting_name", "missing_ok"))
         args: dict[str, Any] = {}
         for i, arg in enumerate(fc.args or ()):
             if isinstance(arg, ast.NamedArgExpr):
-                args[arg.name] = arg.arg
+                args[str(arg.name)] = arg.arg
             elif i < len(params):
                 args[params[i]] = arg
-        setting = _literal(args.get("setting_name"))
-        if setting is None:
+        known, setting = self.argument(args.get("setting_name"))
+        if not known:
             raise errors.InsufficientPrivilege(
                 f"{name}() needs a literal setting name here",
                 hint=f"Write {name}('name', …) with the setting's name as a string literal.")
+        if setting is None:
+            return  # NULL: current_setting gives NULL, set_config refuses it
         setting = setting.strip().lower()
         if name == "current_setting":
             if setting in self.secret:
                 _refuse_secret(setting)
             return
         if setting in _ONE_WAY:
-            value = _literal(args.get("new_value"))
+            value = self.argument(args.get("new_value"))[1]
             why = "its value must be a literal" if value is None else _one_way(setting, value)
             if why:
                 _refuse_set(setting, why)
         elif _setting_protected(setting, self.protected):
             _refuse_set(setting)
-
-
-_ALLOWED_INNER = (ast.SelectStmt, ast.InsertStmt, ast.UpdateStmt, ast.DeleteStmt)
 
 
 def _refuse_catalog(name: str) -> NoReturn:
@@ -858,22 +887,28 @@ def _refuse_function(name: str) -> None:
                                 hint=refusal.hint)
 
 
-def _plain_column(node: Any, names: Iterable[str]) -> str | None:
-    """The column a ColumnRef names when it is ``col`` or ``<alias>.col``; else None."""
+def _plain_column(node: Any, names: Iterable[str]) -> str:
+    """The column a ColumnRef names when it is ``col`` or ``<alias>.col``; else ""."""
     if not isinstance(node, ast.ColumnRef):
-        return None
-    fields = node.fields or ()
-    if not all(isinstance(f, ast.String | ast.A_Star) for f in fields):
-        return None
-    if len(fields) == 2 and isinstance(fields[0], ast.String) and fields[0].sval not in names:
-        return None
-    if len(fields) not in (1, 2):
-        return None
+        return ""
+    fields: Any = node.fields or ()
+    if len(fields) not in (1, 2) or not all(isinstance(f, ast.String | ast.A_Star)
+                                            for f in fields):
+        return ""
+    if len(fields) == 2 and str(getattr(fields[0], "sval", "")) not in names:
+        return ""
     last = fields[-1]
-    return last.sval if isinstance(last, ast.String) else "*"
+    return str(last.sval) if isinstance(last, ast.String) else "*"
 
 
-def _pinned_settings_read(node: ast.SelectStmt, secret: frozenset[str]) -> Any:
+# pg_settings columns a pinned read may name: not sourcefile/sourceline (a path), not *.
+_SETTINGS_COLUMNS = frozenset({
+    "name", "setting", "unit", "category", "short_desc", "extra_desc", "context", "vartype",
+    "source", "min_val", "max_val", "enumvals", "boot_val", "reset_val", "pending_restart",
+})
+
+
+def _pinned_settings_read(node: Any, secret: frozenset[str]) -> Any:
     """The pg_settings RangeVar of ``SELECT cols FROM pg_settings WHERE name = '…'``, else None.
 
     Only plain columns are read and the WHERE is the only expression evaluated on
@@ -888,17 +923,20 @@ def _pinned_settings_read(node: ast.SelectStmt, secret: frozenset[str]) -> Any:
     if not (isinstance(rv, ast.RangeVar) and rv.relname == "pg_settings"
             and rv.schemaname in (None, "pg_catalog") and rv.catalogname is None):
         return None
-    names = {"pg_settings", rv.alias.aliasname if rv.alias else "pg_settings"}
+    names = {"pg_settings", str(rv.alias.aliasname) if rv.alias else "pg_settings"}
     for target in node.targetList or ():
-        if not isinstance(target, ast.ResTarget) or _plain_column(target.val, names) is None:
+        if not isinstance(target, ast.ResTarget) or (
+                _plain_column(target.val, names) not in _SETTINGS_COLUMNS):
             return None
     for sort in node.sortClause or ():
-        if _plain_column(sort.node, names) is None:
+        if _plain_column(sort.node, names) not in _SETTINGS_COLUMNS:
             return None
     for limit in (node.limitCount, node.limitOffset):
         if limit is not None and _literal(limit) is None:
             return None
-    where = node.whereClause
+    where: Any = node.whereClause
+    col: Any
+    values: list[Any]
     if not (isinstance(where, ast.A_Expr) and where.name and where.name[-1].sval == "="):
         return None
     if where.kind == enums.A_Expr_Kind.AEXPR_OP:
@@ -925,12 +963,17 @@ def check(
     node: Any,
     *,
     is_resource: IsResource,
+    params: Sequence[str | bytes | None] | None = None,
     protected_settings: frozenset[str] = PROTECTED_SETTINGS,
     secret_settings: frozenset[str] = SECRET_SETTINGS,
 ) -> None:
     """Refuse ``node`` (a RawStmt's ``stmt``) with an ``errors.SqlError``, or return None.
 
     ``is_resource(schema, name)`` says whether a relation names a resource;
-    ``schema`` is None for an unqualified name.
+    ``schema`` is None for an unqualified name. ``params`` are the statement's
+    parameter values when it is about to run: ``str`` for a text-format value,
+    None for NULL, ``bytes`` for a binary-format one (not read). A setting name
+    given as ``$n`` (SQLAlchemy's ``current_setting($1)``) is checked against its
+    text, and refused when there is none.
     """
-    _Gate(is_resource, protected_settings, secret_settings).statement(node)
+    _Gate(is_resource, protected_settings, secret_settings, params).statement(node)

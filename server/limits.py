@@ -20,6 +20,7 @@ import contextlib
 import datetime as dt
 import json
 import logging
+import math
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
@@ -140,7 +141,7 @@ class Guard:
         finally:
             self.audit.record((
                 dt.datetime.now(dt.UTC), user, session, statement[:4000], resource, verb,
-                json.dumps(arguments, default=str), status,
+                json.dumps(_finite(arguments), default=str), status,
                 (time.monotonic() - started) * 1000, rows, error,
             ))
 
@@ -151,3 +152,15 @@ class Guard:
                 f"{self.limits.call_budget} per statement",
                 hint="Narrow the IN lists or subqueries that fan out, or split the work "
                 "into several statements.")
+
+
+def _finite(value: Any) -> Any:
+    """Arguments as jsonb takes them: JSON has no NaN or Infinity, and one such value
+    would fail the whole batch of audit records it is copied with."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value

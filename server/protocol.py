@@ -29,6 +29,7 @@ from pglast import ast
 
 from glove_scratchpad import errors
 
+from .analysis import param_numbers
 from .auth import SCRAM, Policy, ScramExchange
 from .results import Notice, Result
 from .runner import Param
@@ -106,6 +107,7 @@ class _Prepared:
     stmt: ParsedStatement | None  # None: the empty query
     param_oids: tuple[int, ...]
     described: tuple[tuple[int, ...], tuple[FieldDescription, ...] | None] | None = None
+    n_params: int = -1  # how many values a Bind must supply; -1: not counted yet
 
 
 @dataclass
@@ -148,6 +150,9 @@ class ClientHandler:
         self.discarding = False
         self.min_severity = "NOTICE"
         self.peer = writer.get_extra_info("peername")
+        # The client's own violation, once the reader (which decodes ahead) met it: it is
+        # what the FATAL reports, not the refusal of replies to messages queued before it.
+        self.violation: ProtocolError | None = None
 
     # -- output ------------------------------------------------------------------
 
@@ -197,7 +202,7 @@ class ClientHandler:
         except ProtocolError as exc:
             with contextlib.suppress(Exception):
                 self.send(ErrorResponse({"S": "FATAL", "V": "FATAL", "C": "08P01",
-                                         "M": str(exc)}))
+                                         "M": str(self.violation or exc)}))
                 await self.flush()
         except Exception:
             log.exception("internal error serving %s", self.peer)
@@ -408,6 +413,7 @@ class ClientHandler:
             queue.put_nowait(None)
             raise
         except ProtocolError as exc:
+            self.violation = exc
             queue.put_nowait(exc)
         finally:
             # A client that went away cancels what it was running.
@@ -483,6 +489,8 @@ class ClientHandler:
             try:
                 result = await self.run(stmt, [], request, ())
             except errors.SqlError as exc:
+                if exc.position is not None:
+                    exc.position += stmt.offset  # psql points into the whole query string
                 self.send_error(exc)
                 break
             except Exception:
@@ -494,6 +502,12 @@ class ClientHandler:
             if self.session.settings.get("client_min_messages"):
                 self.min_severity = self.session.settings["client_min_messages"]
             await self.maybe_flush()
+        # A simple Query replaces the unnamed statement and portal, and portals end with
+        # their transaction (also one ended by a COMMIT or ROLLBACK sent here).
+        self.prepared.pop("", None)
+        self.portals.pop("", None)
+        if self.tx_status() == "I":
+            self.portals.clear()
         self.send(ReadyForQuery(self.tx_status()))
         await self.flush()
 
@@ -529,6 +543,14 @@ class ClientHandler:
             if msg.portal and msg.portal in self.portals:
                 raise errors.SqlError(f'portal "{msg.portal}" already exists', sqlstate="42P03")
             oids = prepared.param_oids
+            if prepared.n_params < 0:
+                stmt_node = prepared.stmt.node if prepared.stmt else None
+                prepared.n_params = max([len(oids), *param_numbers(stmt_node)])
+            needed = prepared.n_params
+            if len(msg.params) != needed:  # refused at Bind, as Postgres does, not at Execute
+                raise errors.ProtocolViolation(
+                    f"bind message supplies {len(msg.params)} parameters, but prepared "
+                    f'statement "{msg.statement}" requires {needed}')
             params = [
                 Param(value, msg.param_format(i), oids[i] if i < len(oids) else 0)
                 for i, value in enumerate(msg.params)
@@ -593,8 +615,8 @@ class ClientHandler:
             self.send(EmptyQueryResponse())
             return
         if portal.done:
-            tag = portal.result.command_tag.split()[0] if portal.result else "SELECT"
-            self.send(CommandComplete(f"{tag} 0"))
+            tag = portal.result.command_tag if portal.result else "SELECT 0"
+            self.send(CommandComplete(_with_count(tag or "SELECT 0", 0)))
             return
         if portal.result is None:
             assert self.session is not None
@@ -607,17 +629,28 @@ class ClientHandler:
                 self.send(ParameterStatus(name, value))
         result = portal.result
         rows = result.data_rows
-        end = len(rows) if max_rows <= 0 else min(len(rows), portal.sent + max_rows)
-        for row in rows[portal.sent:end]:
+        start = portal.sent
+        end = len(rows) if max_rows <= 0 else min(len(rows), start + max_rows)
+        for row in rows[start:end]:
             self.send(row)
             await self.maybe_flush()
         portal.sent = end
-        if end < len(rows):
+        # As Postgres: a fetch that filled max_rows suspends (it does not look ahead), and
+        # a portal fetched in parts counts, in its tag, the rows of the last Execute only.
+        chunked = bool(result.fields) and (max_rows > 0 or start > 0)
+        if chunked and max_rows > 0 and end - start == max_rows:
             self.send(PortalSuspended())
             return
         portal.done = True
         if result.command_tag:
-            self.send(CommandComplete(result.command_tag))
+            tag = result.command_tag
+            self.send(CommandComplete(_with_count(tag, end - start) if chunked else tag))
+
+
+def _with_count(tag: str, count: int) -> str:
+    """A command tag with its row count replaced ("INSERT 0 5" -> "INSERT 0 2")."""
+    head, _, last = tag.rpartition(" ")
+    return f"{head} {count}" if head and last.isdigit() else tag
 
 
 def _fmt(formats: tuple[int, ...], i: int) -> int:

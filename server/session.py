@@ -49,6 +49,7 @@ from glove_scratchpad.catalog import (
 )
 from glove_scratchpad.resources import Bindings, Resource, call_resolver, define_resource
 
+from . import gate
 from .analysis import Plan, Reference, Value, analyze, deparse, renumber_params
 from .auth import Policy
 from .limits import AUDIT_COLUMNS, Audit, Guard, Limits
@@ -131,6 +132,7 @@ class View:
     plans: dict[str, Plan] = field(default_factory=dict)  # by SQL text; see Session._plan
     # Describe results by (SQL, parameter types): resources never change while served.
     descriptions: dict[tuple[str, tuple[int, ...]], Any] = field(default_factory=dict)
+    gated: set[str] = field(default_factory=set)  # SQL texts that passed the gate
 
 
 @dataclass
@@ -454,6 +456,7 @@ class Session:
                 hint="ROLLBACK to end it; nothing it staged will fire.",
             )
         try:
+            self._gate(stmt, params)
             try:
                 async with asyncio.timeout(self._timeout()):
                     result = await self._dispatch(stmt, params, request)
@@ -467,6 +470,22 @@ class Session:
             if self.transaction == "open":
                 self.transaction = "failed"
             raise
+
+    def _gate(self, stmt: ParsedStatement, params: list[Param]) -> None:
+        """Layer 1: judge the statement's tree; a statement that passed once is remembered."""
+        if stmt.sql in self.view.gated:
+            return
+        values = [None if p.value is None or p.format else p.value.decode() for p in params]
+        gate.check(stmt.node, is_resource=lambda schema, name: self.lookup(schema, name)
+                   is not None, params=values)
+        if not params and len(self.view.gated) < PLAN_CACHE_SIZE:
+            self.view.gated.add(stmt.sql)
+
+    async def unguarded(self, sql: str) -> Result:
+        """Test-only: layer 1 switched off. The SQL goes to the sidecar as it is, as a
+        statement that slipped past the gate would: as the agent role, in a read-only
+        transaction that is rolled back. Layer 2 alone must stop it."""
+        return self._result("", await self._pipeline([Step(sql)]))
 
     def _timeout(self) -> float:
         """Seconds this statement may take: the server's cap, lowered by role and SET."""

@@ -17,6 +17,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from glove_scratchpad import errors
+
 from .runner import Param
 from .wire import DataRow
 
@@ -41,7 +43,14 @@ def encode_param(value: Any) -> Param:
         text = f"{value.days} days {value.seconds} seconds {value.microseconds} microseconds"
     else:
         text = str(value)
-    return Param(text.encode())
+    try:
+        return Param(text.encode())
+    except UnicodeEncodeError as exc:  # a lone surrogate: Python holds it, UTF-8 cannot
+        raise errors.SqlError(
+            f'invalid byte sequence for encoding "UTF8": {exc.reason} '
+            f"{text[exc.start:exc.end]!a}", sqlstate="22021",
+            hint="A value (perhaps a row a tool returned) holds a character that is not "
+            "valid Unicode text.") from None
 
 
 def _bool(s: str) -> bool:
