@@ -58,6 +58,13 @@ DO $$ DECLARE f regprocedure; BEGIN
              OR p.proname LIKE 'lo\\_%' OR p.proname IN ('loread', 'lowrite')
              OR p.proname LIKE 'pg\\_stat\\_get\\_activity%'
              OR p.proname LIKE 'pg\\_stat\\_get\\_backend%'
+             OR p.proname LIKE 'txid\\_%' OR p.proname LIKE 'pg\\_current\\_%'
+             OR p.proname LIKE 'pg\\_snapshot\\_%' OR p.proname LIKE 'pg\\_control\\_%'
+             OR p.proname LIKE 'inet\\_%' OR p.proname LIKE 'pg\\_logical\\_%'
+             OR p.proname IN ('pg_backend_pid', 'pg_xact_status', 'pg_show_all_settings',
+                              'pg_tablespace_location', 'pg_relation_filepath', 'pg_lock_status',
+                              'setseed', 'pg_show_all_file_settings', 'pg_prepared_statement',
+                              'pg_cursor', 'pg_prepared_xact', 'pg_get_replication_slots')
              OR p.proname IN ('pg_notify', 'pg_listening_channels', 'pg_cancel_backend',
                               'pg_terminate_backend', 'pg_blocking_pids',
                               'pg_safe_snapshot_blocking_pids', 'pg_stat_reset',
@@ -260,7 +267,11 @@ class Catalog:
             f"GRANT USAGE ON SCHEMA {schemas} TO {AGENT_ROLE}",
             f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schemas} "
             f"TO {AGENT_ROLE}",
-            "REVOKE SELECT ON pg_catalog.pg_stat_activity FROM PUBLIC",
+            "REVOKE SELECT ON pg_catalog.pg_stat_activity, pg_catalog.pg_locks, "
+            "pg_catalog.pg_prepared_statements, pg_catalog.pg_prepared_xacts, "
+            "pg_catalog.pg_cursors, pg_catalog.pg_replication_slots, pg_catalog.pg_stats, "
+            "pg_catalog.pg_sequences, pg_catalog.pg_db_role_setting, "
+            "pg_catalog.pg_user_mappings, pg_catalog.pg_largeobject_metadata FROM PUBLIC",
             _REVOKE_FUNCTIONS,
         ):
             await conn.execute(sql)

@@ -202,7 +202,10 @@ class SidecarConnection:
                 msgs.append(Describe("P"))
             msgs.append(Execute())
         if transaction is not None:
-            msgs += [Parse("", "ROLLBACK"), Bind(), Execute()]
+            # A prepared statement is the one thing a statement could leave on a pooled
+            # connection that its rolled-back transaction does not take away.
+            msgs += [Parse("", "ROLLBACK"), Bind(), Execute(),
+                     Parse("", "DEALLOCATE ALL"), Bind(), Execute()]
         msgs.append(Sync())
         self._send(*msgs)
         try:
@@ -238,6 +241,9 @@ class SidecarConnection:
                 if msg.status != "I":
                     # The error skipped our ROLLBACK: end the failed transaction now.
                     self._send(Query("ROLLBACK"))
+                    await self._drain_until_ready()
+                if error is not None:
+                    self._send(Query("DEALLOCATE ALL"))  # skipped with the rest after the error
                     await self._drain_until_ready()
                 break
             elif isinstance(msg, NoticeResponse | ParameterStatus):
