@@ -33,6 +33,7 @@ __all__ = [
     "SqlError",
     "SyntaxError",
     "UndefinedColumn",
+    "UndefinedFunction",
     "UndefinedTable",
     "WrongObjectType",
     "error_class",
@@ -227,6 +228,10 @@ class InsufficientPrivilege(SqlError, code="42501"):
 
 
 class UndefinedColumn(SqlError, code="42703"):
+    pass
+
+
+class UndefinedFunction(SqlError, code="42883"):
     pass
 
 

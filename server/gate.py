@@ -267,25 +267,25 @@ class _Refusal:
 
 _FUNCTION_REFUSALS = (
     _Refusal("nextval currval setval lastval pg_sequence_last_value pg_get_sequence_data", "",
-             errors.FeatureNotSupported, "sequences are not supported here",
+             errors.FeatureNotSupported, "sequences are not supported",
              "Let the tool assign ids (INSERT … RETURNING), or use gen_random_uuid() "
              "or row_number() OVER ()."),
     _Refusal("", "pg_advisory_ pg_try_advisory_", errors.FeatureNotSupported,
-             "advisory locks are not supported: each statement runs on its own pooled "
-             "connection",
+             "advisory locks are not supported (each statement runs on its own pooled "
+             "connection)",
              "Drop the lock. Inside BEGIN … COMMIT writes are staged, and COMMIT fires them "
              "in order."),
     _Refusal("pg_current_snapshot pg_visible_in_snapshot pg_last_committed_xact "
              "pg_get_multixact_members mxid_age",
              "txid_ pg_current_xact_id pg_snapshot_ pg_xact_", errors.FeatureNotSupported,
-             "transaction ids are not exposed: transactions here are virtual",
+             "transaction ids are not exposed (transactions here are virtual)",
              "Use now() or clock_timestamp() to mark time; scratchpad.staged lists the writes "
              "of the open transaction."),
     _Refusal("loread lowrite", "lo_", errors.FeatureNotSupported,
              "large objects are not supported",
              "Keep binary data in a bytea or text column of a resource."),
     _Refusal("pg_sleep pg_sleep_for pg_sleep_until", "", errors.FeatureNotSupported,
-             "a statement may not sleep: it would hold a connection",
+             "a statement may not sleep (it would hold a connection)",
              "Run the statement again later instead."),
     _Refusal("query_to_xml query_to_xml_and_xmlschema query_to_xmlschema cursor_to_xml "
              "cursor_to_xmlschema ts_stat ts_rewrite",
@@ -294,7 +294,7 @@ _FUNCTION_REFUSALS = (
              "Write the query itself; xmlelement(), xmlforest(), json_agg() or to_jsonb() "
              "shape its rows."),
     _Refusal("", "dblink postgres_fdw", errors.InsufficientPrivilege,
-             "connections to other databases are not allowed",
+             "it connects to other databases",
              "Data comes from resources. " + DISCOVER),
     _Refusal("pg_notify pg_listening_channels pg_notification_queue_usage", "",
              errors.FeatureNotSupported, "LISTEN and NOTIFY are not supported",
@@ -412,7 +412,7 @@ _DDL_HINT = ("The tables here are the server's resources; use a CTE (WITH name A
 
 _NAMES = {
     "CreateStmt": "CREATE TABLE", "IndexStmt": "CREATE INDEX", "ViewStmt": "CREATE VIEW",
-    "CommentStmt": "COMMENT", "SecLabelStmt": "SECURITY LABEL", "TruncateStmt": "TRUNCATE",
+    "CommentStmt": "COMMENT ON", "SecLabelStmt": "SECURITY LABEL", "TruncateStmt": "TRUNCATE",
     "RuleStmt": "CREATE RULE", "CreateTrigStmt": "CREATE TRIGGER",
     "CreateSeqStmt": "CREATE SEQUENCE", "AlterSeqStmt": "ALTER SEQUENCE",
     "CreatedbStmt": "CREATE DATABASE", "DropdbStmt": "DROP DATABASE",
@@ -661,7 +661,11 @@ class _Gate:
 
     def write(self, node: Any, scope: _Scope) -> None:
         inner = self.with_clause(node.withClause, scope)
-        self.target(node.relation)
+        try:
+            self.target(node.relation)
+        except errors.SqlError as exc:
+            _locate(exc, node.relation)
+            raise
         for slot in node.__slots__:
             if slot not in ("withClause", "relation"):
                 self.visit(getattr(node, slot, None), inner)
@@ -714,9 +718,19 @@ class _Gate:
         if isinstance(n, ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):
             self.write(n, scope)
             return
-        if isinstance(n, ast.RangeVar):
-            self.relation(n, scope)
-            return
+        try:
+            if isinstance(n, ast.RangeVar):
+                self.relation(n, scope)
+                return
+            self.expression(n)
+        except errors.SqlError as exc:
+            _locate(exc, n)
+            raise
+        for slot in n.__slots__:
+            self.visit(getattr(n, slot, None), scope)
+
+    def expression(self, n: Any) -> None:
+        """The node's own check: a function call, spelled or in attribute notation."""
         if isinstance(n, ast.FuncCall):
             self.function(n)
         elif isinstance(n, ast.ColumnRef):
@@ -736,8 +750,6 @@ class _Gate:
                     hint="Use TABLESAMPLE SYSTEM (percent) or BERNOULLI (percent).")
         elif type(n).__name__.endswith("Stmt"):
             _refuse_statement(n)  # no other statement nests in the ones allowed
-        for slot in n.__slots__:
-            self.visit(getattr(n, slot, None), scope)
 
     def relation(self, rv: Any, scope: _Scope) -> None:
         if rv is self.settings_read:
@@ -856,6 +868,13 @@ class _Gate:
                 _refuse_set(setting, why)
         elif _setting_protected(setting, self.protected):
             _refuse_set(setting)
+
+
+def _locate(exc: errors.SqlError, node: Any) -> None:
+    """Point the error at the node, as Postgres does (1-based, in characters)."""
+    location = getattr(node, "location", None)
+    if exc.position is None and isinstance(location, int) and location >= 0:
+        exc.position = location + 1
 
 
 def _refuse_catalog(name: str) -> NoReturn:

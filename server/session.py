@@ -440,6 +440,7 @@ class Session:
         stmt = statements[0]
         node = stmt.node.query if isinstance(stmt.node, ast.ExplainStmt) else stmt.node
         encoded = [encode_param(p) for p in params or ()]
+        self._gate(stmt, encoded)
         return await self._explain(stmt.sql, node, encoded, stmt.node)
 
     # -- one statement ----------------------------------------------------------
@@ -475,7 +476,9 @@ class Session:
         """Layer 1: judge the statement's tree; a statement that passed once is remembered."""
         if stmt.sql in self.view.gated:
             return
-        values = [None if p.value is None or p.format else p.value.decode() for p in params]
+        # Binary values stay bytes: the gate treats them as unknown, never as NULL.
+        values = [p.value if p.value is None or p.format else p.value.decode("utf-8", "replace")
+                  for p in params]
         gate.check(stmt.node, is_resource=lambda schema, name: self.lookup(schema, name)
                    is not None, params=values)
         if not params and len(self.view.gated) < PLAN_CACHE_SIZE:
