@@ -1,0 +1,93 @@
+"""``python -m benchmarks [--smoke] [--output PATH]``: run every benchmark, write the report.
+
+A full run (``make bench``) writes docs/benchmarks.md; ``--smoke`` runs every
+benchmark very briefly, at its smallest size, and writes only when given --output.
+Failing targets are reported, not fatal: the exit status is non-zero only when a
+benchmark could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from . import explain, idle, lookup, machine, materialize, profiling, report, resolvers, throughput
+from .env import REPO, Env, Options
+from .results import Section
+
+# In the report's order (the issue's); they run in RUN_ORDER.
+FAMILIES = [lookup, throughput, materialize, explain, resolvers, idle, profiling]
+# Idle connections first, on a fresh server, so its RSS is not that of the caches the
+# other runs fill; materialization last, since its 1M-row answers grow the heap.
+RUN_ORDER = [idle, lookup, throughput, explain, resolvers, profiling, materialize]
+NAMES = [f.NAME for f in FAMILIES]
+
+
+async def _main(options: Options, output: Path | None) -> int:
+    started = time.perf_counter()
+    load_at_start = machine.load()
+    print(f"benchmarks: {'smoke' if options.smoke else 'full'} run; starting the sidecar, "
+          "the server and the relay", flush=True)
+    env = await Env.start(options)
+    sections: dict[str, Section] = {}
+    errors: list[str] = []
+    try:
+        print(f"  Postgres {env.pg_version}; server on {env.server.host}:{env.server.port}; "  # type: ignore[union-attr]
+              f"relay on {env.relay.host}:{env.relay.port}", flush=True)  # type: ignore[union-attr]
+        for family in RUN_ORDER:
+            run: Callable[[Env], Awaitable[Section]] = family.run
+            print(f"== {family.NAME} ==", flush=True)
+            t0 = time.perf_counter()
+            try:
+                sections[family.NAME] = await run(env)
+            except Exception as exc:
+                traceback.print_exc()
+                errors.append(f"`{family.NAME}` failed: {type(exc).__name__}: {exc}"[:2000])
+            print(f"   ({time.perf_counter() - t0:.1f} s)", flush=True)
+        details = machine.describe(env.pg_version, load_at_start)
+    finally:
+        await env.close()
+    ordered = [sections[n] for n in NAMES if n in sections]
+    seconds = time.perf_counter() - started
+    text = report.render(ordered, details, smoke=options.smoke, seconds=seconds, errors=errors)
+    print("== targets ==")
+    for s in ordered:
+        for c in s.checks:
+            print("  " + report.verdict_line(c))
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text)
+        print(f"wrote {output}")
+    print(f"done in {seconds:.0f} s" + (f"; {len(errors)} benchmark(s) failed" if errors else ""))
+    return 1 if errors else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--smoke", action="store_true",
+                   help="run every benchmark very briefly (CI); writes only with --output")
+    p.add_argument("--output", type=Path,
+                   help="where to write the report (default: docs/benchmarks.md for a full run)")
+    p.add_argument("--duration", type=float, default=5.0,
+                   help="seconds per pgbench run in a full run (default 5)")
+    args = p.parse_args(argv)
+    output = args.output
+    if output is None and not args.smoke:
+        output = REPO / "docs" / "benchmarks.md"
+    options = Options(smoke=args.smoke, duration=args.duration)
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(_main(options, output))
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(_main(options, output))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+"""4. The pre-pass: latency of EXPLAIN on a five-resource join.
+
+Through the wire (pgbench ``-c 1 -M simple``, an ``EXPLAIN …`` script) against the
+server and, for reference, against five plain tables directly; and in process via
+``Database.explain`` on the same sidecar, with the analysis alone (``analyze`` on a
+cached parse) and an uncached pglast parse timed apart.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from pglast import parse_sql
+
+from glove_scratchpad.server import Database
+from glove_scratchpad.server.analysis import analyze
+from glove_scratchpad.server.session import parse
+
+from . import bench_resources
+from .env import Env
+from .pgbench import pgbench, write_script
+from .results import Section
+
+NAME = "explain"
+TARGET_MS = 2.0
+
+
+def _time(fn, n: int) -> float:  # type: ignore[no-untyped-def]
+    samples = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return statistics.median(samples) * 1000
+
+
+async def run(env: Env) -> Section:
+    section = Section(
+        NAME, "The pre-pass: EXPLAIN on a five-resource join",
+        "Latency of `EXPLAIN` over `customer ⋈ orders ⋈ product ⋈ review ⋈ shipment` with "
+        "pushed-down keys (no resolver runs). Wire: pgbench average, `-c 1 -M simple`; "
+        "direct: the same EXPLAIN over five plain tables. In process: median of "
+        "`Database.explain`, and of its parts. Lower is better.",
+        columns=["server", "direct"],
+        ratios=[("server", "direct")],
+    )
+    sql = bench_resources.JOIN_SQL
+    script = write_script(env.workdir, "explain", f"EXPLAIN {sql};\n")
+    assert env.server is not None
+    values = {}
+    for ep in (env.server, env.direct):
+        await pgbench(ep, script, ["-t", "20"], mode="simple")
+        values[ep.name] = (await pgbench(ep, script, env.options.pgbench_length(),
+                                         mode="simple")).latency_ms
+    wire = values["server"]
+    section.add("EXPLAIN through the wire", "ms", **values)
+
+    n = 30 if env.options.smoke else 300
+    db = await Database.create(bench_resources.resources, sidecar=env.sidecar,
+                               database="bench_inproc")
+    try:
+        for _ in range(10):
+            await db.explain(sql)
+        samples = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            await db.explain(sql)
+            samples.append(time.perf_counter() - t0)
+        in_process = statistics.median(samples) * 1000
+        stmt = parse(sql)[0]
+        lookup = db.default_session.lookup
+        analysis = _time(lambda: analyze(stmt.sql, stmt.node, lookup), n)
+        parsing = _time(lambda: parse_sql(sql), n)
+    finally:
+        await db.close()
+    section.add("`Database.explain` in process", "ms", server=in_process)
+    section.add("… of which `analyze()` (parse cached)", "ms", server=analysis)
+    section.add("a pglast parse of the statement (uncached)", "ms", server=parsing)
+    print(f"  wire {wire:.3f} ms (direct {values['direct']:.3f} ms)  in process "
+          f"{in_process:.3f} ms  analyze {analysis:.3f} ms  parse {parsing:.3f} ms", flush=True)
+    section.check(f"EXPLAIN through the wire ≤ {TARGET_MS:g} ms", f"{wire:.2f} ms",
+                  wire <= TARGET_MS)
+    section.check(f"EXPLAIN in process (`Database.explain`) ≤ {TARGET_MS:g} ms",
+                  f"{in_process:.2f} ms", in_process <= TARGET_MS)
+    return section

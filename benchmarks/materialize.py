@@ -1,0 +1,124 @@
+"""3. Materialization: a statement over a volatile resource returning n rows, vs COPY.
+
+Through the server, ``SELECT count(*) FROM rows WHERE n = <n>`` is timed end to
+end from an asyncpg client: the resolver's rows are validated, serialised to one
+JSON parameter and turned back into typed rows by the sidecar. The physical limit
+is COPY of the same rows into an unlogged table of the same sidecar
+(``copy_records_to_table``, asyncpg's binary COPY FROM STDIN), timed the same way.
+The resolver returns an already built list, so neither side pays for making rows.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from glove_scratchpad.catalog import rows_to_json
+from glove_scratchpad.server.values import encode_param
+
+from .bench_resources import make_rows
+from .bench_resources import rows as rows_resource
+from .env import Env
+from .results import TIMES, Section, ratio, times
+
+NAME = "materialization"
+SIZES = (1_000, 10_000, 100_000, 1_000_000)
+SMOKE_SIZES = (1_000,)
+CHECKED = 100_000
+TARGET_RATIO = 2.0
+COLUMNS = ["n", "i", "name", "value"]
+
+
+def _repeats(n: int, smoke: bool) -> int:
+    if smoke:
+        return 2
+    return 5 if n <= 10_000 else 3 if n <= 100_000 else 2
+
+
+async def run(env: Env) -> Section:
+    section = Section(
+        NAME, "Materialization",
+        "Time of one statement whose resource returns n rows (`SELECT count(*) FROM rows "
+        "WHERE n = …`, end to end from an asyncpg client), vs COPY of the same n rows "
+        "into an unlogged table directly (`copy_records_to_table`). Median of a few runs "
+        "after a warm-up. Lower is better.",
+        columns=["server", "COPY"],
+        ratios=[("server", "COPY")],
+    )
+    section.notes.append(
+        "The breakdown repeats, in this process, what the server does with the rows of one "
+        "statement, step by step; the sidecar step runs the same `json_populate_recordset` "
+        "over the same JSON on a direct connection.")
+    assert env.server is not None
+    server = await env.server.connect()
+    direct = await env.direct.connect()
+    try:
+        for n in SMOKE_SIZES if env.options.smoke else SIZES:
+            sql = f"SELECT count(*) FROM rows WHERE n = {n}"
+            records = [tuple(r[c] for c in COLUMNS) for r in make_rows(n)]
+            assert await server.fetchval(sql) == n  # warm-up: the resolver builds its rows
+            samples = []
+            for _ in range(_repeats(n, env.options.smoke)):
+                t0 = time.perf_counter()
+                count = await server.fetchval(sql)
+                samples.append(time.perf_counter() - t0)
+                assert count == n, count
+            copies = []
+            for _ in range(_repeats(n, env.options.smoke)):
+                await direct.execute("TRUNCATE copy_target")
+                t0 = time.perf_counter()
+                await direct.copy_records_to_table("copy_target", records=records,
+                                                   columns=COLUMNS)
+                copies.append(time.perf_counter() - t0)
+            await direct.execute("TRUNCATE copy_target")
+            s, c = statistics.median(samples) * 1000, statistics.median(copies) * 1000
+            section.add(f"{n:,} rows", "ms", server=s, COPY=c,
+                        note=f"{n / s * 1000:,.0f} rows/s through the server")
+            print(f"  {n:>9,} rows  server {s:.1f} ms  COPY {c:.1f} ms", flush=True)
+            del records
+    finally:
+        await server.close()
+        await direct.close()
+    await _breakdown(env, section, SMOKE_SIZES[0] if env.options.smoke else CHECKED)
+    row = next((r for r in section.rows if r.label.startswith(f"{CHECKED:,} ")), None)
+    r = ratio(row.values["server"], row.values["COPY"]) if row else None
+    section.check(f"{CHECKED:,}-row materialization ≤ {TARGET_RATIO:g}{TIMES} COPY",
+                  times(r, 1, "not measured (smoke sizes)"),
+                  None if r is None else r <= TARGET_RATIO)
+    return section
+
+
+def _timed(fn):  # type: ignore[no-untyped-def]
+    t0 = time.perf_counter()
+    out = fn()
+    return out, (time.perf_counter() - t0) * 1000
+
+
+async def _breakdown(env: Env, section: Section, n: int) -> None:
+    """Where the time of n rows goes: validation, JSON, encoding, the sidecar's work."""
+    raw = make_rows(n)
+    validated, validate_ms = _timed(lambda: rows_resource.validate_rows(raw, {"n": n}))
+    text, json_ms = _timed(lambda: rows_to_json(rows_resource, validated))
+    _, encode_ms = _timed(lambda: encode_param(text))
+    conn = await env.direct.connect()
+    try:
+        await conn.execute("CREATE TABLE IF NOT EXISTS rows_shell"
+                           " (n bigint, i bigint, name text, value double precision)")
+        sql = ("WITH r AS MATERIALIZED (SELECT * FROM json_populate_recordset("
+               "NULL::rows_shell, $1::text::json)) SELECT count(*) FROM r")
+        await conn.fetchval(sql, text)  # warm-up
+        t0 = time.perf_counter()
+        assert await conn.fetchval(sql, text) == n
+        sidecar_ms = (time.perf_counter() - t0) * 1000
+    finally:
+        await conn.close()
+    mb = len(text) / 2**20
+    section.add(f"… {n:,} rows: `validate_rows` (pydantic, then model_dump)", "ms",
+                server=validate_ms)
+    section.add(f"… {n:,} rows: `rows_to_json`", "ms", server=json_ms,
+                note=f"{mb:.1f} MB of JSON")
+    section.add(f"… {n:,} rows: `encode_param` (str to bytes)", "ms", server=encode_ms)
+    section.add(f"… {n:,} rows: the sidecar's `json_populate_recordset`", "ms",
+                server=sidecar_ms, note="a direct connection, the JSON as a parameter")
+    print(f"  breakdown of {n:,} rows: validate {validate_ms:.0f} ms, json {json_ms:.0f} ms, "
+          f"encode {encode_ms:.0f} ms, sidecar {sidecar_ms:.0f} ms", flush=True)

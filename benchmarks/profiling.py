@@ -1,0 +1,260 @@
+"""Where the time of one statement goes: CPU accounting and profiles of a point lookup.
+
+- CPU per statement: a ``-c 1 -M prepared`` point-lookup run against the server and
+  directly, with the CPU time of the server process and of the whole sidecar
+  cluster (the postmaster, its live children, and the children it reaped) read
+  before and after.
+- py-spy (when installed): the running server sampled during such a run; self and
+  inclusive time by function, and self time by component.
+- cProfile: a second server process started under ``python -m cProfile`` for such a
+  run; functions called at least once per statement, by total and cumulative time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import pstats
+import re
+import shutil
+import signal
+import sys
+from pathlib import Path
+
+import psutil
+
+from .env import REPO, Endpoint, Env
+from .pgbench import LOOKUP_SCRIPT, PgbenchResult, pgbench, write_script
+from .results import Section
+
+NAME = "profile"
+SPY_RATE = 1000  # samples per second
+TOP = 15
+
+# Self time by component: the first rule whose prefix starts the (shortened) file path wins.
+COMPONENTS = (
+    ("server/wire/", "wire codec (server/wire)"),
+    ("server/protocol.py", "client connection (server/protocol.py, app.py)"),
+    ("server/app.py", "client connection (server/protocol.py, app.py)"),
+    ("server/session.py", "interpreter (server/session.py, results.py, values.py)"),
+    ("server/results.py", "interpreter (server/session.py, results.py, values.py)"),
+    ("server/values.py", "interpreter (server/session.py, results.py, values.py)"),
+    ("server/analysis.py", "analysis and rewrite (server/analysis.py, rewrite.py)"),
+    ("server/rewrite.py", "analysis and rewrite (server/analysis.py, rewrite.py)"),
+    ("server/runner.py", "sidecar client (server/runner.py)"),
+    ("server/limits.py", "limits and audit (server/limits.py)"),
+    ("server/", "other server code"),
+    ("pglast/", "pglast"),
+    ("catalog/", "catalog (rows_to_json)"),
+    ("resources/", "resources (resolver call, row validation)"),
+    ("pydantic", "pydantic"),
+    ("asyncpg/", "asyncpg (catalog pool, audit writes)"),
+    ("json/", "json"),
+    ("asyncio/", "asyncio / uvloop (event loop, socket I/O in C)"),
+    ("uvloop/", "asyncio / uvloop (event loop, socket I/O in C)"),
+)
+_LIB = re.compile(r"^.*?(site-packages/|lib/python3\.\d+/)")
+_FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*?)(?::\d+)?\)$")
+
+
+def _cluster_cpu(env: Env) -> float:
+    """CPU seconds of the whole sidecar: postmaster, live children, reaped children."""
+    procs = env.sidecar_processes()
+    t = procs[0].cpu_times()
+    total = t.user + t.system + t.children_user + t.children_system
+    for p in procs[1:]:
+        try:
+            c = p.cpu_times()
+        except psutil.Error:
+            continue
+        total += c.user + c.system
+    return total
+
+
+def _process_cpu(pid: int) -> float:
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system
+
+
+async def _cpu_run(env: Env, ep: Endpoint, script: Path) -> tuple[PgbenchResult, float, float]:
+    assert env.server_process is not None
+    server0, cluster0 = _process_cpu(env.server_process.pid), _cluster_cpu(env)
+    result = await pgbench(ep, script, env.options.pgbench_length(), mode="prepared")
+    server1, cluster1 = _process_cpu(env.server_process.pid), _cluster_cpu(env)
+    n = max(1, result.transactions)
+    return result, (server1 - server0) / n * 1e6, (cluster1 - cluster0) / n * 1e6
+
+
+def _short(path: str) -> str:
+    """A file path from its package on (``server/session.py``, ``asyncio/streams.py``)."""
+    path = path.replace(str(REPO) + "/", "")
+    return _LIB.sub("", path)
+
+
+def _parse_frame(frame: str) -> tuple[str, str]:
+    m = _FRAME.match(frame.strip())
+    return (m["func"], m["file"]) if m else (frame.strip(), "")
+
+
+def _component(file: str) -> str:
+    short = _short(file)
+    for prefix, name in COMPONENTS:
+        if short.startswith(prefix):
+            return name
+    return "other"
+
+
+def _is_root(func: str, file: str) -> bool:
+    """Frames every stack starts with (the interpreter, the command line, the runner)."""
+    short = _short(file)
+    return (func == "<module>" or short.startswith("<frozen")
+            or short in ("runpy.py", "server/cli.py", "asyncio/runners.py"))
+
+
+def summarize_spy(raw: str, statements: float) -> str:
+    """Markdown tables from py-spy's raw (collapsed-stack) output."""
+    self_t: collections.Counter[tuple[str, str]] = collections.Counter()
+    incl: collections.Counter[tuple[str, str]] = collections.Counter()
+    parts: collections.Counter[str] = collections.Counter()
+    total = 0
+    for line in raw.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        n = int(count)
+        frames = [_parse_frame(f) for f in stack.split(";") if f]
+        if not frames:
+            continue
+        total += n
+        self_t[frames[-1]] += n
+        parts[_component(frames[-1][1])] += n
+        for f in set(frames):
+            incl[f] += n
+    if not total:
+        return "_py-spy recorded no samples._\n"
+    per = 1e6 / SPY_RATE / max(statements, 1)  # µs of CPU per sample, per statement
+
+    def table(counter: collections.Counter, title: str) -> list[str]:
+        out = [f"| {title} | share | µs/statement |", "| --- | ---: | ---: |"]
+        for key, n in counter.most_common(TOP):
+            name = key if isinstance(key, str) else f"`{key[0]}` ({_short(key[1])})"
+            out.append(f"| {name} | {100 * n / total:.1f}% | {n * per:.1f} |")
+        return out
+
+    lines = [f"{total:,} samples of on-CPU time at {SPY_RATE} Hz over ~{statements:,.0f} "
+             f"statements ({total * per:.0f} µs of server CPU per statement, sampling included).",
+             "", "Self time of `Runner.run` is native code under it (uvloop's loop: epoll, the "
+             "recv(2) of every read, callback dispatch); self time of `StreamWriter.write` is "
+             "the send(2) uvloop makes at once. Together they are the socket I/O.", ""]
+    lines += ["Self time by component:", "", *table(parts, "component"), ""]
+    lines += ["Self time by function:", "", *table(self_t, "function"), ""]
+    incl_top = collections.Counter({k: v for k, v in incl.items() if not _is_root(*k)})
+    lines += ["Inclusive time by function:", "", *table(incl_top, "function"), ""]
+    return "\n".join(lines)
+
+
+def summarize_cprofile(path: Path, statements: int) -> str:
+    """Markdown tables of the functions a statement calls, by total and cumulative time."""
+    stats = pstats.Stats(str(path))
+    entries = []
+    for (file, line, func), (_cc, nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        if nc >= statements * 0.2:  # on the per-statement path, not start-up
+            entries.append((func, file, line, nc, tt, ct))
+
+    def table(key: int, title: str) -> list[str]:
+        out = [f"| function | calls/statement | {title} µs/statement |", "| --- | ---: | ---: |"]
+        for func, file, line, nc, tt, ct in sorted(entries, key=lambda e: -e[key])[:TOP]:
+            value = tt if key == 4 else ct
+            where = f"{_short(file)}:{line}" if file != "~" else "built-in"
+            out.append(f"| `{func}` ({where}) | {nc / statements:.1f} | "
+                       f"{value / statements * 1e6:.1f} |")
+        return out
+
+    return "\n".join([
+        "By total (self) time:", "", *table(4, "self"), "",
+        "By cumulative time (coroutines count each resumption as a call):", "",
+        *table(5, "cumulative"), "",
+    ])
+
+
+async def _py_spy(env: Env, script: Path, exe: str) -> str:
+    assert env.server is not None and env.server_process is not None
+    seconds = 1 if env.options.smoke else max(2, int(env.options.duration))
+    out = env.workdir / "py-spy.txt"
+    spy = await asyncio.create_subprocess_exec(
+        exe, "record", "--pid", str(env.server_process.pid), "--duration", str(seconds),
+        "--rate", str(SPY_RATE), "--nonblocking", "--format", "raw", "--output", str(out),
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    bench = asyncio.create_task(
+        pgbench(env.server, script, ["-T", str(seconds + 2)], mode="prepared"))
+    _, err = await spy.communicate()
+    result = await bench
+    if spy.returncode != 0 or not out.exists():
+        return f"_py-spy failed: {err.decode(errors='replace')[-500:]}_\n"
+    return summarize_spy(out.read_text(), result.tps * seconds)
+
+
+async def _cprofile(env: Env, script: Path) -> tuple[str, PgbenchResult]:
+    prof = env.workdir / "server.prof"
+    proc, ep = await env.launch_server("server-cprofile",
+                                       env.server_command("bench_profile", profile=prof))
+    try:
+        warm = "50" if env.options.smoke else "300"
+        await pgbench(ep, script, ["-t", warm], mode="prepared")  # warm-up, not profiled
+        proc.proc.send_signal(signal.SIGUSR1)  # start profiling
+        await asyncio.sleep(0.2)
+        result = await pgbench(ep, script, env.options.pgbench_length(), mode="prepared")
+        proc.proc.send_signal(signal.SIGUSR2)  # stop, and write the stats
+        for _ in range(100):
+            if prof.exists() and prof.stat().st_size:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)
+    finally:
+        await asyncio.to_thread(proc.stop)
+    if not prof.exists():
+        return "_cProfile wrote no profile._\n", result
+    return summarize_cprofile(prof, result.transactions), result
+
+
+def _py_spy_exe() -> str | None:
+    local = Path(sys.executable).parent / "py-spy"
+    return str(local) if local.exists() else shutil.which("py-spy")
+
+
+async def run(env: Env) -> Section:
+    section = Section(
+        NAME, "Profile of one statement",
+        "A `-c 1 -M prepared` point-lookup run. CPU per statement comes from the "
+        "processes' CPU times; the sidecar's is the whole cluster's (postmaster, live and "
+        "reaped children). Lower is better.",
+        columns=["server", "direct"],
+        ratios=[("server", "direct")],
+    )
+    assert env.server is not None
+    script = write_script(env.workdir, "lookup", LOOKUP_SCRIPT)
+    via_server, server_cpu, cluster_server = await _cpu_run(env, env.server, script)
+    via_direct, _, cluster_direct = await _cpu_run(env, env.direct, script)
+    section.add("latency", "ms", server=via_server.latency_ms, direct=via_direct.latency_ms)
+    section.add("server process CPU per statement", "µs", server=server_cpu)
+    section.add("sidecar CPU per statement", "µs", server=cluster_server, direct=cluster_direct)
+    print(f"  server CPU {server_cpu:.0f} µs/stmt; sidecar CPU {cluster_server:.0f} µs/stmt "
+          f"(direct {cluster_direct:.0f})", flush=True)
+
+    parts = []
+    exe = _py_spy_exe()
+    if exe is not None:
+        parts += ["### py-spy: the server sampled during a point-lookup run", "",
+                  await _py_spy(env, script, exe)]
+    else:
+        parts += ["_py-spy is not installed (`.venv/bin/pip install py-spy`): "
+                  "only the cProfile view below._", ""]
+    text, result = await _cprofile(env, script)
+    parts += ["### cProfile: a server started under `python -m cProfile`", "",
+              f"{result.transactions:,} statements at {result.latency_ms:.2f} ms each under "
+              "the profiler (deterministic profiling inflates Python-heavy code); functions "
+              "called at least once per statement.", "", text]
+    section.extra = "\n".join(parts)
+    print("  profiles: " + ("py-spy, " if exe else "") + "cProfile", flush=True)
+    return section
+

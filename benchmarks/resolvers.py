@@ -1,0 +1,73 @@
+"""5. Resolver concurrency: 100 ms resolvers, concurrently or not.
+
+- Ten independent references in one statement (``slow a1, …, slow a10`` with a
+  different key each): resolved concurrently, it takes about 100 ms.
+- An IN list of 50 values on one reference: one call per value. Under a
+  per-resource concurrency limit of 10 it would take 500 ms; the figure shows what
+  the server does, and ``slow_stats`` reports how many calls were in flight at once.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from .bench_resources import SLOW_SECONDS
+from .env import Env
+from .results import Section
+
+NAME = "resolver-concurrency"
+LIMIT = 10  # the concurrency limit the issue's reference assumes
+
+
+def _ten() -> str:
+    names = [f"a{i}" for i in range(1, 11)]
+    return ("SELECT count(*) FROM " + ", ".join(f"slow {a}" for a in names) + " WHERE "
+            + " AND ".join(f"{a}.k = {i}" for i, a in enumerate(names, 1)))
+
+
+async def run(env: Env) -> Section:
+    ms = SLOW_SECONDS * 1000
+    section = Section(
+        NAME, "Resolver concurrency",
+        f"Each `slow` call sleeps {ms:g} ms. Median end-to-end time of one statement from "
+        "an asyncpg client; *reference* is the ideal: one call's time when calls overlap "
+        f"fully, and {50 // LIMIT} rounds for 50 calls under a limit of {LIMIT}. Lower is "
+        "better.",
+        columns=["server", "reference"],
+        ratios=[("server", "reference")],
+    )
+    assert env.server is not None
+    conn = await env.server.connect()
+    repeats = 2 if env.options.smoke else 5
+    cases = [
+        ("1 resolver call", "SELECT count(*) FROM slow WHERE k = 1", 1, ms),
+        ("10 independent references in one statement", _ten(), 10, ms),
+        ("IN fan-out of 50 values", "SELECT count(*) FROM slow WHERE k IN ("
+         + ", ".join(str(i) for i in range(1, 51)) + ")", 50, ms * 50 / LIMIT),
+    ]
+    try:
+        for label, sql, calls, reference in cases:
+            await conn.fetchval(sql)  # warm-up
+            await conn.fetchval("SELECT peak FROM slow_stats")
+            times = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                await conn.fetchval(sql)
+                times.append(time.perf_counter() - t0)
+            peak = await conn.fetchval("SELECT peak FROM slow_stats")
+            t = statistics.median(times) * 1000
+            section.add(label, "ms", server=t, reference=reference,
+                        note=f"{calls} call{'s' if calls > 1 else ''}, "
+                        f"at most {peak} in flight at once")
+            print(f"  {label}: {t:.1f} ms (reference {reference:.0f} ms), peak {peak} in flight",
+                  flush=True)
+            if calls == 50:
+                section.notes.append(
+                    f"The IN fan-out ran {peak} calls at once: "
+                    + ("the server has no per-resource concurrency limit yet, so a tool with a "
+                       f"rate limit would see all {calls} calls together."
+                       if peak > LIMIT else f"a limit of {peak} applies."))
+    finally:
+        await conn.close()
+    return section
