@@ -551,8 +551,13 @@ class ClientHandler:
                 raise errors.ProtocolViolation(
                     f"bind message supplies {len(msg.params)} parameters, but prepared "
                     f'statement "{msg.statement}" requires {needed}')
+            # Where the client left a type open, the type Postgres inferred at Describe
+            # (if it was asked) tells what a binary value is.
+            inferred = prepared.described[0] if prepared.described else ()
             params = [
-                Param(value, msg.param_format(i), oids[i] if i < len(oids) else 0)
+                Param(value, msg.param_format(i),
+                      (oids[i] if i < len(oids) else 0)
+                      or (inferred[i] if i < len(inferred) else 0))
                 for i, value in enumerate(msg.params)
             ]
             self.portals[msg.portal] = _Portal(prepared, params, tuple(msg.result_formats))

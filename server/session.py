@@ -476,9 +476,10 @@ class Session:
         """Layer 1: judge the statement's tree; a statement that passed once is remembered."""
         if stmt.sql in self.view.gated:
             return
-        # Binary values stay bytes: the gate treats them as unknown, never as NULL.
-        values = [p.value if p.value is None or p.format else p.value.decode("utf-8", "replace")
-                  for p in params]
+        # A binary value of a text type is its UTF-8 text; any other stays bytes, which the
+        # gate treats as unknown, never as NULL.
+        values = [p.value if p.value is None or (p.format and p.oid not in _TEXT_OIDS)
+                  else p.value.decode("utf-8", "replace") for p in params]
         gate.check(stmt.node, is_resource=lambda schema, name: self.lookup(schema, name)
                    is not None, params=values)
         if not params and len(self.view.gated) < PLAN_CACHE_SIZE:
@@ -1302,6 +1303,7 @@ _IGNORED_SETTINGS = {"transaction_isolation", "default_transaction_isolation",
                      "transaction_read_only", "transaction_deferrable"}
 
 
+_TEXT_OIDS = frozenset({19, 25, 1042, 1043})  # name, text, bpchar, varchar
 _UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
