@@ -31,14 +31,20 @@ NAMES = [f.NAME for f in FAMILIES]
 async def _main(options: Options, output: Path | None) -> int:
     started = time.perf_counter()
     load_at_start = machine.load()
-    print(f"benchmarks: {'smoke' if options.smoke else 'full'} run; starting the sidecar, "
-          "the server and the relay", flush=True)
+    print(
+        f"benchmarks: {'smoke' if options.smoke else 'full'} run; starting the sidecar, "
+        "the server and the relay",
+        flush=True,
+    )
     env = await Env.start(options)
     sections: dict[str, Section] = {}
     errors: list[str] = []
     try:
-        print(f"  Postgres {env.pg_version}; server on {env.server.host}:{env.server.port}; "  # type: ignore[union-attr]
-              f"relay on {env.relay.host}:{env.relay.port}", flush=True)  # type: ignore[union-attr]
+        print(
+            f"  Postgres {env.pg_version}; server on {env.server.host}:{env.server.port}; "  # type: ignore[union-attr]
+            f"relay on {env.relay.host}:{env.relay.port}",
+            flush=True,
+        )  # type: ignore[union-attr]
         for family in RUN_ORDER:
             run: Callable[[Env], Awaitable[Section]] = family.run
             print(f"== {family.NAME} ==", flush=True)
@@ -68,14 +74,27 @@ async def _main(options: Options, output: Path | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--smoke", action="store_true",
-                   help="run every benchmark very briefly (CI); writes only with --output")
-    p.add_argument("--output", type=Path,
-                   help="where to write the report (default: docs/benchmarks.md for a full run)")
-    p.add_argument("--duration", type=float, default=5.0,
-                   help="seconds per pgbench run in a full run (default 5)")
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--smoke",
+        action="store_true",
+        help="run every benchmark very briefly (CI); writes only with --output",
+    )
+    p.add_argument(
+        "--output",
+        type=Path,
+        help="where to write the report (default: docs/benchmarks.md for a full run)",
+    )
+    p.add_argument(
+        "--duration",
+        type=float,
+        default=5.0,
+        help="seconds per pgbench run in a full run (default 5)",
+    )
     args = p.parse_args(argv)
     output = args.output
     if output is None and not args.smoke:

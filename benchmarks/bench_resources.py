@@ -56,8 +56,13 @@ def _items(b: Bindings) -> list[dict]:
 
 
 items = define_resource(
-    "items", schema=Item, keys=["id"], primary_key=["id"], volatility="immutable",
-    description="A catalog of 100,000 items", select=_items,
+    "items",
+    schema=Item,
+    keys=["id"],
+    primary_key=["id"],
+    volatility="immutable",
+    description="A catalog of 100,000 items",
+    select=_items,
 )
 
 
@@ -88,8 +93,12 @@ def _rows(b: Bindings) -> list[dict]:
 
 
 rows = define_resource(
-    "rows", schema=Row, keys=["n"], volatility="volatile",
-    description="n generated rows", select=_rows,
+    "rows",
+    schema=Row,
+    keys=["n"],
+    volatility="volatile",
+    description="n generated rows",
+    select=_rows,
 )
 
 
@@ -124,12 +133,19 @@ def _slow_stats(b: Bindings) -> list[dict]:
 
 
 slow = define_resource(
-    "slow", schema=Slow, keys=["k"], volatility="volatile",
-    description=f"A tool that takes {SLOW_SECONDS:g} s per call", select=_slow,
+    "slow",
+    schema=Slow,
+    keys=["k"],
+    volatility="volatile",
+    description=f"A tool that takes {SLOW_SECONDS:g} s per call",
+    select=_slow,
 )
 slow_stats = define_resource(
-    "slow_stats", columns=[("peak", "bigint")], volatility="volatile",
-    description="Peak concurrent calls of slow since the last read", select=_slow_stats,
+    "slow_stats",
+    columns=[("peak", "bigint")],
+    volatility="volatile",
+    description="Peak concurrent calls of slow since the last read",
+    select=_slow_stats,
 )
 
 
@@ -166,16 +182,21 @@ def _never(b: Bindings) -> list[dict]:
     return []
 
 
-customer = define_resource("customer", schema=Customer, keys=["id"], volatility="stable",
-                           select=_never)
-orders = define_resource("orders", schema=Order, keys=["customer_id"], volatility="stable",
-                         select=_never)
-product = define_resource("product", schema=Product, keys=["id"], volatility="stable",
-                          select=_never)
-review = define_resource("review", schema=Review, keys=["product_id"], volatility="volatile",
-                         select=_never)
-shipment = define_resource("shipment", schema=Shipment, keys=["order_id"],
-                           volatility="volatile", select=_never)
+customer = define_resource(
+    "customer", schema=Customer, keys=["id"], volatility="stable", select=_never
+)
+orders = define_resource(
+    "orders", schema=Order, keys=["customer_id"], volatility="stable", select=_never
+)
+product = define_resource(
+    "product", schema=Product, keys=["id"], volatility="stable", select=_never
+)
+review = define_resource(
+    "review", schema=Review, keys=["product_id"], volatility="volatile", select=_never
+)
+shipment = define_resource(
+    "shipment", schema=Shipment, keys=["order_id"], volatility="volatile", select=_never
+)
 
 JOIN_TABLES_SQL = [
     "CREATE TABLE customer (id bigint PRIMARY KEY, name text)",

@@ -67,8 +67,13 @@ class Endpoint:
         return ["-h", self.host, "-p", str(self.port), "-U", self.user, self.database]
 
     async def connect(self) -> asyncpg.Connection:
-        return await asyncpg.connect(host=self.host, port=self.port, user=self.user,
-                                     database=self.database, statement_cache_size=100)
+        return await asyncpg.connect(
+            host=self.host,
+            port=self.port,
+            user=self.user,
+            database=self.database,
+            statement_cache_size=100,
+        )
 
 
 @dataclass
@@ -92,15 +97,17 @@ class _Process:
         self.out = workdir / f"{name}.out"
         self.err = workdir / f"{name}.err"
         with open(self.out, "wb") as out, open(self.err, "wb") as err:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=REPO, env=env,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                cmd, stdout=out, stderr=err, cwd=REPO, env=env, start_new_session=True
+            )
 
     @property
     def pid(self) -> int:
         return self.proc.pid
 
-    async def wait_for(self, pattern: re.Pattern[str], timeout: float = START_TIMEOUT
-                       ) -> re.Match[str]:
+    async def wait_for(
+        self, pattern: re.Pattern[str], timeout: float = START_TIMEOUT
+    ) -> re.Match[str]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             found = pattern.search(self.out.read_text(errors="replace"))
@@ -110,8 +117,10 @@ class _Process:
                 break
             await asyncio.sleep(0.05)
         self.stop()
-        raise RuntimeError(f"{self.name} did not start (exit {self.proc.returncode}):\n"
-                           f"{self.err.read_text(errors='replace')[-3000:]}")
+        raise RuntimeError(
+            f"{self.name} did not start (exit {self.proc.returncode}):\n"
+            f"{self.err.read_text(errors='replace')[-3000:]}"
+        )
 
     def stop(self, timeout: float = 30.0) -> int | None:
         if self.proc.poll() is None:
@@ -157,8 +166,12 @@ class Env:
         workdir = Path(tempfile.mkdtemp(prefix="glove-bench-"))
         sidecar = EmbeddedSidecar(temporary=True)
         await sidecar.start()
-        env = cls(options, workdir, sidecar,
-                  Endpoint("direct", sidecar.host, sidecar.port, "postgres", DIRECT_DB))
+        env = cls(
+            options,
+            workdir,
+            sidecar,
+            Endpoint("direct", sidecar.host, sidecar.port, "postgres", DIRECT_DB),
+        )
         try:
             if not options.smoke:  # smoke runs stay at 32 clients
                 await env._raise_max_connections()
@@ -189,8 +202,9 @@ class Env:
         self.restarted = True
 
     async def _admin(self, database: str = DIRECT_DB) -> asyncpg.Connection:
-        return await asyncpg.connect(host=self.sidecar.host, port=self.sidecar.port,
-                                     user="postgres", database=database)
+        return await asyncpg.connect(
+            host=self.sidecar.host, port=self.sidecar.port, user="postgres", database=database
+        )
 
     async def _create_databases(self) -> None:
         conn = await self._admin("postgres")
@@ -204,29 +218,42 @@ class Env:
         try:
             for sql in [*bench_resources.items_sql(), *bench_resources.JOIN_TABLES_SQL]:
                 await conn.execute(sql)
-            await conn.execute("CREATE UNLOGGED TABLE copy_target"
-                               " (n bigint, i bigint, name text, value double precision)")
+            await conn.execute(
+                "CREATE UNLOGGED TABLE copy_target"
+                " (n bigint, i bigint, name text, value double precision)"
+            )
         finally:
             await conn.close()
 
     def sidecar_dsn(self, database: str) -> str:
-        return (f"postgresql://postgres@/{database}?host={quote(self.sidecar.host)}"
-                f"&port={self.sidecar.port}")
+        return (
+            f"postgresql://postgres@/{database}?host={quote(self.sidecar.host)}"
+            f"&port={self.sidecar.port}"
+        )
 
     def _child_env(self) -> dict[str, str]:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
         return env
 
-    def server_command(self, database: str = SERVER_DB, *, profile: Path | None = None
-                       ) -> list[str]:
+    def server_command(
+        self, database: str = SERVER_DB, *, profile: Path | None = None
+    ) -> list[str]:
         """``glove-scratchpad serve`` on this sidecar; profiled on demand when ``profile``
         (see ``benchmarks._cprofile_server``)."""
         prefix = [sys.executable, "-m", "glove_scratchpad.server.cli"]
         if profile is not None:
             prefix = [sys.executable, "-m", "benchmarks._cprofile_server", str(profile)]
-        return [*prefix, "serve", "--port", "0",
-                "--resources", str(RESOURCES_FILE), "--sidecar-dsn", self.sidecar_dsn(database)]
+        return [
+            *prefix,
+            "serve",
+            "--port",
+            "0",
+            "--resources",
+            str(RESOURCES_FILE),
+            "--sidecar-dsn",
+            self.sidecar_dsn(database),
+        ]
 
     async def launch_server(self, name: str, cmd: list[str]) -> tuple[_Process, Endpoint]:
         proc = _Process(name, cmd, self.workdir, self._child_env())
@@ -234,14 +261,16 @@ class Env:
         return proc, Endpoint("server", found[1], int(found[2]), "bench", found[3])
 
     async def _start_server(self) -> None:
-        self.server_process, self.server = await self.launch_server(
-            "server", self.server_command())
+        self.server_process, self.server = await self.launch_server("server", self.server_command())
 
     async def _start_relay(self) -> None:
         upstream = os.path.join(self.sidecar.host, f".s.PGSQL.{self.sidecar.port}")
         self.relay_process = _Process(
-            "relay", [sys.executable, "-m", "benchmarks.relay", "--upstream", upstream],
-            self.workdir, self._child_env())
+            "relay",
+            [sys.executable, "-m", "benchmarks.relay", "--upstream", upstream],
+            self.workdir,
+            self._child_env(),
+        )
         found = await self.relay_process.wait_for(_RELAY)
         self.relay = Endpoint("relay", found[1], int(found[2]), "postgres", DIRECT_DB)
 
@@ -260,7 +289,8 @@ class Env:
             rows = await conn.fetch(
                 "SELECT datname, count(*) FROM pg_stat_activity"
                 " WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()"
-                " GROUP BY datname")
+                " GROUP BY datname"
+            )
         finally:
             await conn.close()
         counts = {r[0]: r[1] for r in rows}

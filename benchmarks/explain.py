@@ -37,7 +37,8 @@ def _time(fn, n: int) -> float:  # type: ignore[no-untyped-def]
 
 async def run(env: Env) -> Section:
     section = Section(
-        NAME, "The pre-pass: EXPLAIN on a five-resource join",
+        NAME,
+        "The pre-pass: EXPLAIN on a five-resource join",
         "Latency of `EXPLAIN` over `customer ⋈ orders ⋈ product ⋈ review ⋈ shipment` with "
         "pushed-down keys (no resolver runs). Wire: pgbench average, `-c 1 -M simple`; "
         "direct: the same EXPLAIN over five plain tables. In process: median of "
@@ -51,14 +52,16 @@ async def run(env: Env) -> Section:
     values = {}
     for ep in (env.server, env.direct):
         await pgbench(ep, script, ["-t", "20"], mode="simple")
-        values[ep.name] = (await pgbench(ep, script, env.options.pgbench_length(),
-                                         mode="simple")).latency_ms
+        values[ep.name] = (
+            await pgbench(ep, script, env.options.pgbench_length(), mode="simple")
+        ).latency_ms
     wire = values["server"]
     section.add("EXPLAIN through the wire", "ms", **values)
 
     n = 30 if env.options.smoke else 300
-    db = await Database.create(bench_resources.resources, sidecar=env.sidecar,
-                               database="bench_inproc")
+    db = await Database.create(
+        bench_resources.resources, sidecar=env.sidecar, database="bench_inproc"
+    )
     try:
         for _ in range(10):
             await db.explain(sql)
@@ -77,10 +80,17 @@ async def run(env: Env) -> Section:
     section.add("`Database.explain` in process", "ms", server=in_process)
     section.add("… of which `analyze()` (parse cached)", "ms", server=analysis)
     section.add("a pglast parse of the statement (uncached)", "ms", server=parsing)
-    print(f"  wire {wire:.3f} ms (direct {values['direct']:.3f} ms)  in process "
-          f"{in_process:.3f} ms  analyze {analysis:.3f} ms  parse {parsing:.3f} ms", flush=True)
-    section.check(f"EXPLAIN through the wire ≤ {TARGET_MS:g} ms", f"{wire:.2f} ms",
-                  wire <= TARGET_MS)
-    section.check(f"EXPLAIN in process (`Database.explain`) ≤ {TARGET_MS:g} ms",
-                  f"{in_process:.2f} ms", in_process <= TARGET_MS)
+    print(
+        f"  wire {wire:.3f} ms (direct {values['direct']:.3f} ms)  in process "
+        f"{in_process:.3f} ms  analyze {analysis:.3f} ms  parse {parsing:.3f} ms",
+        flush=True,
+    )
+    section.check(
+        f"EXPLAIN through the wire ≤ {TARGET_MS:g} ms", f"{wire:.2f} ms", wire <= TARGET_MS
+    )
+    section.check(
+        f"EXPLAIN in process (`Database.explain`) ≤ {TARGET_MS:g} ms",
+        f"{in_process:.2f} ms",
+        in_process <= TARGET_MS,
+    )
     return section

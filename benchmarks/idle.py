@@ -67,14 +67,19 @@ def _memory(env: Env) -> dict[str, float]:
             continue
         rss += info.rss
         pss += getattr(info, "pss", 0)
-    return {"server_rss": server.memory_info().rss / MB, "sidecar_rss": rss / MB,
-            "sidecar_pss": pss / MB, "sidecar_processes": len(procs)}
+    return {
+        "server_rss": server.memory_info().rss / MB,
+        "sidecar_rss": rss / MB,
+        "sidecar_pss": pss / MB,
+        "sidecar_processes": len(procs),
+    }
 
 
 async def run(env: Env) -> Section:
     n = SMOKE_CLIENTS if env.options.smoke else CLIENTS
     section = Section(
-        NAME, f"Idle connections ({n:,} clients)",
+        NAME,
+        f"Idle connections ({n:,} clients)",
         "Raw sockets that complete the start-up handshake with the server and then stay "
         "idle. *before* is measured just before they connect, *idle* while all of them "
         "are connected.",
@@ -92,27 +97,51 @@ async def run(env: Env) -> Section:
         for w in writers:
             w.close()
         await asyncio.gather(*(w.wait_closed() for w in writers), return_exceptions=True)
-    section.add("server RSS", "MB", before=before["server_rss"], idle=during["server_rss"],
-                note=f"{(during['server_rss'] - before['server_rss']) * 1024 / n:.0f} KB "
-                "per idle client")
-    section.add("sidecar memory, sum of RSS", "MB", before=before["sidecar_rss"],
-                idle=during["sidecar_rss"],
-                note=f"{during['sidecar_processes']} Postgres processes")
-    section.add("sidecar memory, sum of PSS", "MB", before=before["sidecar_pss"],
-                idle=during["sidecar_pss"])
-    section.add("sidecar client backends (all databases)", "", before=backends_before["total"],
-                idle=backends["total"],
-                note=f"{backends['server']} of them in the server's database")
-    section.add(f"time to open {n:,} connections", "ms", idle=opened * 1000,
-                note=f"{n / opened:,.0f} start-ups/s, 64 at a time")
-    print(f"  {n} idle clients: server RSS {during['server_rss']:.0f} MB (before "
-          f"{before['server_rss']:.0f} MB), sidecar backends {backends['total']}, sidecar RSS "
-          f"{during['sidecar_rss']:.0f} MB", flush=True)
+    section.add(
+        "server RSS",
+        "MB",
+        before=before["server_rss"],
+        idle=during["server_rss"],
+        note=f"{(during['server_rss'] - before['server_rss']) * 1024 / n:.0f} KB per idle client",
+    )
+    section.add(
+        "sidecar memory, sum of RSS",
+        "MB",
+        before=before["sidecar_rss"],
+        idle=during["sidecar_rss"],
+        note=f"{during['sidecar_processes']} Postgres processes",
+    )
+    section.add(
+        "sidecar memory, sum of PSS", "MB", before=before["sidecar_pss"], idle=during["sidecar_pss"]
+    )
+    section.add(
+        "sidecar client backends (all databases)",
+        "",
+        before=backends_before["total"],
+        idle=backends["total"],
+        note=f"{backends['server']} of them in the server's database",
+    )
+    section.add(
+        f"time to open {n:,} connections",
+        "ms",
+        idle=opened * 1000,
+        note=f"{n / opened:,.0f} start-ups/s, 64 at a time",
+    )
+    print(
+        f"  {n} idle clients: server RSS {during['server_rss']:.0f} MB (before "
+        f"{before['server_rss']:.0f} MB), sidecar backends {backends['total']}, sidecar RSS "
+        f"{during['sidecar_rss']:.0f} MB",
+        flush=True,
+    )
     full = n >= CLIENTS
-    section.check(f"{CLIENTS:,} idle clients: ≤ {MAX_BACKENDS} sidecar backends",
-                  f"{backends['total']}" + ("" if full else f" (with {n} clients)"),
-                  backends["total"] <= MAX_BACKENDS if full else None)
-    section.check(f"{CLIENTS:,} idle clients: ≤ {MAX_RSS_MB} MB server RSS",
-                  f"{during['server_rss']:.0f} MB" + ("" if full else f" (with {n} clients)"),
-                  during["server_rss"] <= MAX_RSS_MB if full else None)
+    section.check(
+        f"{CLIENTS:,} idle clients: ≤ {MAX_BACKENDS} sidecar backends",
+        f"{backends['total']}" + ("" if full else f" (with {n} clients)"),
+        backends["total"] <= MAX_BACKENDS if full else None,
+    )
+    section.check(
+        f"{CLIENTS:,} idle clients: ≤ {MAX_RSS_MB} MB server RSS",
+        f"{during['server_rss']:.0f} MB" + ("" if full else f" (with {n} clients)"),
+        during["server_rss"] <= MAX_RSS_MB if full else None,
+    )
     return section

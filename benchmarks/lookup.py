@@ -19,7 +19,8 @@ HOT_SCRIPT = LOOKUP_SCRIPT.replace("random(1, 100000)", "random(1, 100)")
 
 async def run(env: Env) -> Section:
     section = Section(
-        NAME, "Point lookup (1 client)",
+        NAME,
+        "Point lookup (1 client)",
         "Average latency per statement, pgbench `-c 1 -n`, script "
         "`\\set id random(1, 100000)` + `SELECT * FROM items WHERE id = :id;`. "
         "Lower is better.",
@@ -38,8 +39,7 @@ async def run(env: Env) -> Section:
             result = await pgbench(ep, script, env.options.pgbench_length(), mode=mode)
             values[ep.name] = result.latency_ms
         section.add(f"latency, `-M {mode}`", "ms", **values)
-        print(f"  {mode:<9} " + "  ".join(f"{k} {v:.3f} ms" for k, v in values.items()),
-              flush=True)
+        print(f"  {mode:<9} " + "  ".join(f"{k} {v:.3f} ms" for k, v in values.items()), flush=True)
     prepared = section.rows[-1].values
     # The same lookup over ids 1-100 only: after the warm-up, every one is in the
     # immutable cache, so no resolver runs (and nothing is audited).
@@ -48,13 +48,18 @@ async def run(env: Env) -> Section:
     for ep in (env.server, env.direct):
         assert ep is not None
         await pgbench(ep, hot, ["-t", "300"], mode="prepared")
-        values[ep.name] = (await pgbench(ep, hot, env.options.pgbench_length(),
-                                         mode="prepared")).latency_ms
+        values[ep.name] = (
+            await pgbench(ep, hot, env.options.pgbench_length(), mode="prepared")
+        ).latency_ms
     section.add("latency, `-M prepared`, ids 1-100 only (cached)", "ms", relay=None, **values)
-    print(f"  cached    server {values['server']:.3f} ms  direct {values['direct']:.3f} ms",
-          flush=True)
+    print(
+        f"  cached    server {values['server']:.3f} ms  direct {values['direct']:.3f} ms",
+        flush=True,
+    )
     r = ratio(prepared["server"], prepared["direct"])
-    section.check(f"point lookup (c=1, prepared) ≤ {TARGET_RATIO:g}{TIMES} direct latency",
-                  times(r, 1),
-                  None if r is None else r <= TARGET_RATIO)
+    section.check(
+        f"point lookup (c=1, prepared) ≤ {TARGET_RATIO:g}{TIMES} direct latency",
+        times(r, 1),
+        None if r is None else r <= TARGET_RATIO,
+    )
     return section

@@ -35,8 +35,9 @@ def _version(module: str) -> str:
 
 def _git() -> str:
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], capture_output=True, text=True,
-                              cwd=REPO).stdout.strip()
+        return subprocess.run(
+            ["git", *args], capture_output=True, text=True, cwd=REPO
+        ).stdout.strip()
 
     try:
         head = git("rev-parse", "--short", "HEAD")
@@ -52,13 +53,14 @@ def load() -> str:
 
 
 def describe(pg_version: str, load_at_start: str) -> dict[str, str]:
-    pgbench = subprocess.run([str(pg_bin("pgbench")), "--version"], capture_output=True,
-                             text=True).stdout.strip()
+    pgbench = subprocess.run(
+        [str(pg_bin("pgbench")), "--version"], capture_output=True, text=True
+    ).stdout.strip()
     return {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "CPU": _cpu_model(),
         "cores": f"{psutil.cpu_count(logical=True)} logical, "
-                 f"{psutil.cpu_count(logical=False) or '?'} physical",
+        f"{psutil.cpu_count(logical=False) or '?'} physical",
         "memory": f"{psutil.virtual_memory().total / 2**30:.1f} GiB",
         "OS": platform.platform(),
         "Python": f"{platform.python_implementation()} {sys.version.split()[0]}",

@@ -37,7 +37,8 @@ def _repeats(n: int, smoke: bool) -> int:
 
 async def run(env: Env) -> Section:
     section = Section(
-        NAME, "Materialization",
+        NAME,
+        "Materialization",
         "Time of one statement whose resource returns n rows (`SELECT count(*) FROM rows "
         "WHERE n = …`, end to end from an asyncpg client), vs COPY of the same n rows "
         "into an unlogged table directly (`copy_records_to_table`). Median of a few runs "
@@ -48,7 +49,8 @@ async def run(env: Env) -> Section:
     section.notes.append(
         "The breakdown repeats, in this process, what the server does with the rows of one "
         "statement, step by step; the sidecar step runs the same `json_populate_recordset` "
-        "over the same JSON on a direct connection.")
+        "over the same JSON on a direct connection."
+    )
     assert env.server is not None
     server = await env.server.connect()
     direct = await env.direct.connect()
@@ -67,13 +69,17 @@ async def run(env: Env) -> Section:
             for _ in range(_repeats(n, env.options.smoke)):
                 await direct.execute("TRUNCATE copy_target")
                 t0 = time.perf_counter()
-                await direct.copy_records_to_table("copy_target", records=records,
-                                                   columns=COLUMNS)
+                await direct.copy_records_to_table("copy_target", records=records, columns=COLUMNS)
                 copies.append(time.perf_counter() - t0)
             await direct.execute("TRUNCATE copy_target")
             s, c = statistics.median(samples) * 1000, statistics.median(copies) * 1000
-            section.add(f"{n:,} rows", "ms", server=s, COPY=c,
-                        note=f"{n / s * 1000:,.0f} rows/s through the server")
+            section.add(
+                f"{n:,} rows",
+                "ms",
+                server=s,
+                COPY=c,
+                note=f"{n / s * 1000:,.0f} rows/s through the server",
+            )
             print(f"  {n:>9,} rows  server {s:.1f} ms  COPY {c:.1f} ms", flush=True)
             del records
     finally:
@@ -82,9 +88,11 @@ async def run(env: Env) -> Section:
     await _breakdown(env, section, SMOKE_SIZES[0] if env.options.smoke else CHECKED)
     row = next((r for r in section.rows if r.label.startswith(f"{CHECKED:,} ")), None)
     r = ratio(row.values["server"], row.values["COPY"]) if row else None
-    section.check(f"{CHECKED:,}-row materialization ≤ {TARGET_RATIO:g}{TIMES} COPY",
-                  times(r, 1, "not measured (smoke sizes)"),
-                  None if r is None else r <= TARGET_RATIO)
+    section.check(
+        f"{CHECKED:,}-row materialization ≤ {TARGET_RATIO:g}{TIMES} COPY",
+        times(r, 1, "not measured (smoke sizes)"),
+        None if r is None else r <= TARGET_RATIO,
+    )
     return section
 
 
@@ -102,10 +110,14 @@ async def _breakdown(env: Env, section: Section, n: int) -> None:
     _, encode_ms = _timed(lambda: encode_param(text))
     conn = await env.direct.connect()
     try:
-        await conn.execute("CREATE TABLE IF NOT EXISTS rows_shell"
-                           " (n bigint, i bigint, name text, value double precision)")
-        sql = ("WITH r AS MATERIALIZED (SELECT * FROM json_populate_recordset("
-               "NULL::rows_shell, $1::text::json)) SELECT count(*) FROM r")
+        await conn.execute(
+            "CREATE TABLE IF NOT EXISTS rows_shell"
+            " (n bigint, i bigint, name text, value double precision)"
+        )
+        sql = (
+            "WITH r AS MATERIALIZED (SELECT * FROM json_populate_recordset("
+            "NULL::rows_shell, $1::text::json)) SELECT count(*) FROM r"
+        )
         await conn.fetchval(sql, text)  # warm-up
         t0 = time.perf_counter()
         assert await conn.fetchval(sql, text) == n
@@ -113,12 +125,19 @@ async def _breakdown(env: Env, section: Section, n: int) -> None:
     finally:
         await conn.close()
     mb = len(text) / 2**20
-    section.add(f"… {n:,} rows: `validate_rows` (pydantic, then model_dump)", "ms",
-                server=validate_ms)
-    section.add(f"… {n:,} rows: `rows_to_json`", "ms", server=json_ms,
-                note=f"{mb:.1f} MB of JSON")
+    section.add(
+        f"… {n:,} rows: `validate_rows` (pydantic, then model_dump)", "ms", server=validate_ms
+    )
+    section.add(f"… {n:,} rows: `rows_to_json`", "ms", server=json_ms, note=f"{mb:.1f} MB of JSON")
     section.add(f"… {n:,} rows: `encode_param` (str to bytes)", "ms", server=encode_ms)
-    section.add(f"… {n:,} rows: the sidecar's `json_populate_recordset`", "ms",
-                server=sidecar_ms, note="a direct connection, the JSON as a parameter")
-    print(f"  breakdown of {n:,} rows: validate {validate_ms:.0f} ms, json {json_ms:.0f} ms, "
-          f"encode {encode_ms:.0f} ms, sidecar {sidecar_ms:.0f} ms", flush=True)
+    section.add(
+        f"… {n:,} rows: the sidecar's `json_populate_recordset`",
+        "ms",
+        server=sidecar_ms,
+        note="a direct connection, the JSON as a parameter",
+    )
+    print(
+        f"  breakdown of {n:,} rows: validate {validate_ms:.0f} ms, json {json_ms:.0f} ms, "
+        f"encode {encode_ms:.0f} ms, sidecar {sidecar_ms:.0f} ms",
+        flush=True,
+    )

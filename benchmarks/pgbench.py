@@ -34,21 +34,42 @@ def write_script(workdir: Path, name: str, text: str) -> Path:
     return path
 
 
-async def pgbench(endpoint: Endpoint, script: Path, length: list[str], *, clients: int = 1,
-                  threads: int = 1, mode: str = "prepared") -> PgbenchResult:
+async def pgbench(
+    endpoint: Endpoint,
+    script: Path,
+    length: list[str],
+    *,
+    clients: int = 1,
+    threads: int = 1,
+    mode: str = "prepared",
+) -> PgbenchResult:
     """One pgbench run of ``script`` (no vacuum); ``length`` is ``-T s`` or ``-t n``."""
-    args = [str(pg_bin("pgbench")), "-n", "-f", str(script), "-M", mode, "-c", str(clients),
-            "-j", str(min(threads, clients)), *length, *endpoint.libpq_args()]
+    args = [
+        str(pg_bin("pgbench")),
+        "-n",
+        "-f",
+        str(script),
+        "-M",
+        mode,
+        "-c",
+        str(clients),
+        "-j",
+        str(min(threads, clients)),
+        *length,
+        *endpoint.libpq_args(),
+    ]
     env = {**os.environ, "PGCONNECT_TIMEOUT": "30"}
     proc = await asyncio.create_subprocess_exec(
-        *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
+        *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
+    )
     out, err = await proc.communicate()
     text = out.decode(errors="replace")
     found = {k: p.search(text) for k, p in _PATTERNS.items()}
     if proc.returncode != 0 or not all(found[k] for k in ("transactions", "latency_ms", "tps")):
         raise RuntimeError(
             f"pgbench against {endpoint.name} failed (exit {proc.returncode}):\n"
-            f"{' '.join(args)}\n{text[-2000:]}\n{err.decode(errors='replace')[-2000:]}")
+            f"{' '.join(args)}\n{text[-2000:]}\n{err.decode(errors='replace')[-2000:]}"
+        )
     failed = found["failed"]
     return PgbenchResult(
         tps=float(found["tps"][1]),  # type: ignore[index]

@@ -107,8 +107,11 @@ def _component(file: str) -> str:
 def _is_root(func: str, file: str) -> bool:
     """Frames every stack starts with (the interpreter, the command line, the runner)."""
     short = _short(file)
-    return (func == "<module>" or short.startswith("<frozen")
-            or short in ("runpy.py", "server/cli.py", "asyncio/runners.py"))
+    return (
+        func == "<module>"
+        or short.startswith("<frozen")
+        or short in ("runpy.py", "server/cli.py", "asyncio/runners.py")
+    )
 
 
 def summarize_spy(raw: str, statements: float) -> str:
@@ -141,11 +144,15 @@ def summarize_spy(raw: str, statements: float) -> str:
             out.append(f"| {name} | {100 * n / total:.1f}% | {n * per:.1f} |")
         return out
 
-    lines = [f"{total:,} samples of on-CPU time at {SPY_RATE} Hz over ~{statements:,.0f} "
-             f"statements ({total * per:.0f} µs of server CPU per statement, sampling included).",
-             "", "Self time of `Runner.run` is native code under it (uvloop's loop: epoll, the "
-             "recv(2) of every read, callback dispatch); self time of `StreamWriter.write` is "
-             "the send(2) uvloop makes at once. Together they are the socket I/O.", ""]
+    lines = [
+        f"{total:,} samples of on-CPU time at {SPY_RATE} Hz over ~{statements:,.0f} "
+        f"statements ({total * per:.0f} µs of server CPU per statement, sampling included).",
+        "",
+        "Self time of `Runner.run` is native code under it (uvloop's loop: epoll, the "
+        "recv(2) of every read, callback dispatch); self time of `StreamWriter.write` is "
+        "the send(2) uvloop makes at once. Together they are the socket I/O.",
+        "",
+    ]
     lines += ["Self time by component:", "", *table(parts, "component"), ""]
     lines += ["Self time by function:", "", *table(self_t, "function"), ""]
     incl_top = collections.Counter({k: v for k, v in incl.items() if not _is_root(*k)})
@@ -166,15 +173,23 @@ def summarize_cprofile(path: Path, statements: int) -> str:
         for func, file, line, nc, tt, ct in sorted(entries, key=lambda e: -e[key])[:TOP]:
             value = tt if key == 4 else ct
             where = f"{_short(file)}:{line}" if file != "~" else "built-in"
-            out.append(f"| `{func}` ({where}) | {nc / statements:.1f} | "
-                       f"{value / statements * 1e6:.1f} |")
+            out.append(
+                f"| `{func}` ({where}) | {nc / statements:.1f} | {value / statements * 1e6:.1f} |"
+            )
         return out
 
-    return "\n".join([
-        "By total (self) time:", "", *table(4, "self"), "",
-        "By cumulative time (coroutines count each resumption as a call):", "",
-        *table(5, "cumulative"), "",
-    ])
+    return "\n".join(
+        [
+            "By total (self) time:",
+            "",
+            *table(4, "self"),
+            "",
+            "By cumulative time (coroutines count each resumption as a call):",
+            "",
+            *table(5, "cumulative"),
+            "",
+        ]
+    )
 
 
 async def _py_spy(env: Env, script: Path, exe: str) -> str:
@@ -182,11 +197,25 @@ async def _py_spy(env: Env, script: Path, exe: str) -> str:
     seconds = 1 if env.options.smoke else max(2, int(env.options.duration))
     out = env.workdir / "py-spy.txt"
     spy = await asyncio.create_subprocess_exec(
-        exe, "record", "--pid", str(env.server_process.pid), "--duration", str(seconds),
-        "--rate", str(SPY_RATE), "--nonblocking", "--format", "raw", "--output", str(out),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        exe,
+        "record",
+        "--pid",
+        str(env.server_process.pid),
+        "--duration",
+        str(seconds),
+        "--rate",
+        str(SPY_RATE),
+        "--nonblocking",
+        "--format",
+        "raw",
+        "--output",
+        str(out),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
     bench = asyncio.create_task(
-        pgbench(env.server, script, ["-T", str(seconds + 2)], mode="prepared"))
+        pgbench(env.server, script, ["-T", str(seconds + 2)], mode="prepared")
+    )
     _, err = await spy.communicate()
     result = await bench
     if spy.returncode != 0 or not out.exists():
@@ -196,8 +225,9 @@ async def _py_spy(env: Env, script: Path, exe: str) -> str:
 
 async def _cprofile(env: Env, script: Path) -> tuple[str, PgbenchResult]:
     prof = env.workdir / "server.prof"
-    proc, ep = await env.launch_server("server-cprofile",
-                                       env.server_command("bench_profile", profile=prof))
+    proc, ep = await env.launch_server(
+        "server-cprofile", env.server_command("bench_profile", profile=prof)
+    )
     try:
         warm = "50" if env.options.smoke else "300"
         await pgbench(ep, script, ["-t", warm], mode="prepared")  # warm-up, not profiled
@@ -224,7 +254,8 @@ def _py_spy_exe() -> str | None:
 
 async def run(env: Env) -> Section:
     section = Section(
-        NAME, "Profile of one statement",
+        NAME,
+        "Profile of one statement",
         "A `-c 1 -M prepared` point-lookup run. CPU per statement comes from the "
         "processes' CPU times; the sidecar's is the whole cluster's (postmaster, live and "
         "reaped children). Lower is better.",
@@ -238,23 +269,36 @@ async def run(env: Env) -> Section:
     section.add("latency", "ms", server=via_server.latency_ms, direct=via_direct.latency_ms)
     section.add("server process CPU per statement", "µs", server=server_cpu)
     section.add("sidecar CPU per statement", "µs", server=cluster_server, direct=cluster_direct)
-    print(f"  server CPU {server_cpu:.0f} µs/stmt; sidecar CPU {cluster_server:.0f} µs/stmt "
-          f"(direct {cluster_direct:.0f})", flush=True)
+    print(
+        f"  server CPU {server_cpu:.0f} µs/stmt; sidecar CPU {cluster_server:.0f} µs/stmt "
+        f"(direct {cluster_direct:.0f})",
+        flush=True,
+    )
 
     parts = []
     exe = _py_spy_exe()
     if exe is not None:
-        parts += ["### py-spy: the server sampled during a point-lookup run", "",
-                  await _py_spy(env, script, exe)]
+        parts += [
+            "### py-spy: the server sampled during a point-lookup run",
+            "",
+            await _py_spy(env, script, exe),
+        ]
     else:
-        parts += ["_py-spy is not installed (`.venv/bin/pip install py-spy`): "
-                  "only the cProfile view below._", ""]
+        parts += [
+            "_py-spy is not installed (`.venv/bin/pip install py-spy`): "
+            "only the cProfile view below._",
+            "",
+        ]
     text, result = await _cprofile(env, script)
-    parts += ["### cProfile: a server started under `python -m cProfile`", "",
-              f"{result.transactions:,} statements at {result.latency_ms:.2f} ms each under "
-              "the profiler (deterministic profiling inflates Python-heavy code); functions "
-              "called at least once per statement.", "", text]
+    parts += [
+        "### cProfile: a server started under `python -m cProfile`",
+        "",
+        f"{result.transactions:,} statements at {result.latency_ms:.2f} ms each under "
+        "the profiler (deterministic profiling inflates Python-heavy code); functions "
+        "called at least once per statement.",
+        "",
+        text,
+    ]
     section.extra = "\n".join(parts)
     print("  profiles: " + ("py-spy, " if exe else "") + "cProfile", flush=True)
     return section
-

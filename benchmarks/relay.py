@@ -99,8 +99,9 @@ async def serve(upstream: str, host: str, port: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.relay", description=__doc__)
-    p.add_argument("--upstream", required=True,
-                   help="a Unix socket path (/dir/.s.PGSQL.5432) or HOST:PORT")
+    p.add_argument(
+        "--upstream", required=True, help="a Unix socket path (/dir/.s.PGSQL.5432) or HOST:PORT"
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0)
     args = p.parse_args(argv)

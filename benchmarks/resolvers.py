@@ -22,14 +22,19 @@ LIMIT = 10  # the concurrency limit the issue's reference assumes
 
 def _ten() -> str:
     names = [f"a{i}" for i in range(1, 11)]
-    return ("SELECT count(*) FROM " + ", ".join(f"slow {a}" for a in names) + " WHERE "
-            + " AND ".join(f"{a}.k = {i}" for i, a in enumerate(names, 1)))
+    return (
+        "SELECT count(*) FROM "
+        + ", ".join(f"slow {a}" for a in names)
+        + " WHERE "
+        + " AND ".join(f"{a}.k = {i}" for i, a in enumerate(names, 1))
+    )
 
 
 async def run(env: Env) -> Section:
     ms = SLOW_SECONDS * 1000
     section = Section(
-        NAME, "Resolver concurrency",
+        NAME,
+        "Resolver concurrency",
         f"Each `slow` call sleeps {ms:g} ms. Median end-to-end time of one statement from "
         "an asyncpg client; *reference* is the ideal: one call's time when calls overlap "
         f"fully, and {50 // LIMIT} rounds for 50 calls under a limit of {LIMIT}. Lower is "
@@ -43,8 +48,14 @@ async def run(env: Env) -> Section:
     cases = [
         ("1 resolver call", "SELECT count(*) FROM slow WHERE k = 1", 1, ms),
         ("10 independent references in one statement", _ten(), 10, ms),
-        ("IN fan-out of 50 values", "SELECT count(*) FROM slow WHERE k IN ("
-         + ", ".join(str(i) for i in range(1, 51)) + ")", 50, ms * 50 / LIMIT),
+        (
+            "IN fan-out of 50 values",
+            "SELECT count(*) FROM slow WHERE k IN ("
+            + ", ".join(str(i) for i in range(1, 51))
+            + ")",
+            50,
+            ms * 50 / LIMIT,
+        ),
     ]
     try:
         for label, sql, calls, reference in cases:
@@ -57,17 +68,27 @@ async def run(env: Env) -> Section:
                 times.append(time.perf_counter() - t0)
             peak = await conn.fetchval("SELECT peak FROM slow_stats")
             t = statistics.median(times) * 1000
-            section.add(label, "ms", server=t, reference=reference,
-                        note=f"{calls} call{'s' if calls > 1 else ''}, "
-                        f"at most {peak} in flight at once")
-            print(f"  {label}: {t:.1f} ms (reference {reference:.0f} ms), peak {peak} in flight",
-                  flush=True)
+            section.add(
+                label,
+                "ms",
+                server=t,
+                reference=reference,
+                note=f"{calls} call{'s' if calls > 1 else ''}, at most {peak} in flight at once",
+            )
+            print(
+                f"  {label}: {t:.1f} ms (reference {reference:.0f} ms), peak {peak} in flight",
+                flush=True,
+            )
             if calls == 50:
                 section.notes.append(
                     f"The IN fan-out ran {peak} calls at once: "
-                    + ("the server has no per-resource concurrency limit yet, so a tool with a "
-                       f"rate limit would see all {calls} calls together."
-                       if peak > LIMIT else f"a limit of {peak} applies."))
+                    + (
+                        "the server has no per-resource concurrency limit yet, so a tool with a "
+                        f"rate limit would see all {calls} calls together."
+                        if peak > LIMIT
+                        else f"a limit of {peak} applies."
+                    )
+                )
     finally:
         await conn.close()
     return section

@@ -18,7 +18,8 @@ VS_DIRECT, VS_RELAY = 0.25, 0.75
 
 async def run(env: Env) -> Section:
     section = Section(
-        NAME, "Throughput",
+        NAME,
+        "Throughput",
         "Statements per second (pgbench tps, without connection time), `-M prepared -j 2`, "
         "the point-lookup script. Higher is better.",
         columns=["server", "direct", "relay"],
@@ -29,19 +30,31 @@ async def run(env: Env) -> Section:
         values = {}
         for ep in (env.server, env.direct, env.relay):
             assert ep is not None
-            result = await pgbench(ep, script, env.options.pgbench_length(clients),
-                                   clients=clients, threads=2, mode="prepared")
+            result = await pgbench(
+                ep,
+                script,
+                env.options.pgbench_length(clients),
+                clients=clients,
+                threads=2,
+                mode="prepared",
+            )
             values[ep.name] = result.tps
         section.add(f"c={clients}", "tps", **values)
-        print(f"  c={clients:<4} " + "  ".join(f"{k} {v:,.0f} tps" for k, v in values.items()),
-              flush=True)
+        print(
+            f"  c={clients:<4} " + "  ".join(f"{k} {v:,.0f} tps" for k, v in values.items()),
+            flush=True,
+        )
         if clients in CHECKED:
             d = ratio(values["server"], values["direct"])
             r = ratio(values["server"], values["relay"])
-            section.check(f"throughput at c={clients} ≥ {VS_DIRECT:g}{TIMES} direct",
-                          times(d),
-                          None if d is None else d >= VS_DIRECT)
-            section.check(f"throughput at c={clients} ≥ {VS_RELAY:g}{TIMES} the relay",
-                          times(r),
-                          None if r is None else r >= VS_RELAY)
+            section.check(
+                f"throughput at c={clients} ≥ {VS_DIRECT:g}{TIMES} direct",
+                times(d),
+                None if d is None else d >= VS_DIRECT,
+            )
+            section.check(
+                f"throughput at c={clients} ≥ {VS_RELAY:g}{TIMES} the relay",
+                times(r),
+                None if r is None else r >= VS_RELAY,
+            )
     return section
