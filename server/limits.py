@@ -42,6 +42,8 @@ AUDIT_COLUMNS = [
     ("error", "text"),
 ]
 AUDIT_TABLE = '"_gs_audit"."calls"'
+AUDIT_DELAY = 0.25  # seconds a call's record may wait to be written with others
+AUDIT_BATCH = 1000  # records that are written at once without waiting
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +64,8 @@ class Audit:
     def __init__(self, pool: asyncpg.Pool | None) -> None:
         self._pool = pool
         self._pending: list[tuple[Any, ...]] = []
-        self._flushing: asyncio.Task[None] | None = None
+        self._flushing: asyncio.Future[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
 
     @staticmethod
     def ddl() -> list[str]:
@@ -72,7 +75,18 @@ class Audit:
 
     def record(self, row: tuple[Any, ...]) -> None:
         self._pending.append(row)
-        if self._pool is not None and (self._flushing is None or self._flushing.done()):
+        if self._pool is None or self._timer is not None:
+            return
+        if len(self._pending) >= AUDIT_BATCH:
+            self._kick()
+        else:  # written in batches, off every statement's path
+            self._timer = asyncio.get_running_loop().call_later(AUDIT_DELAY, self._kick)
+
+    def _kick(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._flushing is None or self._flushing.done():
             self._flushing = asyncio.ensure_future(self.flush())
 
     async def flush(self) -> None:
@@ -99,6 +113,9 @@ class Audit:
         return [{**r, "arguments": json.loads(r["arguments"])} for r in rows]
 
     async def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self._flushing is not None:
             with contextlib.suppress(Exception):
                 await self._flushing

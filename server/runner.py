@@ -95,6 +95,21 @@ class StepResult:
     tag: str = ""
 
 
+def _encoded(*msgs: object) -> bytes:
+    return b"".join(m.encode() for m in msgs)  # type: ignore[attr-defined]
+
+
+# The constant parts of every pipeline, encoded once: they are most of its messages.
+_BEGIN_READ = _encoded(Parse("", "BEGIN READ ONLY"), Bind(), Execute())
+_BEGIN_WRITE = _encoded(Parse("", "BEGIN"), Bind(), Execute())
+_EXECUTE = _encoded(Execute())
+_SYNC = _encoded(Sync())
+# A prepared statement is the one thing a statement could leave on a pooled
+# connection that its rolled-back transaction does not take away.
+_END = _encoded(Parse("", "ROLLBACK"), Bind(), Execute(),
+                Parse("", "DEALLOCATE ALL"), Bind(), Execute(), Sync())
+
+
 class SidecarConnection:
     """One connection to the sidecar, speaking through the sans-I/O ClientConnection."""
 
@@ -186,28 +201,21 @@ class SidecarConnection:
         ``transaction``: "read" (READ ONLY), "write", or None (no BEGIN/ROLLBACK).
         Raises the first error, every field intact, with ``step`` set to its index.
         """
-        msgs: list[object] = []
+        parts: list[bytes] = []
         if transaction is not None:
-            msgs += [Parse("", "BEGIN READ ONLY" if transaction == "read" else "BEGIN"),
-                     Bind(), Execute()]
+            parts.append(_BEGIN_READ if transaction == "read" else _BEGIN_WRITE)
         for step in steps:
-            msgs.append(Parse("", step.sql, tuple(p.oid for p in step.params)))
-            msgs.append(Bind(
-                "", "",
-                tuple(p.format for p in step.params),
-                tuple(p.value for p in step.params),
-                tuple(step.result_formats),
-            ))
+            msgs: list[object] = [
+                Parse("", step.sql, tuple(p.oid for p in step.params)),
+                Bind("", "", tuple(p.format for p in step.params),
+                     tuple(p.value for p in step.params), tuple(step.result_formats)),
+            ]
             if step.rows:
                 msgs.append(Describe("P"))
-            msgs.append(Execute())
-        if transaction is not None:
-            # A prepared statement is the one thing a statement could leave on a pooled
-            # connection that its rolled-back transaction does not take away.
-            msgs += [Parse("", "ROLLBACK"), Bind(), Execute(),
-                     Parse("", "DEALLOCATE ALL"), Bind(), Execute()]
-        msgs.append(Sync())
-        self._send(*msgs)
+            parts.append(self._conn.send_many(msgs))  # type: ignore[arg-type]
+            parts.append(_EXECUTE)
+        parts.append(_END if transaction is not None else _SYNC)
+        self._writer.write(b"".join(parts))
         try:
             await self._writer.drain()
             return await self._collect(steps, transaction is not None)

@@ -19,6 +19,7 @@ Rules this module keeps:
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import hashlib
 import itertools
@@ -113,8 +114,14 @@ def parse(sql: str) -> tuple[ParsedStatement, ...]:
     return tuple(out)
 
 
-def _args_key(binding: dict[str, Any]) -> str:
-    return json.dumps(binding, sort_keys=True, default=str)
+def _args_key(binding: dict[str, Any]) -> Any:
+    """A hashable key of a call's arguments (JSON text only for unhashable values)."""
+    key = tuple(sorted(binding.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return json.dumps(binding, sort_keys=True, default=str)
+    return key
 
 
 def _statement_name(node: Any) -> str:
@@ -293,25 +300,48 @@ class Database:
         await self.close()
 
 
-def _system_templates() -> list[Resource]:
-    """Shell-table shapes of the ``scratchpad`` schema (rows come per session)."""
-    return [
-        define_resource("staged", columns=_STAGED_COLUMNS, volatility="volatile",
-                        description="The writes this session has staged in its open transaction.",
-                        select=lambda b: []),
-        define_resource("resources", columns=_RESOURCE_COLUMNS, volatility="stable",
-                        description="Every resource: its verbs, volatility and keys.",
-                        select=lambda b: []),
-        define_resource("calls", columns=AUDIT_COLUMNS, volatility="volatile",
-                        description="The audit of tool calls: this session's (an "
-                        "administrator's: every session's).", select=lambda b: []),
-    ]
-
-
 _STAGED_COLUMNS = [("id", "bigint"), ("resource", "text"), ("verb", "text"),
                    ("statement", "text"), ("calls", "text"), ("status", "text")]
 _RESOURCE_COLUMNS = [("name", "text"), ("description", "text"), ("verbs", "text"),
                      ("volatility", "text"), ("keys", "text"), ("primary_key", "text")]
+# The session whose statement is running: the scratchpad views answer for it.
+_CURRENT: contextvars.ContextVar[Session] = contextvars.ContextVar("glove_session")
+
+
+def _staged_rows(b: Bindings) -> list[dict[str, Any]]:
+    return [{"id": s.id, "resource": s.resource, "verb": s.verb, "statement": s.statement,
+             "calls": s.summary, "status": s.status} for s in _CURRENT.get().staged]
+
+
+def _resource_rows(b: Bindings) -> list[dict[str, Any]]:
+    session = _CURRENT.get()
+    return [{"name": r.name, "description": r.description, "verbs": ", ".join(r.verbs),
+             "volatility": r.volatility, "keys": ", ".join(r.keys),
+             "primary_key": ", ".join(r.primary_key)}
+            for r in session.db.resources.values() if r.name in session.view.visible]
+
+
+async def _call_rows(b: Bindings) -> list[dict[str, Any]]:
+    session = _CURRENT.get()
+    return await session.db.audit.read(None if session.policy.admin else session.id)
+
+
+# The ``scratchpad`` schema's views: defined once, answering for the current session.
+SYSTEM_RESOURCES = {r.name: r for r in (
+    define_resource("staged", columns=_STAGED_COLUMNS, volatility="volatile",
+                    description="The writes this session has staged in its open transaction.",
+                    select=_staged_rows),
+    define_resource("resources", columns=_RESOURCE_COLUMNS, volatility="volatile",
+                    description="Every resource: its verbs, volatility and keys.",
+                    select=_resource_rows),
+    define_resource("calls", columns=AUDIT_COLUMNS, volatility="volatile",
+                    description="The audit of tool calls: this session's (an "
+                    "administrator's: every session's).", select=_call_rows),
+)}
+
+
+def _system_templates() -> list[Resource]:
+    return list(SYSTEM_RESOURCES.values())
 
 
 class Session:
@@ -332,34 +362,12 @@ class Session:
         self.settings: dict[str, str] = {}
         self._overlay: dict[str, dict[tuple[Any, ...], Any]] = {}
         self._ids = itertools.count(1)
-        self._system = {
-            "staged": define_resource(
-                "staged", columns=_STAGED_COLUMNS, volatility="volatile",
-                select=lambda b: [
-                    {"id": s.id, "resource": s.resource, "verb": s.verb, "statement": s.statement,
-                     "calls": s.summary, "status": s.status} for s in self.staged
-                ],
-            ),
-            "resources": define_resource(
-                "resources", columns=_RESOURCE_COLUMNS, volatility="stable",
-                select=lambda b: [
-                    {"name": r.name, "description": r.description, "verbs": ", ".join(r.verbs),
-                     "volatility": r.volatility, "keys": ", ".join(r.keys),
-                     "primary_key": ", ".join(r.primary_key)}
-                    for r in self.db.resources.values() if r.name in self.view.visible
-                ],
-            ),
-            "calls": define_resource(
-                "calls", columns=AUDIT_COLUMNS, volatility="volatile",
-                select=lambda b: self.db.audit.read(None if self.policy.admin else self.id),
-            ),
-        }
 
     # -- public API -------------------------------------------------------------
 
     def lookup(self, schema: str | None, name: str) -> Resource | None:
         if schema == SYSTEM_SCHEMA:
-            return self._system.get(name)
+            return SYSTEM_RESOURCES.get(name)
         if schema in (None, "public") and name in self.view.visible:
             return self.db.resources.get(name)
         return None
@@ -448,6 +456,15 @@ class Session:
     async def _statement(
         self, stmt: ParsedStatement, params: list[Any], request: _Request
     ) -> Result:
+        token = _CURRENT.set(self)
+        try:
+            return await self._statement_as_current(stmt, params, request)
+        finally:
+            _CURRENT.reset(token)
+
+    async def _statement_as_current(
+        self, stmt: ParsedStatement, params: list[Any], request: _Request
+    ) -> Result:
         node = stmt.node
         if isinstance(node, ast.TransactionStmt):
             return await self._transaction(node)
@@ -482,7 +499,10 @@ class Session:
                   else p.value.decode("utf-8", "replace") for p in params]
         gate.check(stmt.node, is_resource=lambda schema, name: self.lookup(schema, name)
                    is not None, params=values)
-        if not params and len(self.view.gated) < PLAN_CACHE_SIZE:
+        # Parameter values matter to the gate only as setting names of these two.
+        lowered = stmt.sql.lower()
+        if len(self.view.gated) < PLAN_CACHE_SIZE and (not params or (
+                "set_config" not in lowered and "current_setting" not in lowered)):
             self.view.gated.add(stmt.sql)
 
     async def unguarded(self, sql: str) -> Result:
@@ -548,18 +568,14 @@ class Session:
         )
 
     def _plan(self, stmt: ParsedStatement) -> Plan:
-        """The statement's plan, cached by SQL text off the hot path of a repeated statement.
-
-        A plan that reads this session's own ``scratchpad`` views is not shared.
-        """
+        """The statement's plan, cached by SQL text off the hot path of a repeated statement."""
         plans = self.view.plans
         plan = plans.get(stmt.sql)
         if plan is None:
             plan = analyze(stmt.sql, stmt.node, self.lookup)
-            if not any(r.schema == SYSTEM_SCHEMA for r in plan.references):
-                if len(plans) >= PLAN_CACHE_SIZE:
-                    plans.pop(next(iter(plans)))
-                plans[stmt.sql] = plan
+            if len(plans) >= PLAN_CACHE_SIZE:
+                plans.pop(next(iter(plans)))
+            plans[stmt.sql] = plan
         return plan
 
     def _pool_reset(self, node: Any) -> Result:
@@ -833,7 +849,7 @@ class Session:
         if fut is None:
             cache = {"immutable": self.db._immutable, "stable": ctx.request.stable}.get(
                 resource.volatility)
-            if resource.name in self._system:
+            if resource.name in SYSTEM_RESOURCES:
                 cache = None
             fut = cache.get(key) if cache is not None else None
             if fut is None or (fut.done() and fut.exception() is not None):
@@ -900,8 +916,10 @@ class Session:
     async def _pipeline(self, steps: list[Step], *, write: bool = False,
                         rewritten: Rewritten | None = None) -> StepResult:
         """Run steps on a pooled sidecar connection; the last step's result is returned."""
-        if self.settings:
-            names = list(self.settings)
+        # application_name changes no result; it is sent only to a statement that reads it.
+        names = [n for n in self.settings if n != "application_name"
+                 or any("application_name" in step.sql for step in steps)]
+        if names:
             settings = Step(
                 "SELECT " + ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)"
                                       for i in range(len(names))),
