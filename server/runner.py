@@ -37,20 +37,16 @@ from .wire import (
     Bind,
     CancelRequest,
     ClientConnection,
-    CommandComplete,
     DataRow,
     Describe,
-    EmptyQueryResponse,
     ErrorResponse,
     Execute,
     FieldDescription,
     NoData,
-    NoticeResponse,
     ParameterDescription,
     ParameterStatus,
     Parse,
     PasswordMessage,
-    PortalSuspended,
     Query,
     ReadyForQuery,
     RowDescription,
@@ -59,6 +55,7 @@ from .wire import (
     StartupMessage,
     Sync,
     Terminate,
+    decode_backend,
 )
 
 __all__ = ["Param", "Pool", "SidecarConnection", "Step", "StepResult"]
@@ -108,6 +105,11 @@ _SYNC = _encoded(Sync())
 # connection that its rolled-back transaction does not take away.
 _END = _encoded(Parse("", "ROLLBACK"), Bind(), Execute(),
                 Parse("", "DEALLOCATE ALL"), Bind(), Execute(), Sync())
+
+
+_DATA_ROW, _ROW_DESCRIPTION, _COMMAND_COMPLETE = ord("D"), ord("T"), ord("C")
+_ERROR, _READY = ord("E"), ord("Z")
+_STEP_ENDS = frozenset({_COMMAND_COMPLETE, ord("I"), ord("s")})  # also EmptyQuery, Suspended
 
 
 class SidecarConnection:
@@ -224,29 +226,32 @@ class SidecarConnection:
             raise
 
     async def _collect(self, steps: Sequence[Step], wrapped: bool) -> list[StepResult]:
+        # Frames are read undecoded: rows pass through as they are, acknowledgements are
+        # skipped, and only descriptions, tags, errors and ReadyForQuery are decoded.
         results = [StepResult() for _ in steps]
         index = -1 if wrapped else 0  # -1: the BEGIN
         error: errors.SqlError | None = None
         current = results[0] if results and not wrapped else None
         while True:
-            msg = await self._next()
-            if isinstance(msg, DataRow):
+            kind, body = await self._next_frame()
+            if kind == _DATA_ROW:
                 if current is not None:
-                    current.rows.append(msg)
-            elif isinstance(msg, RowDescription):
-                if current is not None:
-                    current.fields = msg.fields
-            elif isinstance(msg, CommandComplete | EmptyQueryResponse | PortalSuspended):
-                if current is not None and isinstance(msg, CommandComplete):
-                    current.tag = msg.tag
+                    current.rows.append(DataRow.raw(body))
+            elif kind in _STEP_ENDS:
+                if current is not None and kind == _COMMAND_COMPLETE:
+                    current.tag = body[:-1].decode()
                 index += 1
                 current = results[index] if 0 <= index < len(results) else None
-            elif isinstance(msg, ErrorResponse):
+            elif kind == _ROW_DESCRIPTION:
+                if current is not None:
+                    current.fields = decode_backend(kind, body).fields  # type: ignore[attr-defined]
+            elif kind == _ERROR:
                 if error is None:
-                    error = errors.SqlError.from_fields(msg.fields)
+                    msg = decode_backend(kind, body)
+                    error = errors.SqlError.from_fields(msg.fields)  # type: ignore[attr-defined]
                     error.step = index  # type: ignore[attr-defined]
-            elif isinstance(msg, ReadyForQuery):
-                if msg.status != "I":
+            elif kind == _READY:
+                if body != b"I":
                     # The error skipped our ROLLBACK: end the failed transaction now.
                     self._send(Query("ROLLBACK"))
                     await self._drain_until_ready()
@@ -254,11 +259,23 @@ class SidecarConnection:
                     self._send(Query("DEALLOCATE ALL"))  # skipped with the rest after the error
                     await self._drain_until_ready()
                 break
-            elif isinstance(msg, NoticeResponse | ParameterStatus):
-                pass  # our own BEGIN/ROLLBACK and settings; nothing for the client
+            # Anything else (ParseComplete, BindComplete, NoData, notices and parameter
+            # statuses of our own BEGIN/ROLLBACK and settings) is nothing for the client.
         if error is not None:
             raise error
         return results
+
+    async def _next_frame(self) -> tuple[int, bytes]:
+        while True:
+            frame = self._conn.next_frame()
+            if frame is not NEED_DATA:
+                return frame  # type: ignore[return-value]
+            data = await self._reader.read(READ_CHUNK)
+            if not data:
+                self.broken = True
+                raise errors.InternalError("the sidecar closed the connection",
+                                           hint="Try again; the server reconnects.")
+            self._conn.receive_data(data)
 
     async def _drain_until_ready(self) -> None:
         while not isinstance(await self._next(), ReadyForQuery):

@@ -237,6 +237,18 @@ class ClientConnection(_Connection):
         super().__init__()
         self._validate_rows = validate_rows
 
+    def next_frame(self) -> tuple[int, bytes] | _NeedData:
+        """The next backend message undecoded, as (type byte, body), or NEED_DATA.
+
+        For a relay in the normal phase: rows and acknowledgements pass without
+        being decoded; ``decode_backend(*frame)`` decodes the few that matter.
+        """
+        if self._state is not _NORMAL:
+            raise LocalProtocolError(f"next_frame() is for the normal phase, not "
+                                     f"{self._state.name}")
+        frame = self._buffer.next_message()
+        return NEED_DATA if frame is None else frame
+
     def _read_event(self) -> Event:
         state, buffer = self._state, self._buffer
         if state is _NORMAL or state is State.AUTHENTICATING:
