@@ -1238,10 +1238,14 @@ class Session:
                     "EXPLAIN ANALYZE is not supported: it would run the statement",
                     hint="Use EXPLAIN without ANALYZE to see the plan; it calls nothing.",
                 )
-        inner_sql = sql
         if explain_node is not node:
-            inner_sql = deparse(node)
-        plan = analyze(inner_sql, node, self.lookup)
+            # The explained statement's plan, cached under the EXPLAIN's own text.
+            plan = self.view.plans.get(sql)
+            if plan is None:
+                plan = self.view.plans[sql] = analyze(deparse(node), node, self.lookup)
+        else:
+            plan = self._plan(ParsedStatement(sql, node))
+        inner_sql = plan.sql
         lines, refs = [], []
         for ref in plan.references:
             resource: Resource = ref.resource
