@@ -161,6 +161,17 @@ class ClientHandler:
         self.out.append(data)
         self.out_size += len(data)
 
+    def send_rows(self, rows: Sequence[Any]) -> None:
+        """Relayed rows: their bytes as the sidecar sent them, framed, in one piece.
+
+        DataRow is always allowed in the normal phase, so the state machine has
+        nothing to check per row.
+        """
+        if rows:
+            data = b"".join([row.encode() for row in rows])
+            self.out.append(data)
+            self.out_size += len(data)
+
     async def flush(self) -> None:
         if self.out:
             self.writer.write(b"".join(self.out))
@@ -466,8 +477,7 @@ class ClientHandler:
         self.send_notices(result.notices)
         if describe and result.fields:
             self.send(RowDescription(tuple(result.fields)))
-        for row in result.data_rows:
-            self.send(row)
+        self.send_rows(result.data_rows)
         for name, value in result.parameters.items():
             self.send(ParameterStatus(name, value))
             if name == "client_min_messages":
@@ -636,9 +646,8 @@ class ClientHandler:
         rows = result.data_rows
         start = portal.sent
         end = len(rows) if max_rows <= 0 else min(len(rows), start + max_rows)
-        for row in rows[start:end]:
-            self.send(row)
-            await self.maybe_flush()
+        self.send_rows(rows[start:end])
+        await self.maybe_flush()
         portal.sent = end
         # As Postgres: a fetch that filled max_rows suspends (it does not look ahead), and
         # a portal fetched in parts counts, in its tag, the rows of the last Execute only.
