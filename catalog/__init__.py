@@ -15,9 +15,12 @@ from ._catalog import (
     rows_to_json,
     shell_ddl,
 )
+from ._fns import EVALUATING, FN_SCHEMA, fn_ddl, fns_ddl
 from ._sidecar import EmbeddedSidecar, ExternalSidecar, Sidecar, SidecarBusy, default_data_dir
 
 __all__ = [
+    "EVALUATING",
+    "FN_SCHEMA",
     "INSERT_SCHEMA",
     "SERVED_SCHEMA",
     "SYSTEM_SCHEMA",
@@ -27,6 +30,8 @@ __all__ = [
     "Sidecar",
     "SidecarBusy",
     "default_data_dir",
+    "fn_ddl",
+    "fns_ddl",
     "populate_sql",
     "qualified",
     "quote_ident",

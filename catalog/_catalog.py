@@ -25,8 +25,9 @@ from typing import Any
 
 import asyncpg
 
-from glove_scratchpad.resources import Resource
+from glove_scratchpad.resources import Fn, Resource
 
+from ._fns import FN_SCHEMA, fns_ddl
 from ._sidecar import Sidecar
 
 log = logging.getLogger(__name__)
@@ -222,8 +223,9 @@ class Catalog:
         )
         return cls(sidecar, pool, database, owns_sidecar=owns_sidecar)
 
-    async def install(self, resources: Iterable[Resource], system: Iterable[Resource] = ()) -> None:
-        """Replace the served schema's shell tables with these resources' (one transaction)."""
+    async def install(self, resources: Iterable[Resource], system: Iterable[Resource] = (),
+                      fns: Iterable[Fn] = ()) -> None:
+        """Replace the served schemas' shell tables (and functions) with these (one transaction)."""
         async with self.pool.acquire() as conn, conn.transaction():
             # The served schemas belong to the server: they are rebuilt on every start.
             await conn.execute("SELECT pg_advisory_xact_lock(0x676c6f7665)")
@@ -236,6 +238,8 @@ class Catalog:
             for resource in system:
                 for sql in shell_ddl(resource, SYSTEM_SCHEMA):
                     await conn.execute(sql)
+            for sql in fns_ddl(fns):
+                await conn.execute(sql)
             self.agent_user = await self._confine(conn)
 
     async def _confine(self, conn: asyncpg.Connection) -> str:
@@ -258,13 +262,15 @@ class Catalog:
                                    "NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS")
         db = quote_ident(self.database)
         schemas = f"{quote_ident(SERVED_SCHEMA)}, {quote_ident(SYSTEM_SCHEMA)}"
+        fn_schema = quote_ident(FN_SCHEMA)
         for sql in (
             f"ALTER ROLE {AGENT_ROLE} SET statement_timeout = '{AGENT_STATEMENT_TIMEOUT}'",
             f"ALTER ROLE {AGENT_ROLE} SET temp_file_limit = '{AGENT_TEMP_FILE_LIMIT}'",
             f"ALTER ROLE {AGENT_ROLE} SET idle_in_transaction_session_timeout = '60s'",
             f"REVOKE ALL ON DATABASE {db} FROM PUBLIC",
             f"GRANT CONNECT, TEMPORARY ON DATABASE {db} TO {AGENT_ROLE}",
-            f"GRANT USAGE ON SCHEMA {schemas} TO {AGENT_ROLE}",
+            f"GRANT USAGE ON SCHEMA {schemas}, {fn_schema} TO {AGENT_ROLE}",
+            f"GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA {fn_schema} TO {AGENT_ROLE}",
             f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schemas} "
             f"TO {AGENT_ROLE}",
             "REVOKE SELECT ON pg_catalog.pg_stat_activity, pg_catalog.pg_locks, "

@@ -6,6 +6,7 @@ the wire.
 """
 
 from ._columns import Column, columns_from_model, pg_type_for
+from ._fns import Fn, FnCatalog, FnParam, define_fn, fn_from_tool, fns_from_mcp
 from ._resource import (
     VERBS,
     Bindings,
@@ -21,12 +22,18 @@ __all__ = [
     "VERBS",
     "Bindings",
     "Column",
+    "Fn",
+    "FnCatalog",
+    "FnParam",
     "Resource",
     "ResourceDefinitionError",
     "Volatility",
     "call_resolver",
     "columns_from_model",
+    "define_fn",
     "define_resource",
+    "fn_from_tool",
+    "fns_from_mcp",
     "pg_type_for",
     "resource_from_tool",
 ]

@@ -419,7 +419,8 @@ class _Analyzer:
             return all(self.is_value(x, scope) for x in (node.lexpr, node.rexpr) if x is not None)
         if isinstance(node, ast.FuncCall):
             return node.over is None and not node.agg_star and all(
-                self.is_value(a, scope) for a in node.args or ()
+                self.is_value(a.arg if isinstance(a, ast.NamedArgExpr) else a, scope)
+                for a in node.args or ()
             )
         if isinstance(node, ast.A_ArrayExpr):
             return all(self.is_value(e, scope) for e in node.elements or ())

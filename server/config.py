@@ -38,6 +38,8 @@ class ServerConfig(BaseModel):
     resource_concurrency: int = Field(10, description="Calls of one resource at once")
     statement_timeout: float = Field(300.0, description="Seconds; SET can only lower it")
     require_tls: bool = Field(False, description="Refuse connections that do not use TLS")
+    mcp_servers: list[dict[str, Any]] = Field(
+        default_factory=list, description="[[mcp.servers]] tables: MCP servers served as tables")
     users: dict[str, User] = Field(default_factory=dict,
                                    description="[users.NAME] tables; none: loopback trust")
 
@@ -58,5 +60,7 @@ def load_config(path: str | Path | None, **overrides: Any) -> ServerConfig:
         data.update(raw.get("server", {}))
         if "users" in raw:
             data["users"] = raw["users"]
+        if "mcp" in raw:
+            data["mcp_servers"] = raw["mcp"].get("servers", [])
     data.update({k: v for k, v in overrides.items() if v is not None})
     return ServerConfig.model_validate(data)

@@ -54,6 +54,7 @@ from typing import Any, NoReturn
 from pglast import ast, enums
 
 from glove_scratchpad import errors
+from glove_scratchpad.catalog import FN_SCHEMA
 
 __all__ = [
     "CATALOG_RELATIONS",
@@ -64,6 +65,7 @@ __all__ = [
 ]
 
 IsResource = Callable[[str | None, str], bool]
+IsFunction = Callable[[str, str], bool]  # (schema, name): a served function (fn.<name>)
 
 DISCOVER = ("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
             "lists the resources.")
@@ -359,7 +361,7 @@ PROTECTED_SETTINGS = frozenset({
     "event_source", "cluster_name", "stats_temp_directory",
 })
 _PROTECTED_PREFIXES = ("log_", "debug_", "trace_", "syslog_", "ssl", "archive_", "recovery_",
-                       "primary_", "wal_", "promote_")
+                       "primary_", "wal_", "promote_", "glove_scratchpad.")
 
 # Cannot be read (SHOW, current_setting, pg_settings): paths, commands, connection strings.
 SECRET_SETTINGS = frozenset({
@@ -587,8 +589,10 @@ def _refuse_secret(name: str) -> NoReturn:
 
 class _Gate:
     def __init__(self, is_resource: IsResource, protected: frozenset[str],
-                 secret: frozenset[str], params: Sequence[str | bytes | None] | None) -> None:
+                 secret: frozenset[str], params: Sequence[str | bytes | None] | None,
+                 is_function: IsFunction | None = None) -> None:
         self.is_resource = is_resource
+        self.is_function = is_function or (lambda schema, name: False)
         self.protected = protected
         self.secret = secret
         self.params = params
@@ -809,6 +813,10 @@ class _Gate:
                 hint="Call the function without a database name.")
         if schema == "information_schema" and name in _INFO_SCHEMA_FUNCTIONS:
             return
+        if schema == FN_SCHEMA or (schema is None and name not in FUNCTIONS
+                                   and self.is_function(FN_SCHEMA, name)):
+            _served_function(name, schema, self.is_function)
+            return
         if schema not in (None, "pg_catalog"):
             _undefined_function(shown)
         _refuse_function(name)
@@ -890,6 +898,20 @@ def _refuse_catalog(name: str) -> NoReturn:
 
 def _undefined_relation(name: str) -> NoReturn:
     raise errors.UndefinedTable(f'relation "{name}" does not exist', hint=DISCOVER)
+
+
+def _served_function(name: str, schema: str | None, is_function: IsFunction) -> None:
+    """``fn.<name>``: a served function, or 42883 saying how to list them."""
+    if schema is None:
+        raise errors.UndefinedFunction(
+            f"function {name}() does not exist",
+            hint=f"Functions are in schema {FN_SCHEMA}: call {FN_SCHEMA}.{name}(…).")
+    if not is_function(FN_SCHEMA, name):
+        raise errors.UndefinedFunction(
+            f"function {FN_SCHEMA}.{name}() does not exist",
+            hint=f"\\df {FN_SCHEMA}.* lists the functions (\\df+ with their arguments), as "
+            f"does SELECT routine_name FROM information_schema.routines WHERE routine_schema "
+            f"= '{FN_SCHEMA}'.")
 
 
 def _undefined_function(name: str) -> NoReturn:
@@ -985,6 +1007,7 @@ def check(
     params: Sequence[str | bytes | None] | None = None,
     protected_settings: frozenset[str] = PROTECTED_SETTINGS,
     secret_settings: frozenset[str] = SECRET_SETTINGS,
+    is_function: IsFunction | None = None,
 ) -> None:
     """Refuse ``node`` (a RawStmt's ``stmt``) with an ``errors.SqlError``, or return None.
 
@@ -993,6 +1016,8 @@ def check(
     parameter values when it is about to run: ``str`` for a text-format value,
     None for NULL, ``bytes`` for a binary-format one (not read). A setting name
     given as ``$n`` (SQLAlchemy's ``current_setting($1)``) is checked against its
-    text, and refused when there is none.
+    text, and refused when there is none. ``is_function(schema, name)`` says whether
+    ``fn.<name>`` is a served function (by default none is).
     """
-    _Gate(is_resource, protected_settings, secret_settings, params).statement(node)
+    _Gate(is_resource, protected_settings, secret_settings, params,
+          is_function).statement(node)

@@ -1,4 +1,5 @@
-"""Loading the resources to serve: a dotted module or a .py file with a `resources` list."""
+"""Loading what to serve: a dotted module or a .py file with a `resources` list (and/or a
+`fns` list of functions)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from glove_scratchpad.resources import Resource
+from glove_scratchpad.resources import Fn, Resource
 
-__all__ = ["load_resources"]
+__all__ = ["load_fns", "load_resources"]
 
 
 def _module(spec: str):  # type: ignore[no-untyped-def]
@@ -19,6 +20,8 @@ def _module(spec: str):  # type: ignore[no-untyped-def]
         if not path.is_file():
             raise ValueError(f"no such file: {spec}")
         name = f"_glove_resources_{path.stem}_{abs(hash(path.resolve()))}"
+        if name in sys.modules:  # loaded once, whether for its resources or its fns
+            return sys.modules[name]
         loader_spec = importlib.util.spec_from_file_location(name, path)
         if loader_spec is None or loader_spec.loader is None:
             raise ValueError(f"cannot load {spec}")
@@ -36,11 +39,26 @@ def load_resources(specs: Iterable[str]) -> list[Resource]:
         module = _module(spec)
         found = getattr(module, "resources", None)
         if found is None:
+            if getattr(module, "fns", None) is not None:
+                continue  # functions only
             raise ValueError(f"{spec} has no `resources` list")
         items = list(found)
         bad = [r for r in items if not isinstance(r, Resource)]
         if bad:
             raise ValueError(f"{spec}: `resources` holds something that is not a Resource: "
+                             f"{bad[0]!r}")
+        out.extend(items)
+    return out
+
+
+def load_fns(specs: Iterable[str]) -> list[Fn]:
+    """The ``fns`` lists of the given modules or files, in order (a module may have none)."""
+    out: list[Fn] = []
+    for spec in specs:
+        items = list(getattr(_module(spec), "fns", None) or ())
+        bad = [f for f in items if not isinstance(f, Fn)]
+        if bad:
+            raise ValueError(f"{spec}: `fns` holds something that is not a function (Fn): "
                              f"{bad[0]!r}")
         out.extend(items)
     return out

@@ -9,7 +9,7 @@ position in the rewritten text maps back to the client's text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from glove_scratchpad.catalog import (
@@ -67,19 +67,22 @@ def rewrite(
     params: Mapping[int, int],
     *,
     returning: str | None = None,
+    replace: Sequence[tuple[int, int, str]] = (),
 ) -> Rewritten:
     """Point each read reference at its JSON parameter ``params[ref.id]``.
 
     The write target, if any, becomes its shell table; ``returning`` replaces the
-    statement's RETURNING clause (or is appended when it has none).
+    statement's RETURNING clause (or is appended when it has none). ``replace``
+    are more edits (fn calls' results); a reference inside one is left to it.
     """
-    edits: list[tuple[int, int, str]] = []
+    edits: list[tuple[int, int, str]] = list(replace)
     ctes = []
     for ref in plan.reads:
         name = cte_name(ref.id)
         start, end = ref.span
         text = name if ref.has_alias else f"{name} AS {quote_ident(ref.name)}"
-        edits.append((start, end, text))
+        if not any(s <= start and end <= e for s, e, _ in replace):
+            edits.append((start, end, text))
         schema = SYSTEM_SCHEMA if ref.schema == SYSTEM_SCHEMA else SERVED_SCHEMA
         populate = populate_sql(ref.resource, params[ref.id], schema)
         ctes.append(f"{name} AS MATERIALIZED (SELECT * FROM {populate})")

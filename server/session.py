@@ -48,8 +48,16 @@ from glove_scratchpad.catalog import (
     rows_to_json,
     shell_ddl,
 )
-from glove_scratchpad.resources import Bindings, Resource, call_resolver, define_resource
+from glove_scratchpad.resources import (
+    Bindings,
+    Fn,
+    FnCatalog,
+    Resource,
+    call_resolver,
+    define_resource,
+)
 
+from . import fns as fn_calls
 from . import gate
 from .analysis import Plan, Reference, Value, analyze, deparse, renumber_params
 from .auth import Policy
@@ -175,8 +183,10 @@ class Database:
     """Resources served as one virtual database, over one sidecar."""
 
     def __init__(self, catalog: Catalog, resources: Sequence[Resource], writes: bool,
-                 owns_catalog: bool, type_names: dict[int, str], limits: Limits) -> None:
+                 owns_catalog: bool, type_names: dict[int, str], limits: Limits,
+                 fns: FnCatalog | None = None) -> None:
         self.catalog = catalog
+        self.fns = fns if fns is not None else FnCatalog()
         self.limits = limits
         self.audit = Audit(catalog.pool)
         self.guard = Guard(limits, self.audit)
@@ -210,7 +220,7 @@ class Database:
                                              owns_sidecar=False)
                 try:
                     await catalog.install([r for n, r in self.resources.items() if n in visible],
-                                          system=_system_templates())
+                                          system=_system_templates(), fns=self.fns)
                 finally:
                     await catalog.close()
                 found = self._views[visible] = View(
@@ -228,12 +238,14 @@ class Database:
         sidecar_dir: str | Path | None = None,
         database: str | None = None,
         limits: Limits | None = None,
+        fns: FnCatalog | Iterable[Fn] | None = None,
     ) -> Database:
         """Start (or find) the sidecar, install the resources' shell tables, and serve them.
 
         With no resources, the bundled demo set is served. ``sidecar`` shares an
         already started sidecar (tests share one per session); ``database``
-        names the sidecar database to use in it.
+        names the sidecar database to use in it. ``fns`` are the functions served
+        as ``fn.<name>(…)``.
         """
         if resources is None:
             from glove_scratchpad.resources.demo import resources as demo
@@ -244,12 +256,13 @@ class Database:
         dupes = {n for n in names if names.count(n) > 1}
         if dupes:
             raise ValueError(f"two resources are named {', '.join(sorted(dupes))}")
+        catalog_fns = fns if isinstance(fns, FnCatalog) else FnCatalog(fns or ())
         owns_sidecar = sidecar is None
         if sidecar is None:
             sidecar = ExternalSidecar(sidecar_dsn) if sidecar_dsn else EmbeddedSidecar(sidecar_dir)
         catalog = await Catalog.open(sidecar, database=database, owns_sidecar=owns_sidecar)
         try:
-            await catalog.install(resources, system=_system_templates())
+            await catalog.install(resources, system=_system_templates(), fns=catalog_fns)
             for sql in Audit.ddl():
                 await catalog.pool.execute(sql)
             type_names = await catalog.type_names()
@@ -257,7 +270,7 @@ class Database:
             await catalog.close()
             raise
         return cls(catalog, resources, writes, owns_catalog=True, type_names=type_names,
-                   limits=limits or Limits())
+                   limits=limits or Limits(), fns=catalog_fns)
 
     def session(self, *, writes: bool | None = None) -> Session:
         """A session that sees every resource."""
@@ -498,7 +511,8 @@ class Session:
         values = [p.value if p.value is None or (p.format and p.oid not in _TEXT_OIDS)
                   else p.value.decode("utf-8", "replace") for p in params]
         gate.check(stmt.node, is_resource=lambda schema, name: self.lookup(schema, name)
-                   is not None, params=values)
+                   is not None, params=values,
+                   is_function=lambda schema, name: name in self.db.fns)
         # Parameter values matter to the gate only as setting names of these two.
         lowered = stmt.sql.lower()
         if len(self.view.gated) < PLAN_CACHE_SIZE and (not params or (
@@ -573,6 +587,8 @@ class Session:
         plan = plans.get(stmt.sql)
         if plan is None:
             plan = analyze(stmt.sql, stmt.node, self.lookup)
+            if self.db.fns:
+                fn_calls.find_calls(stmt.sql, stmt.node)  # arguments not values: refused now
             if len(plans) >= PLAN_CACHE_SIZE:
                 plans.pop(next(iter(plans)))
             plans[stmt.sql] = plan
@@ -907,7 +923,8 @@ class Session:
                    ctx: _Statement, *, returning: str | None = None,
                    prelude: Step | None = None, formats: Sequence[int] = ()) -> Result:
         param_of, args = self._materialize(plan, rows, params)
-        rw = rewrite(plan, param_of, returning=returning)
+        calls = await fn_calls.substitute(self, plan, params, args, ctx) if self.db.fns else ()
+        rw = rewrite(plan, param_of, returning=returning, replace=calls)
         main = Step(rw.sql, args, formats)
         steps = [prelude, main] if prelude is not None else [main]
         out = await self._pipeline(steps, write=plan.target is not None, rewritten=rw)
@@ -1284,6 +1301,8 @@ class Session:
             refs.append({"resource": resource.name, "alias": ref.alias,
                          "volatility": resource.volatility, "access": access,
                          "arguments": args, "calls": calls, "warnings": warnings})
+        if self.db.fns:
+            lines.extend(fn_calls.explain_lines(inner_sql))
         # Unbound parameters plan as NULLs: EXPLAIN shows the plan's shape, not its values.
         args = (list(params) + [Param(None)] * plan.max_param)[:plan.max_param]
         out = await self._pipeline([Step(f"EXPLAIN {inner_sql}", args)])

@@ -100,3 +100,44 @@ async def test_sigterm_lets_a_running_statement_finish(tmp_path):
     assert proc.returncode == 0
     with pytest.raises(OSError):
         await asyncpg.connect(f"postgresql://anyone@127.0.0.1:{port}/scratchpad", timeout=2)
+
+
+async def test_serve_mcp_servers_named_in_the_config(tmp_path):
+    config = tmp_path / "server.toml"
+    config.write_text(
+        "[server]\nstartup_timeout = 5.0\n\n"
+        "[[mcp.servers]]\n"
+        'namespace = "time"\n'
+        f"command = {sys.executable!r}\n"
+        'args = ["-m", "mcp_server_time", "--local-timezone", "UTC"]\n\n'
+        "[[mcp.servers]]\n"
+        'namespace = "down"\n'
+        'command = "/nonexistent/mcp-server"\n'
+    )
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "glove_scratchpad.server.cli", "serve", "--port", "0",
+        "--sidecar-dir", str(tmp_path / "pgdata"), "--config", str(config),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    assert proc.stdout is not None
+    port = None
+    async with asyncio.timeout(90):
+        while port is None:
+            line = (await proc.stdout.readline()).decode()
+            assert line, "server exited before printing its banner"
+            if "connect:" in line:
+                port = int(line.split(" -p ")[1].split()[0])
+    try:
+        conn = await asyncpg.connect(f"postgresql://anyone@127.0.0.1:{port}/scratchpad")
+        day = await conn.fetchval(
+            "SELECT day_of_week FROM time_get_current_time WHERE timezone = 'UTC'")
+        assert day in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
+                       "Sunday")
+        tables = {r[0] for r in await conn.fetch(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")}
+        assert "time_get_current_time" in tables and "tasks" not in tables
+        assert not any(t.startswith("down_") for t in tables)  # the down server fails alone
+        await conn.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), 30)
+    assert proc.returncode == 0

@@ -1,0 +1,318 @@
+"""The MCP server mode: ``glove-scratchpad mcp``, the agent's tool for any MCP client.
+
+It serves the tools ``execute_sql`` and ``explain_sql`` (``agent.py`` defines,
+runs and renders them) and the catalog, the preamble, as the resource
+``scratchpad://catalog`` and as the server's instructions. Transports: stdio
+(the default) or streamable HTTP (``--http``), through the ``mcp`` SDK's
+low-level ``Server``.
+
+Sessions: a transaction spans tool calls (``BEGIN`` in one call, ``COMMIT`` in
+a later one), so each MCP client session gets its own ``Session``:
+
+- stdio: one client per process, so one ``Session``.
+- streamable HTTP: one ``Session`` per ``Mcp-Session-Id``. The server answers
+  ``server/discover`` with the handshake-era versions only, so a client in the
+  SDK's ``auto`` mode opens a session. A request without a session id (a
+  client pinned to the stateless 2026 protocol) gets a fresh ``Session`` for
+  that one call, and a call that would leave a transaction open across calls
+  is refused, its staged writes discarded: nothing it staged could ever fire.
+  Sessions idle for longer than the transport's idle timeout are forgotten.
+
+Calls within one session run one at a time, as on a wire connection. In stdio
+mode stdout carries the protocol, so everything else (logs, the sidecar's
+output) goes to stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import socket
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import mcp.types as types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from glove_scratchpad.resources import Resource
+
+from . import agent
+from .session import Database, Session
+
+__all__ = ["CATALOG_URI", "DEFAULT_MCP_PORT", "Sessions", "create_server", "serve_mcp"]
+
+log = logging.getLogger(__name__)
+
+CATALOG_URI = "scratchpad://catalog"
+DEFAULT_MCP_PORT = 55433  # next to the Postgres port, 55432
+SESSION_HEADER = "mcp-session-id"
+
+Transport = Literal["stdio", "http"]
+
+_STATELESS_HINT = (
+    "This MCP connection has no session, so a transaction cannot span calls. Send the whole "
+    "transaction in one call (BEGIN; INSERT …; COMMIT), or connect with a session (stdio, or "
+    "streamable HTTP with an Mcp-Session-Id)."
+)
+
+
+@dataclass
+class _Entry:
+    session: Session
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    used: float = field(default_factory=time.monotonic)
+
+
+class Sessions:
+    """The ``Session`` of each MCP client session, keyed by its id."""
+
+    def __init__(self, db: Database, *, idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT
+                 ) -> None:
+        self.db = db
+        self.idle_timeout = idle_timeout
+        self._entries: dict[str, _Entry] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @contextlib.asynccontextmanager
+    async def lease(self, key: str | None) -> AsyncIterator[Session]:
+        """The session for ``key``, held for one call; ``None``: a fresh one for this call."""
+        if key is None:
+            yield self.db.session()
+            return
+        self._forget_idle()
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = _Entry(self.db.session())
+        async with entry.lock:
+            try:
+                yield entry.session
+            finally:
+                entry.used = time.monotonic()
+
+    def _forget_idle(self) -> None:
+        cutoff = time.monotonic() - self.idle_timeout
+        for key in [k for k, e in self._entries.items() if e.used < cutoff and not e.lock.locked()]:
+            del self._entries[key]
+
+
+@dataclass
+class _State:
+    db: Database
+    sessions: Sessions
+
+
+def create_server(db: Database, *, transport: Transport = "stdio") -> Server[Any]:
+    """An MCP server for a Database (which it does not close).
+
+    ``transport`` decides how calls map to sessions (see the module docstring).
+    """
+    catalog = agent.preamble(db)
+    writes = db.writes
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Server[Any]) -> AsyncIterator[_State]:
+        yield _State(db, Sessions(db))
+
+    def session_key(ctx: Any) -> str | None:
+        if transport == "stdio":
+            return "stdio"
+        request = ctx.request
+        return request.headers.get(SESSION_HEADER) if request is not None else None
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=_mcp_tools(writes=bool(writes)))
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in _TOOL_NAMES:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        state: _State = ctx.lifespan_context
+        key = session_key(ctx)
+        async with state.sessions.lease(key) as session:
+            reply = await agent.call_tool(session, params.name, params.arguments)
+            if key is None and session.transaction != "idle":
+                reply = _stateless_refusal(session, reply)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=reply.text)],
+                                    is_error=reply.is_error)
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[types.Resource(
+            uri=CATALOG_URI, name="catalog", title="The database's tables and how to use them",
+            description="Every table (tool) with its columns, keys, verbs and volatility, and "
+                        "the discipline: discover, invoke, compose, stage, preview, commit.",
+            mime_type="text/markdown")])
+
+    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams
+                            ) -> types.ReadResourceResult:
+        if str(params.uri) != CATALOG_URI:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource: {params.uri}",
+                           data={"uri": str(params.uri)})
+        return types.ReadResourceResult(contents=[types.TextResourceContents(
+            uri=CATALOG_URI, mime_type="text/markdown", text=catalog)])
+
+    server: Server[Any] = Server(
+        "glove-scratchpad", instructions=catalog, lifespan=lifespan,
+        get_tool_input_schema=_input_schema,
+        on_list_tools=list_tools, on_call_tool=call_tool,
+        on_list_resources=list_resources, on_read_resource=read_resource,
+    )
+    if transport == "http":
+        async def discover(ctx: Any, params: Any) -> types.DiscoverResult:
+            # Only the handshake era has sessions, and transactions need one.
+            return types.DiscoverResult(supported_versions=list(HANDSHAKE_PROTOCOL_VERSIONS),
+                                        capabilities=server.get_capabilities(),
+                                        instructions=catalog)
+
+        server.add_request_handler("server/discover", types.RequestParams, discover)
+    return server
+
+
+_TOOL_NAMES = frozenset(t["name"] for t in agent.tool_definitions())
+
+
+def _input_schema(name: str) -> dict[str, Any] | None:
+    return next((t["input_schema"] for t in agent.tool_definitions() if t["name"] == name), None)
+
+
+def _mcp_tools(*, writes: bool) -> list[types.Tool]:
+    read_only = {"execute_sql": not writes, "explain_sql": True}
+    return [types.Tool(
+        name=t["name"], description=t["description"], input_schema=t["input_schema"],
+        annotations=types.ToolAnnotations(read_only_hint=read_only[t["name"]],
+                                          destructive_hint=not read_only[t["name"]],
+                                          open_world_hint=True),
+    ) for t in agent.tool_definitions()]
+
+
+def _stateless_refusal(session: Session, reply: agent.ToolReply) -> agent.ToolReply:
+    """A call without a session left a transaction open: it ends here, nothing staged fires."""
+    staged = len(session.preview())
+    if reply.is_error:  # the statement's own error says more; add what became of the rest
+        return agent.ToolReply(reply.text + "\nNOTE: without a session the transaction ended "
+                               "with this call; nothing it staged fired.", is_error=True)
+    detail = (f"\nDETAIL: {staged} staged write{'s' if staged != 1 else ''} discarded; nothing "
+              "fired." if staged else "")
+    return agent.ToolReply("ERROR 25000: a transaction cannot stay open after this call"
+                           + detail + f"\nHINT: {_STATELESS_HINT}", is_error=True)
+
+
+# -- running it -----------------------------------------------------------------
+
+
+async def serve_mcp(
+    resources: Sequence[Resource] | None = None,
+    *,
+    writes: bool = False,
+    sidecar_dsn: str | None = None,
+    sidecar_dir: str | None = None,
+    http: bool = False,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_MCP_PORT,
+    ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve until the client goes away (stdio) or SIGTERM/SIGINT (both).
+
+    ``resources`` default to the demo set. Over HTTP, ``port`` 0 picks a free
+    port; the URL is printed (and passed to ``ready``) once the server listens.
+    """
+
+    async def open_db() -> Database:
+        return await Database.create(resources, writes=writes, sidecar_dsn=sidecar_dsn,
+                                     sidecar_dir=sidecar_dir)
+
+    if http:
+        await _serve_http(open_db, host, port, ready)
+    else:
+        await _serve_stdio(open_db, ready)
+
+
+async def _serve_stdio(open_db: Callable[[], Awaitable[Database]],
+                       ready: Callable[[str], None] | None) -> None:
+    task = asyncio.current_task()
+    assert task is not None
+    received: list[int] = []
+
+    def stop(sig: int) -> None:
+        received.append(sig)
+        task.cancel()
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop, sig)
+    # stdio_server points fd 1 at stderr while it serves, so nothing the sidecar
+    # prints can reach the protocol stream: the sidecar starts inside it.
+    async with stdio_server() as (read, write):
+        db: Database | None = None
+        try:
+            db = await open_db()
+            server = create_server(db, transport="stdio")
+            log.info("glove-scratchpad MCP server on stdio")
+            if ready is not None:
+                ready("stdio")
+            await server.run(read, write, server.create_initialization_options())
+        finally:
+            if db is not None:
+                await db.close()
+            if received:
+                # The SDK reads stdin in a thread that nothing interrupts, so leaving
+                # stdio_server would wait for the client to close stdin: with the
+                # Database closed, die by the signal instead, as its default would.
+                logging.shutdown()
+                signal.signal(received[0], signal.SIG_DFL)
+                signal.raise_signal(received[0])
+
+
+async def _serve_http(open_db: Callable[[], Awaitable[Database]], host: str, port: int,
+                      ready: Callable[[str], None] | None) -> None:
+    import uvicorn
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.create_server((host, port), family=family)
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    url = f"http://{shown}:{sock.getsockname()[1]}/mcp"
+    db = await open_db()
+    try:
+        app = create_server(db, transport="http").streamable_http_app(host=host)
+        uv = _uvicorn_server()(uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
+                                     timeout_graceful_shutdown=10))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, setattr, uv, "should_exit", True)
+        task = asyncio.create_task(uv.serve(sockets=[sock]))
+        while not uv.started and not task.done():
+            await asyncio.sleep(0.05)
+        if uv.started:
+            print(f"glove-scratchpad MCP server on {url}", flush=True)
+            if ready is not None:
+                ready(url)
+        await task
+        if not uv.started:
+            raise RuntimeError("the MCP HTTP server did not start (see the log above)")
+    finally:
+        sock.close()
+        await db.close()
+
+
+def _uvicorn_server() -> type:
+    import uvicorn
+
+    class Quiet(uvicorn.Server):
+        """uvicorn, minus its signal handling: ours stops it and then closes the Database
+        (uvicorn's would re-raise the signal after its shutdown, killing the process first)."""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return Quiet
