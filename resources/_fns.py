@@ -26,7 +26,6 @@ This module knows nothing of the sidecar, the wire or statement text.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import logging
@@ -44,6 +43,7 @@ from glove_scratchpad.errors import ExternalRoutineError, InvalidParameterValue
 
 from ._columns import columns_from_model
 from ._resource import _IDENTIFIER, _RESERVED_PREFIXES, ResourceDefinitionError, call_resolver
+from ._schema import json_type, resolve, schema_type, snake, sql_name
 
 if TYPE_CHECKING:
     from .mcp import McpConnection
@@ -54,7 +54,6 @@ log = logging.getLogger(__name__)
 
 ARGS = "args"  # the first parameter of every function: the arguments as one jsonb object
 MAX_NAMED = 99  # named parameters: Postgres' FUNC_MAX_ARGS (100) less ``args``
-_MAX_IDENTIFIER = 63
 # Words a named argument cannot be spelled unquoted (``name => …`` takes type_function_name).
 _KEYWORDS = frozenset(RESERVED_KEYWORDS) | frozenset(COL_NAME_KEYWORDS)
 
@@ -198,29 +197,9 @@ def _schema_error(schema: Mapping[str, Any], instance: Any) -> tuple[str, str, A
 # -- names ----------------------------------------------------------------------------
 
 
-def _snake(name: str) -> str:
-    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
-    name = re.sub(r"[^a-z0-9_]+", "_", name.lower())
-    return re.sub(r"_+", "_", name).strip("_")
-
-
 def _identifier(text: str, taken: set[str], *, fallback: str, keyword_safe: bool) -> str:
-    out = _snake(text) or fallback
-    if out[0].isdigit():
-        out = "_" + out
-    if keyword_safe and out in _KEYWORDS:
-        out += "_"
-    if len(out) > _MAX_IDENTIFIER:
-        digest = hashlib.sha1(out.encode()).hexdigest()[:8]
-        out = out[: _MAX_IDENTIFIER - 9].rstrip("_") + "_" + digest
-    base, n = out, 2
-    while out in taken:
-        suffix = f"_{n}"
-        out = base[: _MAX_IDENTIFIER - len(suffix)] + suffix
-        n += 1
-    taken.add(out)
-    return out
+    return sql_name(text, fallback=fallback, taken=taken,
+                    reserved=_KEYWORDS if keyword_safe else frozenset())
 
 
 def _check_name(name: str) -> None:
@@ -238,52 +217,6 @@ def _check_name(name: str) -> None:
 # -- JSON Schema -> parameters ----------------------------------------------------------
 
 
-def _resolve(schema: Any, root: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
-    """A schema with local ``$ref`` followed and ``anyOf: [X, null]`` unwrapped to X."""
-    if not isinstance(schema, Mapping) or depth > 16:
-        return {}
-    schema = dict(schema)
-    ref = schema.pop("$ref", None)
-    if isinstance(ref, str) and ref.startswith("#/"):
-        target: Any = root
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            target = target.get(part) if isinstance(target, Mapping) else None
-        schema = {**_resolve(target, root, depth + 1), **schema}
-    for key in ("anyOf", "oneOf"):
-        options = schema.get(key)
-        if isinstance(options, list):
-            real = [o for o in options if _resolve(o, root, depth + 1).get("type") != "null"]
-            if len(real) == 1:
-                inner = _resolve(real[0], root, depth + 1)
-                schema = {**inner, **{k: v for k, v in schema.items() if k != key}}
-    return schema
-
-
-def _json_type(schema: Mapping[str, Any]) -> str | None:
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kinds = [k for k in kind if k != "null"]
-        kind = kinds[0] if len(kinds) == 1 else None
-    enum = schema.get("enum")
-    if kind is None and isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
-        kind = "string"
-    if kind is None and "properties" in schema:
-        kind = "object"
-    return kind if isinstance(kind, str) else None
-
-
-def _pg_type(schema: Mapping[str, Any]) -> str:
-    kind = _json_type(schema)
-    if kind == "string":
-        return {"date-time": "timestamp with time zone", "date": "date"}.get(
-            str(schema.get("format")), "text"
-        )
-    return {"integer": "bigint", "number": "double precision", "boolean": "boolean"}.get(
-        kind or "", "jsonb"
-    )
-
-
 def _describe(schema: Mapping[str, Any]) -> str:
     text = " ".join(str(schema.get("description") or schema.get("title") or "").split())
     extras = []
@@ -298,7 +231,7 @@ def _describe(schema: Mapping[str, Any]) -> str:
 
 
 def _schema_params(schema: Mapping[str, Any]) -> tuple[FnParam, ...]:
-    root = _resolve(schema, schema)
+    root = resolve(schema, schema)
     props = root.get("properties")
     if not isinstance(props, Mapping):
         return ()
@@ -306,11 +239,11 @@ def _schema_params(schema: Mapping[str, Any]) -> tuple[FnParam, ...]:
     taken = {ARGS}
     out = []
     for key, sub in list(props.items())[:MAX_NAMED]:
-        resolved = _resolve(sub, schema)
+        resolved = resolve(sub, schema)
         out.append(FnParam(
             name=_identifier(str(key), taken, fallback="arg", keyword_safe=True),
             key=str(key),
-            pg_type=_pg_type(resolved),
+            pg_type=schema_type(resolved),
             description=_describe(resolved),
             required=key in required,
         ))
@@ -379,7 +312,7 @@ def _define(name: str, *, input: Any, description: str, handler: Handler,
             f" {type(input).__name__}"
         )
     schema = dict(input)
-    kind = _json_type(_resolve(schema, schema))
+    kind = json_type(resolve(schema, schema))
     if kind not in (None, "object"):
         raise ResourceDefinitionError(
             f"function {name!r}: its input schema must describe a JSON object (its"
@@ -411,7 +344,7 @@ def fn_from_tool(
     optional), or one parameter annotated with a pydantic model. The name
     defaults to the callable's (in snake_case), the description to its docstring.
     """
-    fn_name = name if name is not None else _snake(getattr(fn, "__name__", "")) or "tool"
+    fn_name = name if name is not None else snake(getattr(fn, "__name__", "")) or "tool"
     hints = typing.get_type_hints(fn)
     params = [p for p in inspect.signature(fn).parameters.values()
               if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
@@ -509,7 +442,7 @@ async def fns_from_mcp(connection: McpConnection) -> list[Fn]:
             continue
         if tool.name in config.exclude:
             continue
-        name = _identifier(f"{config.namespace}_{_snake(tool.name) or 'tool'}", taken,
+        name = _identifier(f"{config.namespace}_{snake(tool.name) or 'tool'}", taken,
                            fallback="tool", keyword_safe=False)
         read_only = bool(tool.annotations and tool.annotations.read_only_hint)
         title = tool.title or (tool.annotations.title if tool.annotations else None)

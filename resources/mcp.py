@@ -55,7 +55,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import decimal
-import hashlib
 import json
 import logging
 import os
@@ -101,6 +100,7 @@ from ._resource import (
     Volatility,
     define_resource,
 )
+from ._schema import json_type, resolve, schema_type, snake, sql_name
 
 __all__ = [
     "ColumnOverride",
@@ -118,7 +118,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_MAX_IDENTIFIER = 63  # NAMEDATALEN - 1
 _NAMESPACE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 # Words a column cannot be named unquoted; such a column gets a trailing "_".
 _KEYWORDS = frozenset(RESERVED_KEYWORDS) | frozenset(TYPE_FUNC_NAME_KEYWORDS)
@@ -336,13 +335,6 @@ class McpToolError(ExternalRoutineError):
 # -- names ------------------------------------------------------------------------------
 
 
-def _snake(name: str) -> str:
-    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
-    name = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", name)
-    name = re.sub(r"[^a-z0-9_]+", "_", name.lower())
-    return re.sub(r"_+", "_", name).strip("_")
-
-
 def sql_identifier(name: str, *, taken: set[str] | None = None, column: bool = False) -> str:
     """``name`` as a lower-case SQL identifier (letters, digits, _; at most 63 characters).
 
@@ -350,72 +342,11 @@ def sql_identifier(name: str, *, taken: set[str] | None = None, column: bool = F
     too long keeps a hash of the rest; a name in ``taken`` gets ``_2``, ``_3``,
     …; a column named like a reserved word gets a trailing ``_``.
     """
-    out = _snake(name) or ("value" if column else "tool")
-    if out[0].isdigit():
-        out = "_" + out
-    if column and out in _KEYWORDS:
-        out += "_"
-    if len(out) > _MAX_IDENTIFIER:
-        digest = hashlib.sha1(out.encode()).hexdigest()[:8]
-        out = out[: _MAX_IDENTIFIER - 9].rstrip("_") + "_" + digest
-    if taken is not None:
-        base, n = out, 2
-        while out in taken:
-            suffix = f"_{n}"
-            out = base[: _MAX_IDENTIFIER - len(suffix)] + suffix
-            n += 1
-        taken.add(out)
-    return out
+    return sql_name(name, fallback="value" if column else "tool", taken=taken,
+                    reserved=_KEYWORDS if column else frozenset())
 
 
 # -- JSON Schema -> columns -------------------------------------------------------------
-
-
-def _resolve(schema: Any, root: Mapping[str, Any], depth: int = 0) -> dict[str, Any]:
-    """A schema with local ``$ref`` followed and ``anyOf: [X, null]`` unwrapped to X."""
-    if not isinstance(schema, Mapping) or depth > 16:
-        return {}
-    schema = dict(schema)
-    ref = schema.pop("$ref", None)
-    if isinstance(ref, str) and ref.startswith("#/"):
-        target: Any = root
-        for part in ref[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            target = target.get(part) if isinstance(target, Mapping) else None
-        schema = {**_resolve(target, root, depth + 1), **schema}
-    for key in ("anyOf", "oneOf"):
-        options = schema.get(key)
-        if isinstance(options, list):
-            real = [o for o in options if _resolve(o, root, depth + 1).get("type") != "null"]
-            if len(real) == 1:
-                inner = _resolve(real[0], root, depth + 1)
-                schema = {**inner, **{k: v for k, v in schema.items() if k != key}}
-    return schema
-
-
-def _json_type(schema: Mapping[str, Any]) -> str | None:
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kinds = [k for k in kind if k != "null"]
-        kind = kinds[0] if len(kinds) == 1 else None
-    if kind is None and isinstance(schema.get("enum"), list) and schema["enum"]:
-        values = schema["enum"]
-        if all(isinstance(v, str) for v in values):
-            kind = "string"
-    if kind is None and "properties" in schema:
-        kind = "object"
-    return kind if isinstance(kind, str) else None
-
-
-def _pg_type(schema: Mapping[str, Any]) -> str:
-    kind = _json_type(schema)
-    if kind == "string":
-        return {"date-time": "timestamp with time zone", "date": "date"}.get(
-            str(schema.get("format")), "text"
-        )
-    return {"integer": "bigint", "number": "double precision", "boolean": "boolean"}.get(
-        kind or "", "jsonb"
-    )
 
 
 def _describe(schema: Mapping[str, Any], *, optional_argument: bool = False) -> str:
@@ -440,15 +371,15 @@ def _properties(schema: Mapping[str, Any], root: Mapping[str, Any]) -> dict[str,
     props = schema.get("properties")
     if not isinstance(props, Mapping):
         return {}
-    return {str(name): _resolve(sub, root) for name, sub in props.items()}
+    return {str(name): resolve(sub, root) for name, sub in props.items()}
 
 
 def _is_array(schema: Mapping[str, Any]) -> bool:
-    return _json_type(schema) == "array"
+    return json_type(schema) == "array"
 
 
 def _items(schema: Mapping[str, Any], root: Mapping[str, Any]) -> dict[str, Any]:
-    return _resolve(schema.get("items"), root)
+    return resolve(schema.get("items"), root)
 
 
 @dataclass(frozen=True, slots=True)
@@ -553,7 +484,7 @@ class _ToolTable:
             self.name = override.table
             taken.add(self.name)
         else:
-            self.name = sql_identifier(f"{self.server}_{_snake(tool.name) or 'tool'}", taken=taken)
+            self.name = sql_identifier(f"{self.server}_{snake(tool.name) or 'tool'}", taken=taken)
         read_only = bool(tool.annotations and tool.annotations.read_only_hint)
         self.verb = override.verb or ("select" if read_only else "insert")
         self.volatility: Volatility = override.volatility or (
@@ -598,7 +529,7 @@ class _ToolTable:
                     result_cols[result_index[name]] = _column(name, pg_type, description)
             else:
                 name = sql_identifier(source, column=True, taken=taken)
-                pg_type = _pg_type(sub)
+                pg_type = schema_type(sub)
                 arg_cols.append(_column(name, pg_type, description))
             self.arg_fields.append(_Field(name, source, pg_type))
             if in_item:
@@ -668,7 +599,7 @@ class _ToolTable:
         label = "result"
         if out_schema is not None:
             root = out_schema
-            node = _resolve(out_schema, root)
+            node = resolve(out_schema, root)
             if override.rows is None:
                 props = _properties(node, root)
                 if len(props) == 1 and _is_array(next(iter(props.values()))):
@@ -695,13 +626,13 @@ class _ToolTable:
         if row_props:
             for prop, sub in row_props.items():
                 name = sql_identifier(prop, column=True, taken=taken)
-                pg_type = _pg_type(sub)
+                pg_type = schema_type(sub)
                 derived.append(
                     (_column(name, pg_type, _describe(sub)), _Field(name, prop, pg_type))
                 )
         elif row_schema or out_schema is None:
             name = sql_identifier(label, column=True, taken=taken)
-            pg_type = _pg_type(row_schema) if row_schema else "jsonb"
+            pg_type = schema_type(row_schema) if row_schema else "jsonb"
             derived.append(
                 (_column(name, pg_type, _describe(row_schema)), _Field(name, None, pg_type))
             )
