@@ -438,9 +438,7 @@ async def fns_from_mcp(connection: McpConnection) -> list[Fn]:
     taken: set[str] = set()
     out = []
     for tool in tools:
-        if config.include is not None and tool.name not in config.include:
-            continue
-        if tool.name in config.exclude:
+        if not config.serves(tool.name):
             continue
         name = _identifier(f"{config.namespace}_{snake(tool.name) or 'tool'}", taken,
                            fallback="tool", keyword_safe=False)

@@ -280,6 +280,10 @@ class McpServerConfig(BaseModel):
             return " ".join([self.command, *self.args])
         return str(self.url)
 
+    def serves(self, tool: str) -> bool:
+        """Whether ``include`` and ``exclude`` let this tool through."""
+        return (self.include is None or tool in self.include) and tool not in self.exclude
+
 
 # -- errors -----------------------------------------------------------------------------
 
@@ -836,9 +840,7 @@ async def mcp_resources(server: McpConnection) -> list[Resource]:
     taken: set[str] = set()
     out = []
     for tool in tools:
-        if config.include is not None and tool.name not in config.include:
-            continue
-        if tool.name in config.exclude:
+        if not config.serves(tool.name):
             continue
         override = config.tools.get(tool.name)
         try:

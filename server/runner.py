@@ -184,17 +184,18 @@ class SidecarConnection:
     def _send(self, *msgs: object) -> None:
         self._writer.write(self._conn.send_many(msgs))  # type: ignore[arg-type]
 
+    async def _receive(self) -> None:
+        data = await self._reader.read(READ_CHUNK)
+        if not data:
+            self.broken = True
+            raise errors.InternalError("the sidecar closed the connection",
+                                       hint="Try again; the server reconnects.")
+        self._conn.receive_data(data)
+
     async def _next(self) -> object:
-        while True:
-            event = self._conn.next_event()
-            if event is not NEED_DATA:
-                return event
-            data = await self._reader.read(READ_CHUNK)
-            if not data:
-                self.broken = True
-                raise errors.InternalError("the sidecar closed the connection",
-                                           hint="Try again; the server reconnects.")
-            self._conn.receive_data(data)
+        while (event := self._conn.next_event()) is NEED_DATA:
+            await self._receive()
+        return event
 
     async def pipeline(self, steps: Sequence[Step], *, transaction: str | None = "read",
                        ) -> list[StepResult]:
@@ -266,16 +267,9 @@ class SidecarConnection:
         return results
 
     async def _next_frame(self) -> tuple[int, bytes]:
-        while True:
-            frame = self._conn.next_frame()
-            if frame is not NEED_DATA:
-                return frame  # type: ignore[return-value]
-            data = await self._reader.read(READ_CHUNK)
-            if not data:
-                self.broken = True
-                raise errors.InternalError("the sidecar closed the connection",
-                                           hint="Try again; the server reconnects.")
-            self._conn.receive_data(data)
+        while (frame := self._conn.next_frame()) is NEED_DATA:
+            await self._receive()
+        return frame  # type: ignore[return-value]
 
     async def _drain_until_ready(self) -> None:
         while not isinstance(await self._next(), ReadyForQuery):
