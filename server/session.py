@@ -877,7 +877,7 @@ class Session:
             else:
                 ctx.touch(resource.name, "select", binding, called=False)
             ctx.memo[key] = fut
-        rows = await asyncio.shield(fut)
+        rows = await _await_shared(fut)
         ctx.touch(resource.name, "select", binding, called=False).rows = len(rows)
         return rows
 
@@ -1394,6 +1394,25 @@ def _is_script(statements: Sequence[ParsedStatement]) -> bool:
         and isinstance(last, ast.TransactionStmt)
         and last.kind in (k.TRANS_STMT_COMMIT, k.TRANS_STMT_ROLLBACK)
     )
+
+
+_WAITERS: dict[asyncio.Future[Any], int] = {}
+
+
+async def _await_shared(fut: asyncio.Future[Any]) -> Any:
+    """Await a call that other statements may share; the last waiter to be cancelled
+    (a CancelRequest, a client gone, a timeout) cancels the call itself."""
+    _WAITERS[fut] = _WAITERS.get(fut, 0) + 1
+    try:
+        return await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        if _WAITERS.get(fut) == 1 and not fut.done():
+            fut.cancel()
+        raise
+    finally:
+        left = _WAITERS.pop(fut) - 1
+        if left:
+            _WAITERS[fut] = left
 
 
 def _forget_failure(cache: dict, key: Any, fut: asyncio.Future) -> None:

@@ -23,10 +23,18 @@ class Slow(BaseModel):
     done: bool
 
 
+# Seconds arguments of `slow` calls that were cancelled before they finished.
+CANCELLED: list[float] = []
+
+
 async def _slow(b: Bindings) -> list[Slow]:
     if b.one("seconds") < 0:
         raise ValueError("seconds must not be negative")
-    await asyncio.sleep(b.one("seconds"))
+    try:
+        await asyncio.sleep(b.one("seconds"))
+    except asyncio.CancelledError:
+        CANCELLED.append(b.one("seconds"))
+        raise
     return [Slow(seconds=b.one("seconds"), done=True)]
 
 

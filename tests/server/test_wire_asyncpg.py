@@ -72,3 +72,33 @@ async def test_cancel_by_cancelling_the_task(dsn):
         assert await conn.fetchval("SELECT 1") == 1
     finally:
         await conn.close()
+
+
+async def test_a_client_that_disconnects_mid_statement_cancels_its_work(dsn):
+    from .fix_wire import CANCELLED
+
+    conn = await asyncpg.connect(dsn)
+    query = asyncio.ensure_future(conn.fetch("SELECT * FROM slow WHERE seconds = 31"))
+    await asyncio.sleep(0.3)
+    conn.terminate()  # the socket closes; no CancelRequest is sent
+    with pytest.raises((asyncpg.ConnectionDoesNotExistError, asyncio.CancelledError)):
+        await query
+    async with asyncio.timeout(5):
+        while 31 not in CANCELLED:
+            await asyncio.sleep(0.05)
+
+
+async def test_cancel_request_stops_the_resolver(dsn):
+    from .fix_wire import CANCELLED
+
+    conn = await asyncpg.connect(dsn)
+    try:
+        # asyncpg's timeout sends a CancelRequest, then raises TimeoutError.
+        with pytest.raises(TimeoutError):
+            await conn.fetch("SELECT * FROM slow WHERE seconds = 32", timeout=0.3)
+        async with asyncio.timeout(5):
+            while 32 not in CANCELLED:
+                await asyncio.sleep(0.05)
+        assert await conn.fetchval("SELECT 1") == 1
+    finally:
+        await conn.close()
