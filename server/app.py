@@ -57,8 +57,8 @@ class Server:
         # Each role's view of the resources is built now, not at its first connection.
         for user in self.config.users.values():
             await self.db.view(Policy.of(user).visible(self.db.resources))
-        self._server = await asyncio.start_server(
-            self._handle, self.config.host, self.config.port, limit=64 * 1024)
+        self._server = await asyncio.get_running_loop().create_server(
+            lambda: ClientHandler(self), self.config.host, self.config.port, backlog=1024)
         self.port = self._server.sockets[0].getsockname()[1]
 
     def banner(self) -> str:
@@ -74,23 +74,22 @@ class Server:
             f"  connect:  psql -h {c.host} -p {self.port} -d {c.database}\n"
         )
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def serve_client(self, handler: ClientHandler) -> None:
+        """The task of one client connection, from its first byte to its close."""
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
         try:
             if len(self._tasks) > self.config.max_connections:
-                conn = ServerConnection()
-                writer.write(conn.send(ErrorResponse({
-                    "S": "FATAL", "V": "FATAL", "C": "53300",
-                    "M": "sorry, too many clients already"})))
                 with contextlib.suppress(Exception):
-                    await writer.drain()
-                writer.close()
+                    handler.write(ServerConnection().send(ErrorResponse({
+                        "S": "FATAL", "V": "FATAL", "C": "53300",
+                        "M": "sorry, too many clients already"})))
+                handler.transport.close()  # type: ignore[union-attr]
                 return
-            await ClientHandler(self, reader, writer).serve()
+            await handler.serve()
         except asyncio.CancelledError:
-            pass  # shutdown ended this connection; asyncio would log a cancelled handler
+            pass  # shutdown (or a client gone mid-statement) ended this connection
         finally:
             self._tasks.discard(task)
 
@@ -136,11 +135,11 @@ class Server:
         if self._server is not None:
             self._server.close()
         deadline = self.config.shutdown_grace
-        busy = [h for h in self._keys.values() if h.running is not None]
+        busy = [h for h in self._keys.values() if h.running]
         if busy:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(deadline):
-                    while any(h.running is not None for h in busy):
+                    while any(h.running for h in busy):
                         await asyncio.sleep(0.05)
         for task in list(self._tasks):
             task.cancel()

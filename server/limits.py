@@ -75,11 +75,11 @@ class Audit:
 
     def record(self, row: tuple[Any, ...]) -> None:
         self._pending.append(row)
-        if self._pool is None or self._timer is not None:
+        if self._pool is None:
             return
         if len(self._pending) >= AUDIT_BATCH:
             self._kick()
-        else:  # written in batches, off every statement's path
+        elif self._timer is None:  # written in batches, off every statement's path
             self._timer = asyncio.get_running_loop().call_later(AUDIT_DELAY, self._kick)
 
     def _kick(self) -> None:
@@ -87,25 +87,48 @@ class Audit:
             self._timer.cancel()
             self._timer = None
         if self._flushing is None or self._flushing.done():
-            self._flushing = asyncio.ensure_future(self.flush())
+            self._flushing = asyncio.ensure_future(self._write_batch())
+        # else: the batch being written schedules the next one when it is done
+
+    async def _write_batch(self) -> None:
+        """One COPY of what is pending. Records that arrive meanwhile wait for the next
+        batch: a loop here would chase a busy server with one COPY per record."""
+        try:
+            await self._write(self._take())
+        finally:
+            if len(self._pending) >= AUDIT_BATCH:
+                self._flushing = asyncio.ensure_future(self._write_batch())
+            elif self._pending and self._timer is None and self._pool is not None:
+                self._timer = asyncio.get_running_loop().call_later(AUDIT_DELAY, self._kick)
+
+    def _take(self) -> list[tuple[Any, ...]]:
+        batch, self._pending = self._pending, []
+        return batch
+
+    async def _write(self, batch: list[tuple[Any, ...]]) -> None:
+        if not batch or self._pool is None:
+            return
+        try:
+            await self._pool.copy_records_to_table(
+                "calls", schema_name="_gs_audit", records=batch,
+                columns=[n for n, _ in AUDIT_COLUMNS])
+        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError):
+            log.warning("could not write %d audit records", len(batch), exc_info=True)
 
     async def flush(self) -> None:
-        while self._pending and self._pool is not None:
-            batch, self._pending = self._pending, []
-            try:
-                await self._pool.copy_records_to_table(
-                    "calls", schema_name="_gs_audit", records=batch,
-                    columns=[n for n, _ in AUDIT_COLUMNS])
-            except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError):
-                log.warning("could not write %d audit records", len(batch), exc_info=True)
+        """Write every pending record now (after the batch being written, if any)."""
+        if self._flushing is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self._flushing)
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        await self._write(self._take())
 
     async def read(self, session: int | None) -> list[dict[str, Any]]:
         """The calls of one session (None: of every session), oldest first."""
         if self._pool is None:
             return []
-        if self._flushing is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(self._flushing)
         await self.flush()
         where = "" if session is None else " WHERE session = $1"
         args = [] if session is None else [session]

@@ -1,13 +1,17 @@
 """One client connection: bytes to protocol events to session calls, and back.
 
 The codec (``wire``) decides what the bytes mean; the session decides what a
-statement does; this module only translates between them, over asyncio streams.
+statement does; this module only translates between them. It is an
+``asyncio.Protocol``: bytes go straight from the transport into the codec, and
+one task per connection decodes and runs what they say, statements included,
+so a statement costs no task of its own and no hop through a queue.
 
 Rules:
-- A reader task decodes frontend messages into a queue, so a client that
-  disconnects mid-statement is noticed at once and its statement cancelled.
+- A client that disconnects mid-statement is noticed at once (``connection_lost``)
+  and its statement cancelled; so is one whose CancelRequest names it.
 - Output is buffered and written at Sync, at Flush, at the end of a simple
-  Query, and at once on an error; ``drain()`` gives backpressure.
+  Query, and at once on an error; a full transport pauses the writer until it
+  drains, and input beyond ``READ_AHEAD`` unread bytes pauses reading.
 - After an error in the extended protocol, messages are discarded until Sync.
 - A protocol violation by the client ends its connection with 08P01; our own
   bug answers XX000 with a generic message, and the traceback goes to the log.
@@ -86,7 +90,7 @@ __all__ = ["ClientHandler"]
 
 log = logging.getLogger(__name__)
 
-READ_CHUNK = 64 * 1024
+READ_AHEAD = 1024 * 1024  # unread bytes buffered before reading pauses
 FLUSH_AT = 256 * 1024  # bytes of buffered output that trigger a write mid-result
 PROTOCOL_MINOR = 0  # we speak 3.0; newer minor versions are negotiated down
 TX_STATUS = {"idle": "I", "open": "T", "failed": "E"}
@@ -128,13 +132,13 @@ class _Pending:
     notices: list[Notice] = field(default_factory=list)
 
 
-class ClientHandler:
+class ClientHandler(asyncio.Protocol):
     """Serves one client connection until it ends."""
 
-    def __init__(self, server: Server, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter) -> None:
+    def __init__(self, server: Server) -> None:
         self.server = server
-        self.reader, self.writer = reader, writer
+        self.transport: asyncio.Transport | None = None
+        self.task: asyncio.Task[None] | None = None
         self.conn = ServerConnection()
         self.out: list[bytes] = []
         self.out_size = 0
@@ -143,16 +147,48 @@ class ClientHandler:
         self.session: Session | None = None
         self.prepared: dict[str, _Prepared] = {}
         self.portals: dict[str, _Portal] = {}
-        self.running: asyncio.Task[Any] | None = None
+        self.running = False  # a statement is running: a cancel would stop it
         self.cancel_requested = False
-        # Messages are decoded ahead by the reader task, so error recovery (discard
-        # until Sync) happens here, where they are consumed, not in the codec.
-        self.discarding = False
+        self.discarding = False  # after an extended-protocol error, until Sync
         self.min_severity = "NOTICE"
-        self.peer = writer.get_extra_info("peername")
-        # The client's own violation, once the reader (which decodes ahead) met it: it is
-        # what the FATAL reports, not the refusal of replies to messages queued before it.
-        self.violation: ProtocolError | None = None
+        self.peer: Any = None
+        self.closed = False
+        self._data: asyncio.Future[None] | None = None  # woken when bytes arrive
+        self._drained: asyncio.Future[None] | None = None  # woken when writing resumes
+        self._reading = True
+
+    # -- the transport's callbacks -----------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self.peer = transport.get_extra_info("peername")
+        self.task = asyncio.get_running_loop().create_task(self.server.serve_client(self))
+
+    def data_received(self, data: bytes) -> None:
+        self.conn.receive_data(data)
+        if self.conn.buffered > READ_AHEAD and self._reading:
+            self._reading = False
+            self.transport.pause_reading()  # type: ignore[union-attr]
+        _wake(self._data)
+
+    def eof_received(self) -> bool:
+        self.closed = True
+        _wake(self._data)
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        _wake(self._data)
+        _wake(self._drained)
+        if self.running and self.task is not None:
+            self.task.cancel()  # a client that went away cancels what it was running
+
+    def pause_writing(self) -> None:
+        self._drained = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        _wake(self._drained)
+        self._drained = None
 
     # -- output ------------------------------------------------------------------
 
@@ -174,10 +210,21 @@ class ClientHandler:
 
     async def flush(self) -> None:
         if self.out:
-            self.writer.write(b"".join(self.out))
+            self.write(b"".join(self.out))
             self.out.clear()
             self.out_size = 0
-        await self.writer.drain()
+        await self.drain()
+
+    def write(self, data: bytes) -> None:
+        if self.closed:
+            raise _Closed()
+        self.transport.write(data)  # type: ignore[union-attr]
+
+    async def drain(self) -> None:
+        if self._drained is not None:
+            await self._drained
+        if self.closed:
+            raise _Closed()
 
     async def maybe_flush(self) -> None:
         if self.out_size >= FLUSH_AT:
@@ -213,7 +260,7 @@ class ClientHandler:
         except ProtocolError as exc:
             with contextlib.suppress(Exception):
                 self.send(ErrorResponse({"S": "FATAL", "V": "FATAL", "C": "08P01",
-                                         "M": str(self.violation or exc)}))
+                                         "M": str(exc)}))
                 await self.flush()
         except Exception:
             log.exception("internal error serving %s", self.peer)
@@ -223,33 +270,35 @@ class ClientHandler:
                 await self.flush()
         finally:
             self.server.forget(self)
-            with contextlib.suppress(Exception):
-                self.writer.close()
-                await self.writer.wait_closed()
+            if self.transport is not None:
+                self.transport.close()
 
     async def _read_event(self) -> Any:
-        while True:
-            event = self.conn.next_event()
-            if event is not NEED_DATA:
-                return event
-            data = await self.reader.read(READ_CHUNK)
-            if not data:
+        while (event := self.conn.next_event()) is NEED_DATA:
+            if self.closed:
                 raise _Closed()
-            self.conn.receive_data(data)
+            if not self._reading:
+                self._reading = True
+                self.transport.resume_reading()  # type: ignore[union-attr]
+            self._data = asyncio.get_running_loop().create_future()
+            try:
+                await self._data
+            finally:
+                self._data = None
+        return event
 
     async def startup(self) -> bool:
         while True:
             msg = await self._read_event()
             if isinstance(msg, SSLRequest):
                 tls = self.server.tls_context
-                self.writer.write(self.conn.answer_ssl(tls is not None))
-                await self.writer.drain()
+                self.write(self.conn.answer_ssl(tls is not None))
                 if tls is not None:
-                    await self.writer.start_tls(tls)
+                    self.transport = await asyncio.get_running_loop().start_tls(
+                        self.transport, self, tls, server_side=True)  # type: ignore[arg-type]
                 continue
             if isinstance(msg, GSSENCRequest):
-                self.writer.write(self.conn.answer_gssenc(False))
-                await self.writer.drain()
+                self.write(self.conn.answer_gssenc(False))
                 continue
             if isinstance(msg, CancelRequest):
                 self.server.cancel(msg.process_id, msg.secret_key)
@@ -309,7 +358,8 @@ class ClientHandler:
     async def authenticate(self, user: str) -> Policy | None:
         """SCRAM-SHA-256 against the configured users, or loopback trust when there are none."""
         config = self.server.config
-        if config.require_tls and self.writer.get_extra_info("ssl_object") is None:
+        assert self.transport is not None
+        if config.require_tls and self.transport.get_extra_info("ssl_object") is None:
             self.fatal(errors.SqlError(
                 "this server requires TLS", sqlstate="28000",
                 hint="Connect with sslmode=require (or verify-full)."))
@@ -380,81 +430,54 @@ class ClientHandler:
     # -- the normal phase --------------------------------------------------------
 
     async def main_loop(self) -> None:
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        reader = asyncio.create_task(self._reader(queue))
         pending = _Pending()
-        try:
-            while True:
-                msg = await queue.get()
-                if msg is None or isinstance(msg, Terminate):
-                    return
-                if isinstance(msg, BaseException):
-                    raise msg
-                if self.discarding and not isinstance(msg, Sync):
-                    continue  # after an extended-protocol error, until Sync
-                if isinstance(msg, Query):
-                    await self.simple_query(msg.sql)
-                elif isinstance(msg, Sync):
-                    self.discarding = False
-                    pending = _Pending()
-                    if self.tx_status() == "I":
-                        self.portals.clear()  # portals end with their transaction
-                    self.send(ReadyForQuery(self.tx_status()))
-                    await self.flush()
-                elif isinstance(msg, Flush):
-                    await self.flush()
-                elif isinstance(msg, CopyData | CopyDone | CopyFail):
-                    continue  # only reachable after a refused COPY: Postgres ignores them
-                else:
-                    await self.extended(msg, pending)
-        finally:
-            reader.cancel()
-            with contextlib.suppress(BaseException):
-                await reader
-            if self.running is not None:
-                self.running.cancel()
-
-    async def _reader(self, queue: asyncio.Queue[Any]) -> None:
-        try:
-            while True:
-                queue.put_nowait(await self._read_event())
-        except _Closed:
-            queue.put_nowait(None)
-        except (ConnectionError, asyncio.CancelledError):
-            queue.put_nowait(None)
-            raise
-        except ProtocolError as exc:
-            self.violation = exc
-            queue.put_nowait(exc)
-        finally:
-            # A client that went away cancels what it was running.
-            if self.running is not None and not self.running.done():
-                self.running.cancel()
+        while True:
+            msg = await self._read_event()
+            if isinstance(msg, Terminate):
+                return
+            if self.discarding and not isinstance(msg, Sync):
+                continue  # after an extended-protocol error, until Sync
+            if isinstance(msg, Query):
+                await self.simple_query(msg.sql)
+            elif isinstance(msg, Sync):
+                self.discarding = False
+                pending = _Pending()
+                if self.tx_status() == "I":
+                    self.portals.clear()  # portals end with their transaction
+                self.send(ReadyForQuery(self.tx_status()))
+                await self.flush()
+            elif isinstance(msg, Flush):
+                await self.flush()
+            elif isinstance(msg, CopyData | CopyDone | CopyFail):
+                continue  # only reachable after a refused COPY: Postgres ignores them
+            else:
+                await self.extended(msg, pending)
 
     def tx_status(self) -> str:
         return TX_STATUS[self.session.transaction] if self.session else "I"
 
     async def run(self, stmt: ParsedStatement, params: list[Param], request: Any,
                   formats: Sequence[int]) -> Result:
-        """Run one statement as a task, so CancelRequest and disconnects can stop it."""
-        assert self.session is not None
+        """Run one statement in the connection's task; a cancel stops it there."""
+        assert self.session is not None and self.task is not None
         self.cancel_requested = False
-        self.running = asyncio.create_task(self.session.run(stmt, params, request, formats))
+        self.running = True
         try:
-            return await self.running
+            return await self.session.run(stmt, params, request, formats)
         except asyncio.CancelledError:
-            if self.cancel_requested:
+            if self.cancel_requested and not self.closed:
+                self.task.uncancel()  # ours: the connection goes on
                 if self.session.transaction == "open":
                     self.session.transaction = "failed"
                 raise errors.QueryCanceled("canceling statement due to user request") from None
             raise
         finally:
-            self.running = None
+            self.running = False
 
     def cancel(self) -> None:
-        if self.running is not None and not self.running.done():
+        if self.running and not self.cancel_requested and self.task is not None:
             self.cancel_requested = True
-            self.running.cancel()
+            self.task.cancel()
 
     def forget_state(self, stmt: ParsedStatement) -> None:
         """DISCARD, DEALLOCATE and CLOSE also drop the wire's statements and portals."""
@@ -659,6 +682,11 @@ class ClientHandler:
         if result.command_tag:
             tag = result.command_tag
             self.send(CommandComplete(_with_count(tag, end - start) if chunked else tag))
+
+
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
 
 
 def _with_count(tag: str, count: int) -> str:

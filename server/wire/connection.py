@@ -88,6 +88,11 @@ class _Connection:
         """Bytes received but not yet turned into events."""
         return self._buffer.peek()
 
+    @property
+    def buffered(self) -> int:
+        """How many received bytes are not yet turned into events."""
+        return len(self._buffer)
+
     def receive_data(self, data: bytes) -> None:
         self._buffer.feed(data)
 

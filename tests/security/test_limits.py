@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
+import asyncpg
 import psycopg
 import pytest
 
 from glove_scratchpad import errors
 from glove_scratchpad.resources import define_resource
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.limits import Limits
+from glove_scratchpad.server.limits import AUDIT_DELAY, Limits
 
 from .corpus import ATTACKS
 
@@ -80,3 +81,31 @@ async def test_the_corpus_over_the_wire_leaves_the_session_and_others_usable(dsn
         assert await cur.fetchone() == ("item 1",)
         cur = await bystander.execute("SELECT count(*) FROM items")
         assert await cur.fetchone() == (100,)
+
+
+async def test_audit_writes_in_batches_under_a_steady_stream_of_calls(limited, monkeypatch):
+    """Calls that keep arriving while a batch is written wait for the next batch: the
+    audit must not chase a busy server with one COPY per call."""
+    db, _ = limited
+    copies: list[int] = []
+    copy = asyncpg.Pool.copy_records_to_table
+
+    async def counting_copy(self, *args, **kwargs):
+        copies.append(len(kwargs["records"]))
+        return await copy(self, *args, **kwargs)
+
+    monkeypatch.setattr(asyncpg.Pool, "copy_records_to_table", counting_copy)
+    await db.execute("SELECT * FROM probe WHERE k = 1")
+    await db.audit.flush()
+    copies.clear()
+    # A steady stream of statements, for a few batching delays.
+    loop = asyncio.get_running_loop()
+    end = loop.time() + 3 * AUDIT_DELAY
+    n = 0
+    while loop.time() < end:
+        await db.execute("SELECT * FROM probe WHERE k = 1")
+        n += 1
+    assert n > 20
+    assert len(copies) <= 4, f"{len(copies)} COPYs for {n} calls"
+    calls = await db.execute("SELECT count(*) FROM scratchpad.calls WHERE resource = 'probe'")
+    assert calls.rows[0][0] == n + 1  # this session's calls: none lost
