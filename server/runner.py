@@ -6,6 +6,14 @@ the statement itself, ``ROLLBACK``, ``Sync``. Nothing a statement does in the
 sidecar outlives it, and no transaction is held across client messages, so
 connections are pooled per statement.
 
+Each connection keeps its statements prepared (named, by SQL text and parameter
+types), so a repeated statement is parsed and analyzed by Postgres once per
+connection, not once per run. A prepared statement is the one thing a rollback
+does not undo, so the other kind of leftover is guarded by the command tag: a
+step whose tag is not that of a plain query (``SELECT``, ``INSERT``, ``UPDATE``,
+``DELETE``, ``EXPLAIN``) retires its connection. Only the server's own steps
+(``Step.own``) may run anything else.
+
 Parameters travel as the client sent them (bytes, format code, type OID) and
 rows come back as Postgres encoded them, in the formats asked for: DataRow
 bodies are relayed without being decoded. Only the Python API decodes them
@@ -17,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import itertools
 import logging
 import os
 from collections.abc import AsyncIterator, Sequence
@@ -37,6 +46,7 @@ from .wire import (
     Bind,
     CancelRequest,
     ClientConnection,
+    Close,
     DataRow,
     Describe,
     ErrorResponse,
@@ -64,6 +74,10 @@ log = logging.getLogger(__name__)
 
 READ_CHUNK = 256 * 1024  # bytes per socket read; large results arrive in few reads
 CONNECT_TIMEOUT = 10.0  # seconds to open and authenticate a sidecar connection
+MAX_PREPARED = 256  # statements kept prepared per sidecar connection
+# Command tags of the statements a client's SQL may become; any other retires the
+# connection that ran it (a PREPARE, SET or DECLARE that slipped past the gate).
+PLAIN_TAGS = frozenset(("SELECT", "INSERT", "UPDATE", "DELETE", "EXPLAIN"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +97,7 @@ class Step:
     params: Sequence[Param] = ()
     result_formats: Sequence[int] = ()
     rows: bool = True  # Describe the portal and keep its rows
+    own: bool = False  # the server's own SQL (not a client's): any command tag is fine
 
 
 @dataclass(slots=True)
@@ -96,19 +111,19 @@ def _encoded(*msgs: object) -> bytes:
     return b"".join(m.encode() for m in msgs)  # type: ignore[attr-defined]
 
 
-# The constant parts of every pipeline, encoded once: they are most of its messages.
-_BEGIN_READ = _encoded(Parse("", "BEGIN READ ONLY"), Bind(), Execute())
-_BEGIN_WRITE = _encoded(Parse("", "BEGIN"), Bind(), Execute())
+# Prepared on every connection when it opens; with the parts below, encoded once.
+_CONSTANT = (("_gs_begin_ro", "BEGIN READ ONLY"), ("_gs_begin", "BEGIN"),
+             ("_gs_rollback", "ROLLBACK"))
+_BEGIN_READ = _encoded(Bind("", "_gs_begin_ro"), Execute())
+_BEGIN_WRITE = _encoded(Bind("", "_gs_begin"), Execute())
+_END = _encoded(Bind("", "_gs_rollback"), Execute(), Sync())
 _EXECUTE = _encoded(Execute())
+_DESCRIBE_EXECUTE = _encoded(Describe("P"), Execute())
 _SYNC = _encoded(Sync())
-# A prepared statement is the one thing a statement could leave on a pooled
-# connection that its rolled-back transaction does not take away.
-_END = _encoded(Parse("", "ROLLBACK"), Bind(), Execute(),
-                Parse("", "DEALLOCATE ALL"), Bind(), Execute(), Sync())
 
 
 _DATA_ROW, _ROW_DESCRIPTION, _COMMAND_COMPLETE = ord("D"), ord("T"), ord("C")
-_ERROR, _READY = ord("E"), ord("Z")
+_ERROR, _READY, _PARSE_COMPLETE = ord("E"), ord("Z"), ord("1")
 _STEP_ENDS = frozenset({_COMMAND_COMPLETE, ord("I"), ord("s")})  # also EmptyQuery, Suspended
 
 
@@ -122,6 +137,10 @@ class SidecarConnection:
         self.key: BackendKeyData | None = None
         self.broken = False
         self._sidecar: Sidecar | None = None
+        # (SQL, parameter types) -> name of the statement prepared on this connection.
+        self._prepared: dict[tuple[str, tuple[int, ...]], str] = {}
+        self._names = itertools.count(1)
+        self._fields: dict[bytes, tuple[FieldDescription, ...]] = {}  # RowDescriptions seen
 
     @classmethod
     async def connect(cls, sidecar: Sidecar, database: str, user: str | None = None,
@@ -136,6 +155,7 @@ class SidecarConnection:
             self = cls(reader, writer)
             self._sidecar = sidecar
             await self._startup(sidecar, database, user or sidecar.user, application_name)
+            await self._prepare_constants()
             return self
 
         return await asyncio.wait_for(open_(), CONNECT_TIMEOUT)
@@ -181,6 +201,15 @@ class SidecarConnection:
                 return
         # unreachable
 
+    async def _prepare_constants(self) -> None:
+        self._send(*[Parse(name, sql) for name, sql in _CONSTANT], Sync())
+        error = None
+        while not isinstance(msg := await self._next(), ReadyForQuery):
+            if isinstance(msg, ErrorResponse):
+                error = errors.SqlError.from_fields(msg.fields)
+        if error is not None:
+            raise error
+
     def _send(self, *msgs: object) -> None:
         self._writer.write(self._conn.send_many(msgs))  # type: ignore[arg-type]
 
@@ -205,34 +234,54 @@ class SidecarConnection:
         Raises the first error, every field intact, with ``step`` set to its index.
         """
         parts: list[bytes] = []
+        parsed: list[tuple[tuple[str, tuple[int, ...]], str]] = []
+        if len(self._prepared) + len(steps) > MAX_PREPARED:
+            parts.append(self._evict(len(steps)))
         if transaction is not None:
             parts.append(_BEGIN_READ if transaction == "read" else _BEGIN_WRITE)
         for step in steps:
-            msgs: list[object] = [
-                Parse("", step.sql, tuple(p.oid for p in step.params)),
-                Bind("", "", tuple(p.format for p in step.params),
-                     tuple(p.value for p in step.params), tuple(step.result_formats)),
-            ]
-            if step.rows:
-                msgs.append(Describe("P"))
-            parts.append(self._conn.send_many(msgs))  # type: ignore[arg-type]
-            parts.append(_EXECUTE)
+            params = step.params
+            key = (step.sql, tuple([p.oid for p in params]))
+            name = self._prepared.get(key)
+            if name is None:
+                name = f"_gs_{next(self._names)}"
+                parts.append(Parse(name, step.sql, key[1]).encode())
+                parsed.append((key, name))
+            parts.append(Bind("", name, tuple([p.format for p in params]),
+                              tuple([p.value for p in params]),
+                              tuple(step.result_formats)).encode())
+            parts.append(_DESCRIBE_EXECUTE if step.rows else _EXECUTE)
         parts.append(_END if transaction is not None else _SYNC)
         self._writer.write(b"".join(parts))
         try:
             await self._writer.drain()
-            return await self._collect(steps, transaction is not None)
+            results = await self._collect(steps, transaction is not None, parsed)
         except asyncio.CancelledError:
             self.broken = True  # mid-reply: never reuse this connection
             raise
+        for step, result in zip(steps, results, strict=True):
+            if not step.own and result.tag.partition(" ")[0] not in PLAIN_TAGS:
+                self.broken = True  # whatever it left behind goes with the connection
+        return results
 
-    async def _collect(self, steps: Sequence[Step], wrapped: bool) -> list[StepResult]:
+    def _evict(self, room: int) -> bytes:
+        """Close the oldest prepared statements, to make room for ``room`` more."""
+        closing = []
+        while self._prepared and len(self._prepared) + room > MAX_PREPARED:
+            key = next(iter(self._prepared))
+            closing.append(Close("S", self._prepared.pop(key)))
+        return _encoded(*closing)
+
+    async def _collect(self, steps: Sequence[Step], wrapped: bool,
+                       parsed: Sequence[tuple[tuple[str, tuple[int, ...]], str]],
+                       ) -> list[StepResult]:
         # Frames are read undecoded: rows pass through as they are, acknowledgements are
         # skipped, and only descriptions, tags, errors and ReadyForQuery are decoded.
         results = [StepResult() for _ in steps]
         index = -1 if wrapped else 0  # -1: the BEGIN
         error: errors.SqlError | None = None
         current = results[0] if results and not wrapped else None
+        prepared = 0
         while True:
             kind, body = await self._next_frame()
             if kind == _DATA_ROW:
@@ -245,7 +294,11 @@ class SidecarConnection:
                 current = results[index] if 0 <= index < len(results) else None
             elif kind == _ROW_DESCRIPTION:
                 if current is not None:
-                    current.fields = decode_backend(kind, body).fields  # type: ignore[attr-defined]
+                    current.fields = self._describe_row(body)
+            elif kind == _PARSE_COMPLETE:
+                key, name = parsed[prepared]
+                self._prepared[key] = name  # it exists now, whatever fails later
+                prepared += 1
             elif kind == _ERROR:
                 if error is None:
                     msg = decode_backend(kind, body)
@@ -256,15 +309,20 @@ class SidecarConnection:
                     # The error skipped our ROLLBACK: end the failed transaction now.
                     self._send(Query("ROLLBACK"))
                     await self._drain_until_ready()
-                if error is not None:
-                    self._send(Query("DEALLOCATE ALL"))  # skipped with the rest after the error
-                    await self._drain_until_ready()
                 break
-            # Anything else (ParseComplete, BindComplete, NoData, notices and parameter
+            # Anything else (BindComplete, CloseComplete, NoData, notices and parameter
             # statuses of our own BEGIN/ROLLBACK and settings) is nothing for the client.
         if error is not None:
             raise error
         return results
+
+    def _describe_row(self, body: bytes) -> tuple[FieldDescription, ...]:
+        fields = self._fields.get(body)
+        if fields is None:
+            fields = decode_backend(_ROW_DESCRIPTION, body).fields  # type: ignore[attr-defined]
+            if len(self._fields) < MAX_PREPARED:
+                self._fields[body] = fields
+        return fields
 
     async def _next_frame(self) -> tuple[int, bytes]:
         while (frame := self._conn.next_frame()) is NEED_DATA:

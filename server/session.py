@@ -860,24 +860,39 @@ class Session:
 
     async def _select(self, resource: Resource, binding: dict[str, Any],
                       ctx: _Statement) -> list[dict[str, Any]]:
+        """One call's rows: made once, by the first statement that needs them (the call's
+        owner, in its own task); other references and statements await its future."""
         key = (resource.name, _args_key(binding))
-        fut = ctx.memo.get(key)
-        if fut is None:
-            cache = {"immutable": self.db._immutable, "stable": ctx.request.stable}.get(
-                resource.volatility)
-            if resource.name in SYSTEM_RESOURCES:
-                cache = None
-            fut = cache.get(key) if cache is not None else None
-            if fut is None or (fut.done() and fut.exception() is not None):
-                fut = asyncio.ensure_future(self._call_select(resource, binding, ctx))
-                if cache is not None:
-                    cache[key] = fut
-                    fut.add_done_callback(functools.partial(_forget_failure, cache, key))
-                ctx.touch(resource.name, "select", binding, called=True)
-            else:
-                ctx.touch(resource.name, "select", binding, called=False)
-            ctx.memo[key] = fut
-        rows = await _await_shared(fut)
+        while True:
+            fut = ctx.memo.get(key)
+            owner = False
+            if fut is None:
+                cache = {"immutable": self.db._immutable, "stable": ctx.request.stable}.get(
+                    resource.volatility)
+                if resource.name in SYSTEM_RESOURCES:
+                    cache = None
+                fut = cache.get(key) if cache is not None else None
+                if fut is None or (fut.done() and (fut.cancelled() or fut.exception())):
+                    fut = asyncio.get_running_loop().create_future()
+                    owner = True
+                    if cache is not None:
+                        cache[key] = fut
+                        fut.add_done_callback(functools.partial(_forget_failure, cache, key))
+                ctx.touch(resource.name, "select", binding, called=owner)
+                ctx.memo[key] = fut
+            if owner:
+                rows = await _own(fut, self._call_select(resource, binding, ctx))
+                break
+            try:
+                rows = await asyncio.shield(fut)  # a waiter's cancel is not the call's
+                break
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if not fut.cancelled() or task is None or task.cancelling():
+                    raise  # this statement was cancelled
+                # The owner was cancelled, not this statement: make the call here.
+                if ctx.memo.get(key) is fut:
+                    del ctx.memo[key]
         ctx.touch(resource.name, "select", binding, called=False).rows = len(rows)
         return rows
 
@@ -1084,7 +1099,7 @@ class Session:
                            ) -> tuple[list[Call], list[dict]]:
         resource: Resource = plan.target.resource  # type: ignore[union-attr]
         rows = await self._resolve_all(plan.reads, params, ctx)
-        twin = Step(shell_ddl(resource, INSERT_SCHEMA)[0], rows=False)
+        twin = Step(shell_ddl(resource, INSERT_SCHEMA)[0], rows=False, own=True)
         result = _decoded(await self._run(plan, rows, params, ctx, returning="RETURNING *",
                                           prelude=twin, formats=_read_formats(resource)))
         names = result.column_names
@@ -1396,23 +1411,23 @@ def _is_script(statements: Sequence[ParsedStatement]) -> bool:
     )
 
 
-_WAITERS: dict[asyncio.Future[Any], int] = {}
+async def _own(fut: asyncio.Future[Any], call: Any) -> Any:
+    """Run a shared call in its owner's task and publish its outcome on ``fut``.
 
-
-async def _await_shared(fut: asyncio.Future[Any]) -> Any:
-    """Await a call that other statements may share; the last waiter to be cancelled
-    (a CancelRequest, a client gone, a timeout) cancels the call itself."""
-    _WAITERS[fut] = _WAITERS.get(fut, 0) + 1
+    Inline, not a task of its own: a synchronous resolver then costs no trip
+    through the event loop. If the owner is cancelled, so is the call, and
+    another waiter makes it again."""
     try:
-        return await asyncio.shield(fut)
+        out = await call
     except asyncio.CancelledError:
-        if _WAITERS.get(fut) == 1 and not fut.done():
-            fut.cancel()
+        fut.cancel()
         raise
-    finally:
-        left = _WAITERS.pop(fut) - 1
-        if left:
-            _WAITERS[fut] = left
+    except BaseException as exc:
+        fut.set_exception(exc)
+        fut.exception()  # retrieved: the owner raises it, waiters may not exist
+        raise
+    fut.set_result(out)
+    return out
 
 
 def _forget_failure(cache: dict, key: Any, fut: asyncio.Future) -> None:

@@ -68,3 +68,21 @@ async def test_every_attack_fails_or_is_contained_without_the_gate(unguarded_ses
     with pytest.raises(errors.SqlError) as info:
         await session.unguarded("EXECUTE p")
     assert info.value.sqlstate == "26000"
+
+
+async def test_a_statement_that_is_not_a_plain_query_retires_its_connection(
+        unguarded_session):
+    """Statements stay prepared on pooled connections, so DEALLOCATE ALL no longer ends
+    each pipeline; a PREPARE in a read-write transaction would outlive its ROLLBACK. Any
+    step whose command tag is not a plain query's retires the connection that ran it."""
+    session = unguarded_session
+    pool = session.view.pool
+    for sql in ("SET work_mem = '64MB'", "LISTEN somewhere", "SHOW work_mem"):
+        await session.unguarded("SELECT 1")
+        [before] = pool._idle
+        await session.unguarded(sql)
+        assert before not in pool._all and before not in pool._idle, sql
+    await session.unguarded("SELECT 1")
+    [kept] = pool._idle
+    await session.unguarded("SELECT 2")
+    assert pool._idle == [kept]  # a plain query keeps its connection

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 
 import pytest
@@ -202,6 +203,35 @@ async def test_immutable_is_called_once_across_calls(make_db):
     s2 = db.session()
     await s2.execute("SELECT count(*) FROM github_pr")
     assert rec.total() == 1
+
+
+async def test_a_statement_sharing_a_call_outlives_the_cancelled_owner(make_db):
+    """An immutable call in flight is shared by a second statement; when the statement
+    that made it is cancelled, the call stops with it and the other makes it anew."""
+    calls: list[int] = []
+    started = asyncio.Event()
+
+    async def select(b):
+        calls.append(b.one("k"))
+        started.set()
+        await asyncio.sleep(0.2)
+        return [{"k": b.one("k"), "v": f"v{b.one('k')}"}]
+
+    slow = define_resource("slow_once", columns=[("k", "bigint"), ("v", "text")], keys=["k"],
+                           volatility="immutable", select=select)
+    db = await make_db([slow])
+    owner = asyncio.create_task(db.session().execute("SELECT v FROM slow_once WHERE k = 1"))
+    await started.wait()
+    sharer = asyncio.create_task(db.session().execute("SELECT v FROM slow_once WHERE k = 1"))
+    await asyncio.sleep(0.05)
+    assert calls == [1]  # the second statement waits for the call in flight
+    owner.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await owner
+    assert (await sharer).rows == [("v1",)]
+    assert calls == [1, 1]
+    assert (await db.execute("SELECT v FROM slow_once WHERE k = 1")).rows == [("v1",)]
+    assert calls == [1, 1]  # and its answer is kept, as immutable answers are
 
 
 async def test_volatile_is_called_every_statement(make_db):
