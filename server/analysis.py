@@ -103,14 +103,15 @@ class Plan:
     set_values: tuple[Value | None, ...] = ()  # None: the SET expression reads the row
     where_fully_bound: bool = True  # every WHERE conjunct bound the target
     has_from: bool = False  # UPDATE … FROM / DELETE … USING
+    reads: tuple[Reference, ...] = field(init=False, repr=False)  # the read references
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reads",
+                           tuple(r for r in self.references if r.access == "read"))
 
     @property
     def is_insert(self) -> bool:
         return isinstance(self.node, ast.InsertStmt)
-
-    @property
-    def reads(self) -> tuple[Reference, ...]:
-        return tuple(r for r in self.references if r.access == "read")
 
 
 class _Scope:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 import sys
@@ -82,6 +83,10 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
     server = Server(config, db)
     try:
         await server.start()
+        # What start-up built (modules, the catalog, parse trees) lives as long as the
+        # process: keep it out of every collection, which would otherwise scan it all.
+        gc.collect()
+        gc.freeze()
         print(server.banner(), flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()

@@ -112,6 +112,7 @@ class _Prepared:
     param_oids: tuple[int, ...]
     described: tuple[tuple[int, ...], tuple[FieldDescription, ...] | None] | None = None
     n_params: int = -1  # how many values a Bind must supply; -1: not counted yet
+    rows: dict[tuple[int, ...], RowDescription] = field(default_factory=dict)  # by formats
 
 
 @dataclass
@@ -603,10 +604,15 @@ class ClientHandler(asyncio.Protocol):
                 self.send(RowDescription(fields) if fields else NoData())
             else:
                 portal = self._portal(msg.name)
-                fields = (await self._describe(portal.prepared))[1]
+                prepared = portal.prepared
+                fields = (await self._describe(prepared))[1]
                 if fields:
-                    self.send(RowDescription(tuple(
-                        _with_format(f, _fmt(portal.formats, i)) for i, f in enumerate(fields))))
+                    described = prepared.rows.get(portal.formats)
+                    if described is None:
+                        described = prepared.rows[portal.formats] = RowDescription(tuple(
+                            _with_format(f, _fmt(portal.formats, i))
+                            for i, f in enumerate(fields)))
+                    self.send(described)
                 else:
                     self.send(NoData())
         elif isinstance(msg, Execute):

@@ -72,7 +72,6 @@ __all__ = ["Param", "Pool", "SidecarConnection", "Step", "StepResult"]
 
 log = logging.getLogger(__name__)
 
-READ_CHUNK = 256 * 1024  # bytes per socket read; large results arrive in few reads
 CONNECT_TIMEOUT = 10.0  # seconds to open and authenticate a sidecar connection
 MAX_PREPARED = 256  # statements kept prepared per sidecar connection
 # Command tags of the statements a client's SQL may become; any other retires the
@@ -127,12 +126,54 @@ _ERROR, _READY, _PARSE_COMPLETE = ord("E"), ord("Z"), ord("1")
 _STEP_ENDS = frozenset({_COMMAND_COMPLETE, ord("I"), ord("s")})  # also EmptyQuery, Suspended
 
 
+class _Socket(asyncio.Protocol):
+    """The transport's side of a sidecar connection: bytes go straight into the codec,
+    and the task waiting for them (if any) is woken."""
+
+    def __init__(self, conn: ClientConnection) -> None:
+        self.conn = conn
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self.data: asyncio.Future[None] | None = None
+        self.drained: asyncio.Future[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.conn.receive_data(data)
+        _wake(self.data)
+
+    def eof_received(self) -> bool:
+        self.closed = True
+        _wake(self.data)
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        _wake(self.data)
+        _wake(self.drained)
+
+    def pause_writing(self) -> None:
+        self.drained = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        _wake(self.drained)
+        self.drained = None
+
+
+def _wake(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
+
+
 class SidecarConnection:
     """One connection to the sidecar, speaking through the sans-I/O ClientConnection."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._reader, self._writer = reader, writer
-        self._conn = ClientConnection()
+    def __init__(self, socket: _Socket) -> None:
+        self._socket = socket
+        self._transport: asyncio.Transport = socket.transport  # type: ignore[assignment]
+        self._conn = socket.conn
         self.parameters: dict[str, str] = {}
         self.key: BackendKeyData | None = None
         self.broken = False
@@ -146,13 +187,15 @@ class SidecarConnection:
     async def connect(cls, sidecar: Sidecar, database: str, user: str | None = None,
                       application_name: str = "glove-scratchpad") -> SidecarConnection:
         async def open_() -> SidecarConnection:
+            loop = asyncio.get_running_loop()
+            conn = ClientConnection()
             if sidecar.host.startswith("/"):
                 path = os.path.join(sidecar.host, f".s.PGSQL.{sidecar.port}")
-                reader, writer = await asyncio.open_unix_connection(path, limit=READ_CHUNK)
+                _, socket = await loop.create_unix_connection(lambda: _Socket(conn), path)
             else:
-                reader, writer = await asyncio.open_connection(sidecar.host, sidecar.port,
-                                                               limit=READ_CHUNK)
-            self = cls(reader, writer)
+                _, socket = await loop.create_connection(lambda: _Socket(conn), sidecar.host,
+                                                         sidecar.port)
+            self = cls(socket)
             self._sidecar = sidecar
             await self._startup(sidecar, database, user or sidecar.user, application_name)
             await self._prepare_constants()
@@ -211,15 +254,24 @@ class SidecarConnection:
             raise error
 
     def _send(self, *msgs: object) -> None:
-        self._writer.write(self._conn.send_many(msgs))  # type: ignore[arg-type]
+        self._transport.write(self._conn.send_many(msgs))  # type: ignore[arg-type]
+
+    async def _drain(self) -> None:
+        if self._socket.drained is not None:
+            await self._socket.drained
 
     async def _receive(self) -> None:
-        data = await self._reader.read(READ_CHUNK)
-        if not data:
+        """Wait for more bytes (the socket feeds them into the codec)."""
+        socket = self._socket
+        if socket.closed:
             self.broken = True
             raise errors.InternalError("the sidecar closed the connection",
                                        hint="Try again; the server reconnects.")
-        self._conn.receive_data(data)
+        socket.data = asyncio.get_running_loop().create_future()
+        try:
+            await socket.data
+        finally:
+            socket.data = None
 
     async def _next(self) -> object:
         while (event := self._conn.next_event()) is NEED_DATA:
@@ -252,9 +304,9 @@ class SidecarConnection:
                               tuple(step.result_formats)).encode())
             parts.append(_DESCRIBE_EXECUTE if step.rows else _EXECUTE)
         parts.append(_END if transaction is not None else _SYNC)
-        self._writer.write(b"".join(parts))
+        self._transport.write(b"".join(parts))
         try:
-            await self._writer.drain()
+            await self._drain()
             results = await self._collect(steps, transaction is not None, parsed)
         except asyncio.CancelledError:
             self.broken = True  # mid-reply: never reuse this connection
@@ -282,36 +334,38 @@ class SidecarConnection:
         error: errors.SqlError | None = None
         current = results[0] if results and not wrapped else None
         prepared = 0
-        while True:
-            kind, body = await self._next_frame()
-            if kind == _DATA_ROW:
-                if current is not None:
-                    current.rows.append(DataRow.raw(body))
-            elif kind in _STEP_ENDS:
-                if current is not None and kind == _COMMAND_COMPLETE:
-                    current.tag = body[:-1].decode()
-                index += 1
-                current = results[index] if 0 <= index < len(results) else None
-            elif kind == _ROW_DESCRIPTION:
-                if current is not None:
-                    current.fields = self._describe_row(body)
-            elif kind == _PARSE_COMPLETE:
-                key, name = parsed[prepared]
-                self._prepared[key] = name  # it exists now, whatever fails later
-                prepared += 1
-            elif kind == _ERROR:
-                if error is None:
-                    msg = decode_backend(kind, body)
-                    error = errors.SqlError.from_fields(msg.fields)  # type: ignore[attr-defined]
-                    error.step = index  # type: ignore[attr-defined]
-            elif kind == _READY:
-                if body != b"I":
+        ready = False
+        while not ready:
+            frames, ready = self._conn.frames_until(_READY)
+            if not ready:
+                await self._receive()
+            for kind, body in frames:
+                if kind == _DATA_ROW:
+                    if current is not None:
+                        current.rows.append(DataRow.raw(body))
+                elif kind in _STEP_ENDS:
+                    if current is not None and kind == _COMMAND_COMPLETE:
+                        current.tag = body[:-1].decode()
+                    index += 1
+                    current = results[index] if 0 <= index < len(results) else None
+                elif kind == _ROW_DESCRIPTION:
+                    if current is not None:
+                        current.fields = self._describe_row(body)
+                elif kind == _PARSE_COMPLETE:
+                    key, name = parsed[prepared]
+                    self._prepared[key] = name  # it exists now, whatever fails later
+                    prepared += 1
+                elif kind == _ERROR:
+                    if error is None:
+                        msg = decode_backend(kind, body)
+                        error = errors.SqlError.from_fields(msg.fields)  # type: ignore[attr-defined]
+                        error.step = index  # type: ignore[attr-defined]
+                elif kind == _READY and body != b"I":
                     # The error skipped our ROLLBACK: end the failed transaction now.
                     self._send(Query("ROLLBACK"))
                     await self._drain_until_ready()
-                break
-            # Anything else (BindComplete, CloseComplete, NoData, notices and parameter
-            # statuses of our own BEGIN/ROLLBACK and settings) is nothing for the client.
+                # Anything else (BindComplete, CloseComplete, NoData, notices and parameter
+                # statuses of our own BEGIN/ROLLBACK and settings) is nothing for the client.
         if error is not None:
             raise error
         return results
@@ -324,11 +378,6 @@ class SidecarConnection:
                 self._fields[body] = fields
         return fields
 
-    async def _next_frame(self) -> tuple[int, bytes]:
-        while (frame := self._conn.next_frame()) is NEED_DATA:
-            await self._receive()
-        return frame  # type: ignore[return-value]
-
     async def _drain_until_ready(self) -> None:
         while not isinstance(await self._next(), ReadyForQuery):
             pass
@@ -337,7 +386,7 @@ class SidecarConnection:
                        ) -> tuple[tuple[int, ...], tuple[FieldDescription, ...] | None]:
         """Parameter types and result columns of a statement, without running it."""
         self._send(Parse("", sql, tuple(param_oids)), Describe("S"), Sync())
-        await self._writer.drain()
+        await self._drain()
         params: tuple[int, ...] = ()
         fields: tuple[FieldDescription, ...] | None = None
         error = None
@@ -377,8 +426,7 @@ class SidecarConnection:
     async def close(self) -> None:
         with contextlib.suppress(Exception):
             self._send(Terminate())
-            self._writer.close()
-            await self._writer.wait_closed()
+            self._transport.close()
 
 
 class Pool:

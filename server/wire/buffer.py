@@ -99,3 +99,33 @@ class ReceiveBuffer:
         if len(buf) < end:
             return None
         return type_byte, self._take(pos + 5, end)
+
+    def messages_until(self, last: int) -> tuple[list[tuple[int, bytes]], bool]:
+        """The complete typed messages buffered, up to and including the first of type
+        ``last``; and whether that one was among them. Only MAX_MESSAGE_SIZE applies.
+
+        One call for a whole reply: a relay reading many small frames pays for one
+        Python call, not one per frame. What follows ``last`` stays buffered.
+        """
+        buf, pos, end = self._buf, self._pos, len(self._buf)
+        unpack = U32.unpack_from
+        out = []
+        found = False
+        while end - pos >= 5:
+            type_byte = buf[pos]
+            length = unpack(buf, pos + 1)[0]
+            if not 4 <= length <= MAX_MESSAGE_SIZE:
+                self._pos = pos
+                raise RemoteProtocolError(
+                    f"invalid message length {length} for message type {chr(type_byte)!r}")
+            stop = pos + 1 + length
+            if stop > end:
+                break
+            out.append((type_byte, bytes(buf[pos + 5 : stop])))
+            pos = stop
+            if type_byte == last:
+                found = True
+                break
+        self._pos = pos
+        return out, found
+

@@ -254,6 +254,14 @@ class ClientConnection(_Connection):
         frame = self._buffer.next_message()
         return NEED_DATA if frame is None else frame
 
+    def frames_until(self, last: int) -> tuple[list[tuple[int, bytes]], bool]:
+        """Every buffered backend message undecoded, up to the first of type ``last``
+        (ReadyForQuery, say), and whether it came: ``next_frame`` for a whole reply."""
+        if self._state is not _NORMAL:
+            raise LocalProtocolError(f"frames_until() is for the normal phase, not "
+                                     f"{self._state.name}")
+        return self._buffer.messages_until(last)
+
     def _read_event(self) -> Event:
         state, buffer = self._state, self._buffer
         if state is _NORMAL or state is State.AUTHENTICATING:
