@@ -29,6 +29,7 @@ I32 = struct.Struct("!i")
 U32 = struct.Struct("!I")
 HEADER = struct.Struct("!ci")  # type byte + length (the length counts itself)
 NULL_LENGTH = b"\xff\xff\xff\xff"  # Int32(-1): a NULL value
+MEMO_SIZE = 1024  # encodings kept per memoizing message class
 
 
 def cstr(text: str) -> bytes:
@@ -186,7 +187,26 @@ class Message:
         pairs = zip(self.layout, self.__slots__, strict=True)
         return self.prefix + b"".join([f.encode(getattr(self, name)) for f, name in pairs])
 
+    # A class that sets ``memo = {}`` keeps the bytes of the values it has encoded:
+    # for small messages a server sends again and again (BindComplete, ReadyForQuery,
+    # the RowDescription of a prepared statement), a dict lookup instead of an encode.
+    memo: ClassVar[dict[Any, bytes] | None] = None
+
     def encode(self) -> bytes:
+        memo = self.memo
+        if memo is None:
+            return self._encode()
+        try:
+            data = memo.get(self)
+        except TypeError:  # a field given as a list, say: encoded, not kept
+            return self._encode()
+        if data is None:
+            data = self._encode()
+            if len(memo) < MEMO_SIZE:
+                memo[self] = data
+        return data
+
+    def _encode(self) -> bytes:
         try:
             body = self._body()
             tb = self.type_byte

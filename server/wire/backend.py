@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from dataclasses import FrozenInstanceError, dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ._codec import (
     BYTE,
@@ -149,6 +149,7 @@ class ParameterStatus(Message):
 @dataclass(frozen=True, slots=True)
 class ReadyForQuery(Message):
     type_byte, layout = b"Z", (STATUS,)
+    memo: ClassVar[dict[Any, bytes] | None] = {}
     status: str = "I"  # 'I' idle, 'T' in a transaction, 'E' in a failed transaction
 
 
@@ -302,6 +303,7 @@ def _read_columns(r: Reader) -> tuple[FieldDescription, ...]:
 @dataclass(frozen=True, slots=True)
 class RowDescription(Message):
     type_byte, layout = b"T", (Field(_encode_columns, _read_columns),)
+    memo: ClassVar[dict[Any, bytes] | None] = {}
     fields: tuple[FieldDescription, ...]
 
 
@@ -403,21 +405,25 @@ class EmptyQueryResponse(Message):
 @dataclass(frozen=True, slots=True)
 class ParseComplete(Message):
     type_byte = b"1"
+    memo: ClassVar[dict[Any, bytes] | None] = {}
 
 
 @dataclass(frozen=True, slots=True)
 class BindComplete(Message):
     type_byte = b"2"
+    memo: ClassVar[dict[Any, bytes] | None] = {}
 
 
 @dataclass(frozen=True, slots=True)
 class CloseComplete(Message):
     type_byte = b"3"
+    memo: ClassVar[dict[Any, bytes] | None] = {}
 
 
 @dataclass(frozen=True, slots=True)
 class NoData(Message):
     type_byte = b"n"
+    memo: ClassVar[dict[Any, bytes] | None] = {}
 
 
 @dataclass(frozen=True, slots=True)

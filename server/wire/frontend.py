@@ -15,18 +15,21 @@ Rules:
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._codec import (
     BYTE,
     FORMATS,
+    I32,
     INT16,
     INT32,
     OID,
     OIDS,
     REST,
     STRING,
+    U16,
     VALUE,
     VALUES,
     Field,
@@ -138,7 +141,13 @@ class Bind(Message):
 
     @classmethod
     def read(cls, r: Reader) -> Any:
-        msg = cls(*[f.decode(r) for f in cls.layout])
+        # Bind comes with every execution of a prepared statement: one pass of
+        # unpack_from first; anything unusual takes the field-by-field path, which
+        # words the error.
+        msg = _read_bind(r)
+        if msg is None:
+            r.pos = 0
+            msg = cls(*[f.decode(r) for f in cls.layout])
         if len(msg.param_formats) not in (0, 1, len(msg.params)):
             n, m = len(msg.param_formats), len(msg.params)
             raise r.fail(f"{n} parameter formats but {m} parameters")
@@ -236,6 +245,40 @@ class SASLResponse(Message):
     type_byte = b"p"
     layout = (REST,)
     data: bytes
+
+
+def _read_bind(r: Reader) -> Bind | None:
+    """Bind in one pass over its body, or None where any field is not well formed."""
+    buf, size = r.buf, len(r.buf)
+    try:
+        end = buf.index(0)
+        portal = buf[:end].decode()
+        start, end = end + 1, buf.index(0, end + 1)
+        statement = buf[start:end].decode()
+        pos = end + 1
+        n = U16.unpack_from(buf, pos)[0]
+        formats = struct.unpack_from(f"!{n}h", buf, pos + 2)
+        pos += 2 + 2 * n
+        count = U16.unpack_from(buf, pos)[0]
+        pos += 2
+        values: list[bytes | None] = []
+        for _ in range(count):
+            length = I32.unpack_from(buf, pos)[0]
+            pos += 4
+            if length == -1:
+                values.append(None)
+            elif length >= 0 and pos + length <= size:
+                values.append(buf[pos : pos + length])
+                pos += length
+            else:
+                return None
+        n = U16.unpack_from(buf, pos)[0]
+        result_formats = struct.unpack_from(f"!{n}h", buf, pos + 2)
+        pos += 2 + 2 * n
+    except (ValueError, struct.error, UnicodeDecodeError):
+        return None
+    r.pos = pos
+    return Bind(portal, statement, formats, tuple(values), result_formats)
 
 
 PASSWORD_KINDS: dict[str, type[Message]] = {
