@@ -28,7 +28,7 @@ import hashlib
 import itertools
 import logging
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from glove_scratchpad import errors
@@ -441,29 +441,52 @@ class Pool:
         self._all: set[SidecarConnection] = set()
         self.parameters: dict[str, str] = {}
 
-    @contextlib.asynccontextmanager
-    async def acquire(self) -> AsyncIterator[SidecarConnection]:
-        async with self._slots:
-            conn = self._idle.pop() if self._idle else None
-            if conn is None:
-                conn = await SidecarConnection.connect(self.sidecar, self.database, self.user)
-                self.parameters = conn.parameters
-                self._all.add(conn)
-            try:
-                yield conn
-            except asyncio.CancelledError:
-                if conn.broken:
-                    await conn.cancel()
-                raise
-            finally:
-                if conn.broken:
-                    self._all.discard(conn)
-                    await conn.close()
-                else:
-                    self._idle.append(conn)
+    def acquire(self) -> _Lease:
+        """``async with pool.acquire() as conn``: a connection for one statement."""
+        return _Lease(self)
 
     async def close(self) -> None:
         for conn in list(self._all):
             await conn.close()
         self._all.clear()
         self._idle.clear()
+
+
+class _Lease:
+    """One borrowing of a pooled connection (a plain class: this runs per statement)."""
+
+    __slots__ = ("conn", "pool")
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+        self.conn: SidecarConnection | None = None
+
+    async def __aenter__(self) -> SidecarConnection:
+        pool = self.pool
+        await pool._slots.acquire()
+        try:
+            conn = pool._idle.pop() if pool._idle else None
+            if conn is None:
+                conn = await SidecarConnection.connect(pool.sidecar, pool.database, pool.user)
+                pool.parameters = conn.parameters
+                pool._all.add(conn)
+        except BaseException:
+            pool._slots.release()
+            raise
+        self.conn = conn
+        return conn
+
+    async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        conn, pool = self.conn, self.pool
+        assert conn is not None
+        try:
+            if kind is not None and issubclass(kind, asyncio.CancelledError) and conn.broken:
+                await conn.cancel()  # the sidecar may still be running the statement
+        finally:
+            if conn.broken:
+                pool._all.discard(conn)
+                await conn.close()
+            else:
+                pool._idle.append(conn)
+            pool._slots.release()
+
