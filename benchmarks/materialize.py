@@ -1,19 +1,20 @@
 """3. Materialization: a statement over a volatile resource returning n rows, vs COPY.
 
 Through the server, ``SELECT count(*) FROM rows WHERE n = <n>`` is timed end to
-end from an asyncpg client: the resolver's rows are validated, serialised to one
-JSON parameter and turned back into typed rows by the sidecar. The physical limit
-is COPY of the same rows into an unlogged table of the same sidecar
+end from an asyncpg client: the resolver's rows are validated, serialised to
+parameters (one array per column) and turned back into typed rows by the sidecar.
+The physical limit is COPY of the same rows into an unlogged table of the same sidecar
 (``copy_records_to_table``, asyncpg's binary COPY FROM STDIN), timed the same way.
 The resolver returns an already built list, so neither side pays for making rows.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 
-from glove_scratchpad.catalog import rows_to_json
+from glove_scratchpad.catalog import populate_sql, rows_params
 from glove_scratchpad.server.values import encode_param
 
 from .bench_resources import make_rows
@@ -48,8 +49,8 @@ async def run(env: Env) -> Section:
     )
     section.notes.append(
         "The breakdown repeats, in this process, what the server does with the rows of one "
-        "statement, step by step; the sidecar step runs the same `json_populate_recordset` "
-        "over the same JSON on a direct connection."
+        "statement, step by step; the sidecar step runs the same `populate_sql` over the "
+        "same parameters on a direct connection."
     )
     assert env.server is not None
     server = await env.server.connect()
@@ -103,41 +104,38 @@ def _timed(fn):  # type: ignore[no-untyped-def]
 
 
 async def _breakdown(env: Env, section: Section, n: int) -> None:
-    """Where the time of n rows goes: validation, JSON, encoding, the sidecar's work."""
+    """Where the time of n rows goes: validation, encoding, the sidecar's work."""
     raw = make_rows(n)
     validated, validate_ms = _timed(lambda: rows_resource.validate_rows(raw, {"n": n}))
-    text, json_ms = _timed(lambda: rows_to_json(rows_resource, validated))
-    _, encode_ms = _timed(lambda: encode_param(text))
+    texts, params_ms = _timed(lambda: rows_params(rows_resource, validated))
+    _, encode_ms = _timed(lambda: [encode_param(t) for t in texts])
+    # The server's own SQL (column arrays: no shell table needed); asyncpg sends the
+    # parameters as text, then they are cast as the server's are.
+    populate = re.sub(r"(\$\d+)::", r"\1::text::", populate_sql(rows_resource, 1))
+    sql = f"WITH r AS (SELECT * FROM {populate}) SELECT count(*) FROM r"
     conn = await env.direct.connect()
     try:
-        await conn.execute(
-            "CREATE TABLE IF NOT EXISTS rows_shell"
-            " (n bigint, i bigint, name text, value double precision)"
-        )
-        sql = (
-            "WITH r AS MATERIALIZED (SELECT * FROM json_populate_recordset("
-            "NULL::rows_shell, $1::text::json)) SELECT count(*) FROM r"
-        )
-        await conn.fetchval(sql, text)  # warm-up
+        await conn.fetchval(sql, *texts)  # warm-up
         t0 = time.perf_counter()
-        assert await conn.fetchval(sql, text) == n
+        assert await conn.fetchval(sql, *texts) == n
         sidecar_ms = (time.perf_counter() - t0) * 1000
     finally:
         await conn.close()
-    mb = len(text) / 2**20
+    mb = sum(map(len, texts)) / 2**20
+    how = "column arrays" if len(texts) > 1 else "JSON"
+    section.add(f"… {n:,} rows: `validate_rows` (pydantic, in chunks)", "ms", server=validate_ms)
     section.add(
-        f"… {n:,} rows: `validate_rows` (pydantic, then model_dump)", "ms", server=validate_ms
+        f"… {n:,} rows: `rows_params`", "ms", server=params_ms, note=f"{mb:.1f} MB of {how}"
     )
-    section.add(f"… {n:,} rows: `rows_to_json`", "ms", server=json_ms, note=f"{mb:.1f} MB of JSON")
     section.add(f"… {n:,} rows: `encode_param` (str to bytes)", "ms", server=encode_ms)
     section.add(
-        f"… {n:,} rows: the sidecar's `json_populate_recordset`",
+        f"… {n:,} rows: the sidecar's `populate_sql`",
         "ms",
         server=sidecar_ms,
-        note="a direct connection, the JSON as a parameter",
+        note="a direct connection, the same parameters",
     )
     print(
-        f"  breakdown of {n:,} rows: validate {validate_ms:.0f} ms, json {json_ms:.0f} ms, "
+        f"  breakdown of {n:,} rows: validate {validate_ms:.0f} ms, params {params_ms:.0f} ms, "
         f"encode {encode_ms:.0f} ms, sidecar {sidecar_ms:.0f} ms",
         flush=True,
     )

@@ -45,7 +45,7 @@ COMPONENTS = (
     ("server/limits.py", "limits and audit (server/limits.py)"),
     ("server/", "other server code"),
     ("pglast/", "pglast"),
-    ("catalog/", "catalog (rows_to_json)"),
+    ("catalog/", "catalog (rows_params)"),
     ("resources/", "resources (resolver call, row validation)"),
     ("pydantic", "pydantic"),
     ("asyncpg/", "asyncpg (catalog pool, audit writes)"),

@@ -9,13 +9,12 @@ from ._catalog import (
     SERVED_SCHEMA,
     SYSTEM_SCHEMA,
     Catalog,
-    populate_sql,
     qualified,
     quote_ident,
-    rows_to_json,
     shell_ddl,
 )
 from ._fns import EVALUATING, FN_SCHEMA, fn_ddl, fns_ddl
+from ._rows import populate_sql, rows_params, rows_to_json
 from ._sidecar import EmbeddedSidecar, ExternalSidecar, Sidecar, SidecarBusy, default_data_dir
 
 __all__ = [
@@ -35,6 +34,7 @@ __all__ = [
     "populate_sql",
     "qualified",
     "quote_ident",
+    "rows_params",
     "rows_to_json",
     "shell_ddl",
 ]

@@ -1,27 +1,17 @@
-"""Resources made real in the sidecar: shell tables, comments, and row injection.
+"""Resources made real in the sidecar: shell tables and comments.
 
 Each resource has a shell table in the served schema. Its columns, NOT NULL
 keys, primary key and comments are real, so ``information_schema``,
 ``pg_catalog``, psql's ``\\d+`` and ORM reflection describe resources natively.
 Shell tables never hold rows between statements: resolved rows travel with the
-statement that reads them, as one JSON parameter per reference, and turn into
-typed rows with ``json_populate_recordset(NULL::<shell table>, $n)``. So nothing
-is left behind when a statement fails or is interrupted, and no DDL runs per
-statement.
+statement that reads them, as parameters (``_rows``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
-import decimal
-import enum
-import json
 import logging
-import math
-import uuid
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 import asyncpg
 
@@ -37,10 +27,8 @@ __all__ = [
     "SERVED_SCHEMA",
     "SYSTEM_SCHEMA",
     "Catalog",
-    "populate_sql",
     "qualified",
     "quote_ident",
-    "rows_to_json",
     "shell_ddl",
 ]
 
@@ -131,49 +119,6 @@ def shell_ddl(resource: Resource, schema: str = SERVED_SCHEMA) -> list[str]:
                 f"COMMENT ON COLUMN {table}.{quote_ident(col.name)} IS {quote_literal(text)}"
             )
     return out
-
-
-def populate_sql(resource: Resource, param: int, schema: str = SERVED_SCHEMA) -> str:
-    """The typed rows of one JSON parameter, shaped by the resource's shell table."""
-    return f"json_populate_recordset(NULL::{qualified(resource.name, schema)}, ${param}::json)"
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, enum.Enum):  # a str/int mix-in never gets here: json writes those
-        return value.value
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    if isinstance(value, dt.timedelta):
-        return f"P{value.days}DT{value.seconds}.{value.microseconds:06d}S"
-    if isinstance(value, decimal.Decimal | uuid.UUID):
-        return str(value)
-    if isinstance(value, bytes | bytearray | memoryview):
-        return "\\x" + bytes(value).hex()
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if isinstance(value, set | frozenset | tuple):
-        return list(value)
-    raise TypeError(f"cannot serialise {type(value).__name__} for the sidecar")
-
-
-def _float_safe(rows: list[dict[str, Any]], float_columns: Sequence[str]) -> None:
-    # JSON has no Infinity or NaN; as strings, float8in reads them back exactly.
-    for row in rows:
-        for name in float_columns:
-            value = row.get(name)
-            if isinstance(value, float) and not math.isfinite(value):
-                row[name] = (
-                    "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
-                )
-
-
-def rows_to_json(resource: Resource, rows: Iterable[dict[str, Any]]) -> str:
-    """Rows as the JSON text that ``populate_sql`` turns back into typed rows."""
-    rows = list(rows)
-    floats = [c.name for c in resource.columns if c.pg_type in ("double precision", "real")]
-    if floats:
-        _float_safe(rows, floats)
-    return json.dumps(rows, default=_json_default, ensure_ascii=False, separators=(",", ":"))
 
 
 async def _ensure_database(sidecar: Sidecar, database: str) -> None:

@@ -21,7 +21,7 @@ import typing
 import uuid
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, TypeAdapter
 from pydantic.fields import FieldInfo
@@ -53,6 +53,7 @@ class Column:
     py_type: Any = str
     nullable: bool = True
     adapter: TypeAdapter[Any] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+    _many: TypeAdapter[Any] | None = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.adapter is None:
@@ -61,6 +62,16 @@ class Column:
     def convert(self, value: Any) -> Any:
         """A bound value converted to this column's Python type."""
         return self.adapter.validate_python(value)
+
+    def convert_many(self, values: list[Any]) -> list[Any]:
+        """Values (None stays None) converted in one pass; an error's ``loc`` is the index."""
+        many = self._many
+        if many is None:
+            # Optional[], not "| None": py_type may be any annotation, not only a class.
+            item = Optional[self.py_type]  # type: ignore[name-defined]  # noqa: UP045
+            many = TypeAdapter(list[item])  # type: ignore[valid-type]
+            object.__setattr__(self, "_many", many)
+        return many.validate_python(values)
 
 
 def _unwrap_optional(annotation: Any) -> tuple[Any, bool]:

@@ -46,6 +46,8 @@ _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 # Prefixes the server keeps for itself: Postgres' own catalogs, and the
 # per-statement relations the interpreter writes into rewritten SQL.
 _RESERVED_PREFIXES = ("pg_", "_gs_")
+# Rows validated per pydantic call: only one chunk's models exist at a time.
+_CHUNK = 256
 
 _PG_TO_PY: dict[str, Any] = {
     "boolean": bool,
@@ -182,47 +184,69 @@ class Resource:
         the statement pushed down. A value of the wrong type is an error naming
         the resource, the column and the value, never a silent NULL.
         """
+        dicts = self._row_dicts(rows, stamp)
+        if self.schema is None:
+            return self._validate_plain(dicts)
+        # One pydantic call per chunk of rows, not per row, validating then dumping: a
+        # chunk's models are gone before the next chunk's are made, so a million rows
+        # never hold a million models at once.
+        out: list[dict[str, Any]] = []
+        adapter = self._rows_adapter
+        for start in range(0, len(dicts), _CHUNK):
+            chunk = dicts[start:start + _CHUNK]
+            try:
+                models = adapter.validate_python(chunk)
+            except ValidationError as exc:
+                raise self._row_error(exc, chunk, start) from None
+            out += adapter.dump_python(models, by_alias=True)
+        return out
+
+    def _row_dicts(self, rows: Any, stamp: Mapping[str, Any] | None) -> list[Any]:
+        """A resolver's answer as a list of mappings, stamped; the resolver's own
+        list and dicts are never changed."""
         if rows is None:
             return []
         if isinstance(rows, BaseModel | Mapping):
             rows = [rows]
-        dicts: list[Any] = []
-        for row in rows if isinstance(rows, list) else list(_iterate(rows, self.name)):
-            if isinstance(row, BaseModel):
-                # Validated below: a badly typed field is our error, not a serializer warning.
-                row = row.model_dump(by_alias=True, warnings=False)
-            elif not isinstance(row, Mapping):
-                raise ExternalRoutineError(
-                    f'resource "{self.name}" returned a row that is not a model or a dict:'
-                    f" {row!r}",
-                    hint="A select resolver returns an iterable of pydantic models or dicts.",
-                )
-            if stamp:
-                missing = {k: v for k, v in stamp.items() if row.get(k) is None}
-                if missing:
-                    row = {**row, **missing}
-            dicts.append(row)
-        if self.schema is None:
-            return [self._validate_plain(row) for row in dicts]
-        try:
-            models = self._rows_adapter.validate_python(dicts)
-        except ValidationError as exc:
-            raise self._row_error(exc, dicts) from None
-        return [m.model_dump(by_alias=True) for m in models]
+        elif not isinstance(rows, list):
+            rows = list(_iterate(rows, self.name))
+        if set(map(type, rows)) - {dict}:
+            rows = [self._as_mapping(row) for row in rows]
+        for key, value in (stamp or {}).items():
+            if any(row.get(key) is None for row in rows):
+                rows = [{**row, key: value} if row.get(key) is None else row for row in rows]
+        return rows
 
-    def _validate_plain(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
+    def _as_mapping(self, row: Any) -> Mapping[str, Any]:
+        if isinstance(row, BaseModel):
+            # Validated again: a badly typed field is our error, not a serializer warning.
+            return row.model_dump(by_alias=True, warnings=False)
+        if not isinstance(row, Mapping):
+            raise ExternalRoutineError(
+                f'resource "{self.name}" returned a row that is not a model or a dict:'
+                f" {row!r}",
+                hint="A select resolver returns an iterable of pydantic models or dicts.",
+            )
+        return row
+
+    def _validate_plain(self, rows: list[Any]) -> list[dict[str, Any]]:
+        """Rows of a resource declared by columns: each column converted in one pass."""
+        columns = []
         for col in self.columns:
-            value = row.get(col.name)
-            if value is not None and col.py_type is not Any:
+            values = [row.get(col.name) for row in rows]
+            if col.py_type is not Any and values:
                 try:
-                    value = col.convert(value)
+                    values = col.convert_many(values)
                 except ValidationError as exc:
-                    raise self._value_error(col.name, value, exc.errors()[0]["msg"]) from None
-            out[col.name] = value
-        return out
+                    err = exc.errors()[0]
+                    value = values[int(err["loc"][0])]
+                    raise self._value_error(col.name, value, err["msg"]) from None
+            columns.append(values)
+        names = self.column_names
+        return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
 
-    def _row_error(self, exc: ValidationError, rows: list[Any]) -> ExternalRoutineError:
+    def _row_error(self, exc: ValidationError, rows: list[Any], offset: int = 0
+                   ) -> ExternalRoutineError:
         err = exc.errors()[0]
         loc = err["loc"]
         column = str(loc[1]) if len(loc) > 1 else "?"
@@ -230,7 +254,7 @@ class Resource:
         if err["type"] == "missing":
             return ExternalRoutineError(
                 f'resource "{self.name}" returned a row without column "{column}"',
-                detail=f"row {int(loc[0]) + 1}: {rows[int(loc[0])]!r}"[:500],
+                detail=f"row {offset + int(loc[0]) + 1}: {rows[int(loc[0])]!r}"[:500],
                 hint="The resolver must return every required field of the schema, or the "
                 "field must be Optional in the model.",
             )
@@ -250,7 +274,7 @@ class Resource:
     def validate_insert_rows(self, rows: list[dict[str, Any]]) -> list[Any]:
         """Rows an INSERT computed, as schema instances (or dicts without a schema)."""
         if self.schema is None:
-            return [self._validate_plain(r) for r in rows]
+            return self._validate_plain(rows)
         try:
             return list(self._rows_adapter.validate_python(rows))
         except ValidationError as exc:

@@ -103,6 +103,9 @@ class Plan:
     set_values: tuple[Value | None, ...] = ()  # None: the SET expression reads the row
     where_fully_bound: bool = True  # every WHERE conjunct bound the target
     has_from: bool = False  # UPDATE … FROM / DELETE … USING
+    # A subquery, LATERAL item or recursive CTE may run more than once per statement:
+    # a reference read there is materialized once rather than rebuilt on every run.
+    rescans: bool = False
     reads: tuple[Reference, ...] = field(init=False, repr=False)  # the read references
 
     def __post_init__(self) -> None:
@@ -150,6 +153,14 @@ def _walk(node: Any) -> Iterator[Any]:
         yield node
         for name in node.__slots__:
             yield from _walk(getattr(node, name, None))
+
+
+def _may_rescan(node: Any) -> bool:
+    for n in _walk(node):
+        if isinstance(n, ast.SubLink) or (isinstance(n, ast.WithClause) and n.recursive) or (
+                isinstance(n, ast.RangeSubselect | ast.RangeFunction) and n.lateral):
+            return True
+    return False
 
 
 def param_numbers(node: Any) -> set[int]:
@@ -514,6 +525,7 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
 
     params = param_numbers(node)
     return Plan(
+        rescans=_may_rescan(node),
         sql=sql,
         node=node,
         references=tuple(a.refs),

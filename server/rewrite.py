@@ -2,8 +2,11 @@
 
 Each read reference's relation name is replaced by a per-statement CTE over its
 rows (``_gs_r<N>``), keeping the name the statement used as the alias; the CTEs
-are added to the statement's own WITH (or a new one). The statement is otherwise
-left as the client wrote it, so Postgres sees the same SQL, and an error
+are added to the statement's own WITH (or a new one). Each CTE is referenced once
+and, unless the statement may read it many times (``Plan.rescans``: a subquery,
+LATERAL, WITH RECURSIVE), not MATERIALIZED: Postgres inlines it, and its rows are
+never copied into a tuplestore of their own. The statement is otherwise left as
+the client wrote it, so Postgres sees the same SQL, and an error
 position in the rewritten text maps back to the client's text.
 """
 
@@ -69,7 +72,7 @@ def rewrite(
     returning: str | None = None,
     replace: Sequence[tuple[int, int, str]] = (),
 ) -> Rewritten:
-    """Point each read reference at its JSON parameter ``params[ref.id]``.
+    """Point each read reference at its rows, parameters from ``params[ref.id]`` on.
 
     The write target, if any, becomes its shell table; ``returning`` replaces the
     statement's RETURNING clause (or is appended when it has none). ``replace``
@@ -77,6 +80,9 @@ def rewrite(
     """
     edits: list[tuple[int, int, str]] = list(replace)
     ctes = []
+    # Read once, a CTE is inlined: its rows are made by the scan of the parameters
+    # and never copied. Where it may be read many times, it is made once.
+    materialized = "MATERIALIZED " if plan.rescans else ""
     for ref in plan.reads:
         name = cte_name(ref.id)
         start, end = ref.span
@@ -85,7 +91,7 @@ def rewrite(
             edits.append((start, end, text))
         schema = SYSTEM_SCHEMA if ref.schema == SYSTEM_SCHEMA else SERVED_SCHEMA
         populate = populate_sql(ref.resource, params[ref.id], schema)
-        ctes.append(f"{name} AS MATERIALIZED (SELECT * FROM {populate})")
+        ctes.append(f"{name} AS {materialized}(SELECT * FROM {populate})")
     target = plan.target
     if target is not None:
         # An INSERT computes its rows against the unconstrained twin table.

@@ -45,7 +45,7 @@ from glove_scratchpad.catalog import (
     Sidecar,
     populate_sql,
     qualified,
-    rows_to_json,
+    rows_params,
     shell_ddl,
 )
 from glove_scratchpad.resources import (
@@ -53,7 +53,6 @@ from glove_scratchpad.resources import (
     Fn,
     FnCatalog,
     Resource,
-    call_resolver,
     define_resource,
 )
 
@@ -148,6 +147,8 @@ class View:
     # Describe results by (SQL, parameter types): resources never change while served.
     descriptions: dict[tuple[str, tuple[int, ...]], Any] = field(default_factory=dict)
     gated: set[str] = field(default_factory=set)  # SQL texts that passed the gate
+    # Rewritten texts by (SQL, RETURNING): a plan's references always get the same CTEs.
+    rewrites: dict[tuple[str, str | None], Rewritten] = field(default_factory=dict)
 
 
 @dataclass
@@ -902,7 +903,7 @@ class Session:
         fn = resource.resolver(verb)
         try:
             return await self.db.guard.call(
-                resource.name, verb, lambda: call_resolver(fn, *args), arguments=arguments,
+                resource.name, verb, lambda: fn(*args), arguments=arguments,
                 user=self.user, session=self.id, statement=ctx.sql)
         except errors.SqlError:
             raise
@@ -920,7 +921,8 @@ class Session:
 
     def _materialize(self, plan: Plan, rows: dict[int, list[dict]], params: list[Param]
                      ) -> tuple[dict[int, int], list[Param]]:
-        """The statement's arguments: its own parameters, then one JSON of rows per reference."""
+        """The statement's arguments: its own parameters, then each reference's rows (see
+        ``catalog.rows_params``); ``param_of`` is the first parameter of each reference."""
         if len(params) != plan.max_param:
             raise errors.ProtocolViolation(
                 f"bind message supplies {len(params)} parameters, but prepared statement "
@@ -930,8 +932,8 @@ class Session:
         args = list(params)
         param_of = {}
         for ref in plan.reads:
-            args.append(encode_param(rows_to_json(ref.resource, rows[ref.id])))
-            param_of[ref.id] = len(args)
+            param_of[ref.id] = len(args) + 1
+            args.extend(map(encode_param, rows_params(ref.resource, rows[ref.id])))
         return param_of, args
 
     async def _run(self, plan: Plan, rows: dict[int, list[dict]], params: list[Param],
@@ -939,7 +941,16 @@ class Session:
                    prelude: Step | None = None, formats: Sequence[int] = ()) -> Result:
         param_of, args = self._materialize(plan, rows, params)
         calls = await fn_calls.substitute(self, plan, params, args, ctx) if self.db.fns else ()
-        rw = rewrite(plan, param_of, returning=returning, replace=calls)
+        if calls:
+            rw = rewrite(plan, param_of, returning=returning, replace=calls)
+        else:  # the same plan and RETURNING always rewrite to the same text
+            rewrites = self.view.rewrites
+            rw = rewrites.get((plan.sql, returning))  # type: ignore[assignment]
+            if rw is None:
+                rw = rewrite(plan, param_of, returning=returning)
+                if len(rewrites) >= PLAN_CACHE_SIZE:
+                    rewrites.pop(next(iter(rewrites)))
+                rewrites[(plan.sql, returning)] = rw
         main = Step(rw.sql, args, formats)
         steps = [prelude, main] if prelude is not None else [main]
         out = await self._pipeline(steps, write=plan.target is not None, rewritten=rw)
@@ -1155,7 +1166,7 @@ class Session:
         unique = {tuple(r[k] for k in resource.primary_key): r for r in target_rows}
         shell = qualified(resource.name)
         prelude = Step(f"INSERT INTO {shell} SELECT * FROM {populate_sql(resource, 1)}",
-                       [encode_param(rows_to_json(resource, unique.values()))], rows=False)
+                       [*map(encode_param, rows_params(resource, unique.values()))], rows=False)
         result = _decoded(await self._run(plan, rows, params, ctx, returning="RETURNING *",
                                           prelude=prelude, formats=_read_formats(resource)))
         changed = result.dicts()
@@ -1253,10 +1264,9 @@ class Session:
         start, end = plan.returning_span  # type: ignore[misc]
         returning = plan.sql[start:end].strip()[len("RETURNING"):]
         n = plan.max_param + 1
-        sql = (f"SELECT {returning} FROM json_populate_recordset(NULL::{qualified(resource.name)},"
-               f" ${n}::json) AS {_quote(target.alias)}")
+        sql = f"SELECT {returning} FROM {populate_sql(resource, n, alias=target.alias)}"
         node, used = renumber_params(parse(sql)[0].node)
-        all_args = [*params, encode_param(rows_to_json(resource, rows))]
+        all_args = [*params, *map(encode_param, rows_params(resource, rows))]
         sql, args = deparse(node), [all_args[i - 1] for i in used]
         out = await self._pipeline([Step(sql, args, formats)])
         return self._result("", out)

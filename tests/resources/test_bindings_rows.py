@@ -157,3 +157,11 @@ def test_column_rows_with_a_wrong_type_name_resource_column_and_value():
 
 def test_column_rows_are_stamped_too():
     assert _by_columns().validate_rows([{"n": 1}], {"name": "a"}) == [{"name": "a", "n": 1}]
+
+
+def test_a_bad_row_past_the_first_chunk_is_named_by_its_number():
+    rows = [{"number": i, "title": "t"} for i in range(1000)]
+    rows[700] = {"number": 700}
+    with pytest.raises(ExternalRoutineError, match='without column "title"') as err:
+        _prs().validate_rows(rows)
+    assert err.value.detail.startswith("row 701:")
