@@ -73,6 +73,7 @@ log = logging.getLogger(__name__)
 
 PARSE_CACHE_SIZE = 4096  # distinct SQL texts whose parse trees are kept
 PLAN_CACHE_SIZE = 4096
+IMMUTABLE_CACHE_SIZE = 100_000  # immutable calls whose rows are kept (least recent go)
 
 _DELETED = object()
 # Column types whose text a pushed-down literal or text parameter holds is not the value
@@ -879,6 +880,10 @@ class Session:
                     if cache is not None:
                         cache[key] = fut
                         fut.add_done_callback(functools.partial(_forget_failure, cache, key))
+                        if cache is self.db._immutable and len(cache) > IMMUTABLE_CACHE_SIZE:
+                            del cache[next(iter(cache))]
+                elif cache is self.db._immutable:
+                    cache[key] = cache.pop(key)  # the most recently used is kept longest
                 ctx.touch(resource.name, "select", binding, called=owner)
                 ctx.memo[key] = fut
             if owner:

@@ -234,6 +234,30 @@ async def test_a_statement_sharing_a_call_outlives_the_cancelled_owner(make_db):
     assert calls == [1, 1]  # and its answer is kept, as immutable answers are
 
 
+async def test_immutable_answers_are_kept_up_to_a_bound_least_recent_first(make_db,
+                                                                           monkeypatch):
+    from glove_scratchpad.server import session
+
+    calls: list[int] = []
+
+    def select(b):
+        calls.append(b.one("k"))
+        return [{"k": b.one("k")}]
+
+    kept = define_resource("kept", columns=[("k", "bigint")], keys=["k"],
+                           volatility="immutable", select=select)
+    db = await make_db([kept])
+    monkeypatch.setattr(session, "IMMUTABLE_CACHE_SIZE", 2)
+    for k in (1, 2, 3):  # 1 is the least recently used: it goes
+        await db.execute(f"SELECT * FROM kept WHERE k = {k}")
+    await db.execute("SELECT * FROM kept WHERE k = 2")  # kept, and now the most recent
+    await db.execute("SELECT * FROM kept WHERE k = 4")  # 3 goes
+    assert calls == [1, 2, 3, 4]
+    for k in (2, 4, 1, 3):
+        await db.execute(f"SELECT * FROM kept WHERE k = {k}")
+    assert calls == [1, 2, 3, 4, 1, 3]
+
+
 async def test_volatile_is_called_every_statement(make_db):
     rec = Recorder()
     db = await make_db([search(rec)])
