@@ -149,8 +149,9 @@ def summarize_spy(raw: str, statements: float) -> str:
         f"statements ({total * per:.0f} µs of server CPU per statement, sampling included).",
         "",
         "Self time of `Runner.run` is native code under it (uvloop's loop: epoll, the "
-        "recv(2) of every read, callback dispatch); self time of `StreamWriter.write` is "
-        "the send(2) uvloop makes at once. Together they are the socket I/O.",
+        "recv(2) of every read, callback dispatch). A function's self time includes the "
+        "C calls it makes: the send(2) of `transport.write` lands in `ClientHandler.write` "
+        "(to the client) and `SidecarConnection.pipeline` (to the sidecar).",
         "",
     ]
     lines += ["Self time by component:", "", *table(parts, "component"), ""]
