@@ -191,6 +191,9 @@ class Message:
     # for small messages a server sends again and again (BindComplete, ReadyForQuery,
     # the RowDescription of a prepared statement), a dict lookup instead of an encode.
     memo: ClassVar[dict[Any, bytes] | None] = None
+    # Likewise ``decoded = {}``: decoded messages by body, for small ones a client
+    # sends with every statement (Describe, Execute, Sync). Messages are immutable.
+    decoded: ClassVar[dict[bytes, Any] | None] = None
 
     def encode(self) -> bytes:
         memo = self.memo
@@ -222,6 +225,18 @@ class Message:
 
 def decode_with(cls: type[Message], body: bytes) -> Any:
     """``cls.read`` over a whole body; only RemoteProtocolError escapes."""
+    known = cls.decoded
+    if known is not None:
+        msg = known.get(body)
+        if msg is None:
+            msg = _decode(cls, body)
+            if len(known) < MEMO_SIZE:
+                known[body] = msg
+        return msg
+    return _decode(cls, body)
+
+
+def _decode(cls: type[Message], body: bytes) -> Any:
     r = Reader(body, cls.__name__)
     try:
         msg = cls.read(r)

@@ -388,6 +388,7 @@ class DataRow(Message):
 @dataclass(frozen=True, slots=True)
 class CommandComplete(Message):
     type_byte, layout = b"C", (STRING,)
+    memo: ClassVar[dict[Any, bytes] | None] = {}
     tag: str  # e.g. "SELECT 1", "INSERT 0 3"
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ._codec import (
     BYTE,
@@ -157,6 +157,7 @@ class Bind(Message):
 @dataclass(frozen=True, slots=True)
 class Describe(Message):
     type_byte = b"D"
+    decoded: ClassVar[dict[bytes, Any] | None] = {}
     layout = (KIND, STRING)
     kind: str  # 'S' prepared statement, 'P' portal
     name: str = ""
@@ -165,6 +166,7 @@ class Describe(Message):
 @dataclass(frozen=True, slots=True)
 class Close(Message):
     type_byte = b"C"
+    decoded: ClassVar[dict[bytes, Any] | None] = {}
     layout = (KIND, STRING)
     kind: str  # 'S' prepared statement, 'P' portal
     name: str = ""
@@ -173,6 +175,7 @@ class Close(Message):
 @dataclass(frozen=True, slots=True)
 class Execute(Message):
     type_byte = b"E"
+    decoded: ClassVar[dict[bytes, Any] | None] = {}
     layout = (STRING, INT32)
     portal: str = ""
     max_rows: int = 0  # 0: no limit
@@ -181,11 +184,13 @@ class Execute(Message):
 @dataclass(frozen=True, slots=True)
 class Flush(Message):
     type_byte = b"H"
+    decoded: ClassVar[dict[bytes, Any] | None] = {}
 
 
 @dataclass(frozen=True, slots=True)
 class Sync(Message):
     type_byte = b"S"
+    decoded: ClassVar[dict[bytes, Any] | None] = {}
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,3 +34,18 @@ def test_an_invalid_message_is_still_refused():
     with pytest.raises(LocalProtocolError):
         ReadyForQuery("X").encode()
     assert ReadyForQuery("X") not in ReadyForQuery.memo
+
+
+def test_small_frontend_messages_are_decoded_once_per_body():
+    from glove_scratchpad.server.wire import Execute, RemoteProtocolError, Sync
+    from glove_scratchpad.server.wire._codec import decode_with
+
+    body = Execute("portal_7", 10).encode()[5:]
+    first = decode_with(Execute, body)
+    assert first == Execute("portal_7", 10)
+    assert decode_with(Execute, body) is first
+    assert decode_with(Sync, b"") == Sync()
+    for _ in range(2):  # a bad body is refused every time, never kept
+        with pytest.raises(RemoteProtocolError):
+            decode_with(Execute, body + b"x")
+    assert body + b"x" not in Execute.decoded
