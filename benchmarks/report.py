@@ -113,6 +113,9 @@ def render(
             *(f"| {c.target} | {c.measured} | {_verdict(c)} |" for c in checks),
             "",
         ]
+        if any(c.ok is False for c in checks):
+            lines += ["What holds the failing targets back, with the profile below and a "
+                      "plan: [performance.md](performance.md).", ""]
     if errors:
         lines += ["## Errors", "", *(f"- {e}" for e in errors), ""]
     for i, s in enumerate(sections, 1):
