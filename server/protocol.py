@@ -35,6 +35,7 @@ from glove_scratchpad import errors
 
 from .analysis import param_numbers
 from .auth import SCRAM, Policy, ScramExchange
+from .codec_protocol import CodecProtocol
 from .results import Notice, Result
 from .runner import Param
 from .session import ParsedStatement, Session, parse
@@ -133,14 +134,15 @@ class _Pending:
     notices: list[Notice] = field(default_factory=list)
 
 
-class ClientHandler(asyncio.Protocol):
+class ClientHandler(CodecProtocol):
     """Serves one client connection until it ends."""
 
+    read_ahead = READ_AHEAD
+
     def __init__(self, server: Server) -> None:
+        super().__init__(ServerConnection())
         self.server = server
-        self.transport: asyncio.Transport | None = None
         self.task: asyncio.Task[None] | None = None
-        self.conn = ServerConnection()
         self.out: list[bytes] = []
         self.out_size = 0
         self.process_id = server.next_process_id()
@@ -153,43 +155,18 @@ class ClientHandler(asyncio.Protocol):
         self.discarding = False  # after an extended-protocol error, until Sync
         self.min_severity = "NOTICE"
         self.peer: Any = None
-        self.closed = False
-        self._data: asyncio.Future[None] | None = None  # woken when bytes arrive
-        self._drained: asyncio.Future[None] | None = None  # woken when writing resumes
-        self._reading = True
 
     # -- the transport's callbacks -----------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        super().connection_made(transport)
         self.peer = transport.get_extra_info("peername")
         self.task = asyncio.get_running_loop().create_task(self.server.serve_client(self))
 
-    def data_received(self, data: bytes) -> None:
-        self.conn.receive_data(data)
-        if self.conn.buffered > READ_AHEAD and self._reading:
-            self._reading = False
-            self.transport.pause_reading()  # type: ignore[union-attr]
-        _wake(self._data)
-
-    def eof_received(self) -> bool:
-        self.closed = True
-        _wake(self._data)
-        return False
-
     def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        _wake(self._data)
-        _wake(self._drained)
+        super().connection_lost(exc)
         if self.running and self.task is not None:
             self.task.cancel()  # a client that went away cancels what it was running
-
-    def pause_writing(self) -> None:
-        self._drained = asyncio.get_running_loop().create_future()
-
-    def resume_writing(self) -> None:
-        _wake(self._drained)
-        self._drained = None
 
     # -- output ------------------------------------------------------------------
 
@@ -222,8 +199,7 @@ class ClientHandler(asyncio.Protocol):
         self.transport.write(data)  # type: ignore[union-attr]
 
     async def drain(self) -> None:
-        if self._drained is not None:
-            await self._drained
+        await super().drain()
         if self.closed:
             raise _Closed()
 
@@ -276,16 +252,8 @@ class ClientHandler(asyncio.Protocol):
 
     async def _read_event(self) -> Any:
         while (event := self.conn.next_event()) is NEED_DATA:
-            if self.closed:
+            if not await self.more_data():
                 raise _Closed()
-            if not self._reading:
-                self._reading = True
-                self.transport.resume_reading()  # type: ignore[union-attr]
-            self._data = asyncio.get_running_loop().create_future()
-            try:
-                await self._data
-            finally:
-                self._data = None
         return event
 
     async def startup(self) -> bool:
@@ -688,11 +656,6 @@ class ClientHandler(asyncio.Protocol):
         if result.command_tag:
             tag = result.command_tag
             self.send(CommandComplete(_with_count(tag, end - start) if chunked else tag))
-
-
-def _wake(waiter: asyncio.Future[None] | None) -> None:
-    if waiter is not None and not waiter.done():
-        waiter.set_result(None)
 
 
 def _with_count(tag: str, count: int) -> str:

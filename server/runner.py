@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import Sidecar
 
+from .codec_protocol import CodecProtocol
 from .wire import (
     NEED_DATA,
     AuthenticationCleartextPassword,
@@ -126,51 +127,10 @@ _ERROR, _READY, _PARSE_COMPLETE = ord("E"), ord("Z"), ord("1")
 _STEP_ENDS = frozenset({_COMMAND_COMPLETE, ord("I"), ord("s")})  # also EmptyQuery, Suspended
 
 
-class _Socket(asyncio.Protocol):
-    """The transport's side of a sidecar connection: bytes go straight into the codec,
-    and the task waiting for them (if any) is woken."""
-
-    def __init__(self, conn: ClientConnection) -> None:
-        self.conn = conn
-        self.transport: asyncio.Transport | None = None
-        self.closed = False
-        self.data: asyncio.Future[None] | None = None
-        self.drained: asyncio.Future[None] | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def data_received(self, data: bytes) -> None:
-        self.conn.receive_data(data)
-        _wake(self.data)
-
-    def eof_received(self) -> bool:
-        self.closed = True
-        _wake(self.data)
-        return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        _wake(self.data)
-        _wake(self.drained)
-
-    def pause_writing(self) -> None:
-        self.drained = asyncio.get_running_loop().create_future()
-
-    def resume_writing(self) -> None:
-        _wake(self.drained)
-        self.drained = None
-
-
-def _wake(waiter: asyncio.Future[None] | None) -> None:
-    if waiter is not None and not waiter.done():
-        waiter.set_result(None)
-
-
 class SidecarConnection:
     """One connection to the sidecar, speaking through the sans-I/O ClientConnection."""
 
-    def __init__(self, socket: _Socket) -> None:
+    def __init__(self, socket: CodecProtocol) -> None:
         self._socket = socket
         self._transport: asyncio.Transport = socket.transport  # type: ignore[assignment]
         self._conn = socket.conn
@@ -191,10 +151,11 @@ class SidecarConnection:
             conn = ClientConnection()
             if sidecar.host.startswith("/"):
                 path = os.path.join(sidecar.host, f".s.PGSQL.{sidecar.port}")
-                _, socket = await loop.create_unix_connection(lambda: _Socket(conn), path)
+                _, socket = await loop.create_unix_connection(lambda: CodecProtocol(conn),
+                                                              path)
             else:
-                _, socket = await loop.create_connection(lambda: _Socket(conn), sidecar.host,
-                                                         sidecar.port)
+                _, socket = await loop.create_connection(lambda: CodecProtocol(conn),
+                                                         sidecar.host, sidecar.port)
             self = cls(socket)
             self._sidecar = sidecar
             await self._startup(sidecar, database, user or sidecar.user, application_name)
@@ -257,21 +218,14 @@ class SidecarConnection:
         self._transport.write(self._conn.send_many(msgs))  # type: ignore[arg-type]
 
     async def _drain(self) -> None:
-        if self._socket.drained is not None:
-            await self._socket.drained
+        await self._socket.drain()
 
     async def _receive(self) -> None:
         """Wait for more bytes (the socket feeds them into the codec)."""
-        socket = self._socket
-        if socket.closed:
+        if not await self._socket.more_data():
             self.broken = True
             raise errors.InternalError("the sidecar closed the connection",
                                        hint="Try again; the server reconnects.")
-        socket.data = asyncio.get_running_loop().create_future()
-        try:
-            await socket.data
-        finally:
-            socket.data = None
 
     async def _next(self) -> object:
         while (event := self._conn.next_event()) is NEED_DATA:
