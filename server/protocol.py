@@ -434,8 +434,8 @@ class ClientHandler(CodecProtocol):
         try:
             return await self.session.run(stmt, params, request, formats)
         except asyncio.CancelledError:
-            if self.cancel_requested and not self.closed:
-                self.task.uncancel()  # ours: the connection goes on
+            # Ours alone (not also a shutdown's, or a client gone): the connection goes on.
+            if self.cancel_requested and not self.closed and self.task.uncancel() == 0:
                 if self.session.transaction == "open":
                     self.session.transaction = "failed"
                 raise errors.QueryCanceled("canceling statement due to user request") from None
