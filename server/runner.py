@@ -250,6 +250,8 @@ class SidecarConnection:
             key = (step.sql, tuple([p.oid for p in params]))
             name = self._prepared.get(key)
             if name is None:
+                name = next((n for k, n in parsed if k == key), None)  # twice in one pipeline
+            if name is None:
                 name = f"_gs_{next(self._names)}"
                 parts.append(Parse(name, step.sql, key[1]).encode())
                 parsed.append((key, name))
