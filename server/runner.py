@@ -7,8 +7,9 @@ sidecar outlives it, and no transaction is held across client messages, so
 connections are pooled per statement.
 
 Each connection keeps its statements prepared (named, by SQL text and parameter
-types), so a repeated statement is parsed and analyzed by Postgres once per
-connection, not once per run. A prepared statement is the one thing a rollback
+types) from their second run on, so a repeated statement is parsed and analyzed
+by Postgres once per connection, and a text with literals in it, run once, takes
+the unnamed statement and is not kept. A prepared statement is the one thing a rollback
 does not undo, so the other kind of leftover is guarded by the command tag: a
 step whose tag is not that of a plain query (``SELECT``, ``INSERT``, ``UPDATE``,
 ``DELETE``, ``EXPLAIN``) retires its connection. Only the server's own steps
@@ -75,6 +76,7 @@ log = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 10.0  # seconds to open and authenticate a sidecar connection
 MAX_PREPARED = 256  # statements kept prepared per sidecar connection
+MAX_SEEN = 4096  # statements remembered as run once, so a second run prepares them
 # Command tags of the statements a client's SQL may become; any other retires the
 # connection that ran it (a PREPARE, SET or DECLARE that slipped past the gate).
 PLAIN_TAGS = frozenset(("SELECT", "INSERT", "UPDATE", "DELETE", "EXPLAIN"))
@@ -140,6 +142,7 @@ class SidecarConnection:
         self._sidecar: Sidecar | None = None
         # (SQL, parameter types) -> name of the statement prepared on this connection.
         self._prepared: dict[tuple[str, tuple[int, ...]], str] = {}
+        self._seen: dict[tuple[str, tuple[int, ...]], None] = {}  # run once, not prepared
         self._names = itertools.count(1)
         self._fields: dict[bytes, tuple[FieldDescription, ...]] = {}  # RowDescriptions seen
 
@@ -250,8 +253,18 @@ class SidecarConnection:
             key = (step.sql, tuple([p.oid for p in params]))
             name = self._prepared.get(key)
             if name is None:
-                name = next((n for k, n in parsed if k == key), None)  # twice in one pipeline
-            if name is None:
+                # Twice in one pipeline: prepared once.
+                name = next((n for k, n in parsed if k == key and n), None)
+            if name is None and key not in self._seen:
+                # Seen once: the unnamed statement. A text with literals in it (what an
+                # agent sends) may never come again; one that comes again is kept.
+                self._seen[key] = None
+                if len(self._seen) > MAX_SEEN:
+                    del self._seen[next(iter(self._seen))]
+                name = ""
+                parts.append(Parse("", step.sql, key[1]).encode())
+                parsed.append((key, name))
+            elif name is None:
                 name = f"_gs_{next(self._names)}"
                 parts.append(Parse(name, step.sql, key[1]).encode())
                 parsed.append((key, name))
@@ -309,7 +322,8 @@ class SidecarConnection:
                         current.fields = self._describe_row(body)
                 elif kind == _PARSE_COMPLETE:
                     key, name = parsed[prepared]
-                    self._prepared[key] = name  # it exists now, whatever fails later
+                    if name:
+                        self._prepared[key] = name  # it exists now, whatever fails later
                     prepared += 1
                 elif kind == _ERROR:
                     if error is None:
