@@ -187,13 +187,21 @@ class Message:
         pairs = zip(self.layout, self.__slots__, strict=True)
         return self.prefix + b"".join([f.encode(getattr(self, name)) for f, name in pairs])
 
-    # A class that sets ``memo = {}`` keeps the bytes of the values it has encoded:
-    # for small messages a server sends again and again (BindComplete, ReadyForQuery,
-    # the RowDescription of a prepared statement), a dict lookup instead of an encode.
+    # ``class M(Message, memo=True)`` keeps the bytes of the values M has encoded: for
+    # small messages a server sends again and again (BindComplete, ReadyForQuery, the
+    # RowDescription of a prepared statement), a dict lookup instead of an encode.
+    # ``decoded=True`` keeps decoded messages by body, for small ones a client sends
+    # with every statement (Describe, Execute, Sync). Messages are immutable.
     memo: ClassVar[dict[Any, bytes] | None] = None
-    # Likewise ``decoded = {}``: decoded messages by body, for small ones a client
-    # sends with every statement (Describe, Execute, Sync). Messages are immutable.
     decoded: ClassVar[dict[bytes, Any] | None] = None
+
+    def __init_subclass__(cls, *, memo: bool = False, decoded: bool = False,
+                          **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if memo:
+            cls.memo = {}
+        if decoded:
+            cls.decoded = {}
 
     def encode(self) -> bytes:
         memo = self.memo

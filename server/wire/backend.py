@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from dataclasses import FrozenInstanceError, dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from ._codec import (
     BYTE,
@@ -147,9 +147,8 @@ class ParameterStatus(Message):
 
 
 @dataclass(frozen=True, slots=True)
-class ReadyForQuery(Message):
+class ReadyForQuery(Message, memo=True):
     type_byte, layout = b"Z", (STATUS,)
-    memo: ClassVar[dict[Any, bytes] | None] = {}
     status: str = "I"  # 'I' idle, 'T' in a transaction, 'E' in a failed transaction
 
 
@@ -301,9 +300,8 @@ def _read_columns(r: Reader) -> tuple[FieldDescription, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class RowDescription(Message):
+class RowDescription(Message, memo=True):
     type_byte, layout = b"T", (Field(_encode_columns, _read_columns),)
-    memo: ClassVar[dict[Any, bytes] | None] = {}
     fields: tuple[FieldDescription, ...]
 
 
@@ -386,9 +384,8 @@ class DataRow(Message):
 
 
 @dataclass(frozen=True, slots=True)
-class CommandComplete(Message):
+class CommandComplete(Message, memo=True):
     type_byte, layout = b"C", (STRING,)
-    memo: ClassVar[dict[Any, bytes] | None] = {}
     tag: str  # e.g. "SELECT 1", "INSERT 0 3"
 
 
@@ -404,27 +401,23 @@ class EmptyQueryResponse(Message):
 
 
 @dataclass(frozen=True, slots=True)
-class ParseComplete(Message):
+class ParseComplete(Message, memo=True):
     type_byte = b"1"
-    memo: ClassVar[dict[Any, bytes] | None] = {}
 
 
 @dataclass(frozen=True, slots=True)
-class BindComplete(Message):
+class BindComplete(Message, memo=True):
     type_byte = b"2"
-    memo: ClassVar[dict[Any, bytes] | None] = {}
 
 
 @dataclass(frozen=True, slots=True)
-class CloseComplete(Message):
+class CloseComplete(Message, memo=True):
     type_byte = b"3"
-    memo: ClassVar[dict[Any, bytes] | None] = {}
 
 
 @dataclass(frozen=True, slots=True)
-class NoData(Message):
+class NoData(Message, memo=True):
     type_byte = b"n"
-    memo: ClassVar[dict[Any, bytes] | None] = {}
 
 
 @dataclass(frozen=True, slots=True)

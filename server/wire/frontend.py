@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 from ._codec import (
     BYTE,
@@ -155,42 +155,37 @@ class Bind(Message):
 
 
 @dataclass(frozen=True, slots=True)
-class Describe(Message):
+class Describe(Message, decoded=True):
     type_byte = b"D"
-    decoded: ClassVar[dict[bytes, Any] | None] = {}
     layout = (KIND, STRING)
     kind: str  # 'S' prepared statement, 'P' portal
     name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
-class Close(Message):
+class Close(Message, decoded=True):
     type_byte = b"C"
-    decoded: ClassVar[dict[bytes, Any] | None] = {}
     layout = (KIND, STRING)
     kind: str  # 'S' prepared statement, 'P' portal
     name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
-class Execute(Message):
+class Execute(Message, decoded=True):
     type_byte = b"E"
-    decoded: ClassVar[dict[bytes, Any] | None] = {}
     layout = (STRING, INT32)
     portal: str = ""
     max_rows: int = 0  # 0: no limit
 
 
 @dataclass(frozen=True, slots=True)
-class Flush(Message):
+class Flush(Message, decoded=True):
     type_byte = b"H"
-    decoded: ClassVar[dict[bytes, Any] | None] = {}
 
 
 @dataclass(frozen=True, slots=True)
-class Sync(Message):
+class Sync(Message, decoded=True):
     type_byte = b"S"
-    decoded: ClassVar[dict[bytes, Any] | None] = {}
 
 
 @dataclass(frozen=True, slots=True)
