@@ -37,12 +37,15 @@ __all__ = [
     "UndefinedTable",
     "WrongObjectType",
     "error_class",
+    "message_fields",
 ]
 
-# The ErrorResponse field codes this class carries, by attribute name.
+# ErrorResponse and NoticeResponse fields, keyword -> one-letter code ("Error and Notice
+# Message Fields" in the protocol's documentation). The wire codec uses the same table.
 FIELD_CODES = {
     "severity": "S",
-    "sqlstate": "C",
+    "severity_nonlocalized": "V",
+    "code": "C",
     "message": "M",
     "detail": "D",
     "hint": "H",
@@ -55,7 +58,33 @@ FIELD_CODES = {
     "column_name": "c",
     "data_type_name": "d",
     "constraint_name": "n",
+    "file": "F",
+    "line": "L",
+    "routine": "R",
 }
+# What an error relayed from the sidecar keeps beyond its own attributes: not the
+# sidecar's source location (file, line, routine).
+_EXTRA_CODES = {name: c for name, c in FIELD_CODES.items() if c not in "SVCMDHPFLR"}
+
+
+def message_fields(severity: str, code: str, message: str, detail: str | None = None,
+                   hint: str | None = None, position: int | None = None,
+                   **other: Any) -> dict[str, str]:
+    """An ErrorResponse's or NoticeResponse's fields by one-letter code, V repeating S as
+    Postgres sends both. ``other`` takes FIELD_CODES keywords or one-letter codes."""
+    out = {"S": severity, "V": severity, "C": code, "M": message}
+    if detail:
+        out["D"] = detail
+    if hint:
+        out["H"] = hint
+    if position is not None:
+        out["P"] = str(position)
+    for name, value in other.items():
+        letter = FIELD_CODES.get(name, name if len(name) == 1 else None)
+        if letter and value is not None:
+            out[letter] = str(value)
+    return out
+
 
 _by_code: dict[str, type[SqlError]] = {}
 
@@ -94,29 +123,15 @@ class SqlError(Exception):
 
     def as_fields(self) -> dict[str, str]:
         """The ErrorResponse fields, keyed by their one-letter codes."""
-        out = {"S": self.severity, "V": self.severity, "C": self.sqlstate, "M": self.message}
-        if self.detail:
-            out["D"] = self.detail
-        if self.hint:
-            out["H"] = self.hint
-        if self.position is not None:
-            out["P"] = str(self.position)
-        for name, value in self.fields.items():
-            code = FIELD_CODES.get(name, name if len(name) == 1 else None)
-            if code and value is not None:
-                out[code] = str(value)
-        return out
+        return message_fields(self.severity, self.sqlstate, self.message, self.detail,
+                              self.hint, self.position, **self.fields)
 
     @classmethod
     def from_fields(cls, fields: dict[str, str]) -> SqlError:
         """Rebuild an error from ErrorResponse fields, keeping every one."""
         code = fields.get("C", "XX000")
         klass = error_class(code)
-        extra = {
-            name: fields[c]
-            for name, c in FIELD_CODES.items()
-            if c in fields and c not in "SCMDHP"
-        }
+        extra = {name: fields[c] for name, c in _EXTRA_CODES.items() if c in fields}
         position = fields.get("P")
         return klass(
             fields.get("M", ""),

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from glove_scratchpad.errors import message_fields
+
 __all__ = ["Call", "Notice", "Result", "ResultColumn", "StagedWrite", "Touched"]
 
 
@@ -26,12 +28,7 @@ class Notice:
     hint: str | None = None
 
     def as_fields(self) -> dict[str, str]:
-        out = {"S": self.severity, "V": self.severity, "C": self.code, "M": self.message}
-        if self.detail:
-            out["D"] = self.detail
-        if self.hint:
-            out["H"] = self.hint
-        return out
+        return message_fields(self.severity, self.code, self.message, self.detail, self.hint)
 
 
 @dataclass(slots=True)

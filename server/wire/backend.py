@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from dataclasses import FrozenInstanceError, dataclass, field
 from typing import Any
 
+from glove_scratchpad.errors import FIELD_CODES  # the one table of field codes
+
 from ._codec import (
     BYTE,
     INT32,
@@ -168,28 +170,6 @@ class NotificationResponse(Message):
 
 
 # --- errors and notices -------------------------------------------------------------
-
-FIELD_CODES = {  # keyword -> one-letter code ("Error and Notice Message Fields")
-    "severity": "S",
-    "severity_nonlocalized": "V",
-    "code": "C",
-    "message": "M",
-    "detail": "D",
-    "hint": "H",
-    "position": "P",
-    "internal_position": "p",
-    "internal_query": "q",
-    "where": "W",
-    "schema_name": "s",
-    "table_name": "t",
-    "column_name": "c",
-    "data_type_name": "d",
-    "constraint_name": "n",
-    "file": "F",
-    "line": "L",
-    "routine": "R",
-}
-
 
 def _encode_fields(fields: dict[str, str]) -> bytes:
     if any(len(code) != 1 or code == "\0" for code in fields):
