@@ -137,12 +137,6 @@ class Audit:
         return [{**r, "arguments": json.loads(r["arguments"])} for r in rows]
 
     async def close(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._flushing is not None:
-            with contextlib.suppress(Exception):
-                await self._flushing
         await self.flush()
         self._pool = None  # later records (a closing connection's) are dropped
 
