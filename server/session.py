@@ -445,9 +445,7 @@ class Session:
         if cached is None:
             async with self.view.pool.acquire() as conn:
                 cached = await conn.describe(sql, param_oids)
-            if len(self.view.descriptions) >= PLAN_CACHE_SIZE:
-                self.view.descriptions.pop(next(iter(self.view.descriptions)))
-            self.view.descriptions[key] = cached
+            _keep(self.view.descriptions, key, cached)
         params, fields = cached
         if query is not node:
             return params, (FieldDescription("QUERY PLAN", type_oid=25),)
@@ -591,9 +589,7 @@ class Session:
             plan = analyze(stmt.sql, stmt.node, self.lookup)
             if self.db.fns:
                 fn_calls.find_calls(stmt.sql, stmt.node)  # arguments not values: refused now
-            if len(plans) >= PLAN_CACHE_SIZE:
-                plans.pop(next(iter(plans)))
-            plans[stmt.sql] = plan
+            _keep(plans, stmt.sql, plan)
         return plan
 
     def _pool_reset(self, node: Any) -> Result:
@@ -953,9 +949,7 @@ class Session:
             rw = rewrites.get((plan.sql, returning))  # type: ignore[assignment]
             if rw is None:
                 rw = rewrite(plan, param_of, returning=returning)
-                if len(rewrites) >= PLAN_CACHE_SIZE:
-                    rewrites.pop(next(iter(rewrites)))
-                rewrites[(plan.sql, returning)] = rw
+                _keep(rewrites, (plan.sql, returning), rw)
         main = Step(rw.sql, args, formats)
         steps = [prelude, main] if prelude is not None else [main]
         out = await self._pipeline(steps, write=plan.target is not None, rewritten=rw)
@@ -1443,6 +1437,13 @@ async def _own(fut: asyncio.Future[Any], call: Any) -> Any:
         raise
     fut.set_result(out)
     return out
+
+
+def _keep(cache: dict[Any, Any], key: Any, value: Any) -> None:
+    """Put ``value`` in a per-view cache of statements, the oldest going when it is full."""
+    if len(cache) >= PLAN_CACHE_SIZE:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
 
 
 def _forget_failure(cache: dict, key: Any, fut: asyncio.Future) -> None:
