@@ -14,8 +14,8 @@ import time
 from pglast import parse_sql
 
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.analysis import analyze
-from glove_scratchpad.server.session import parse
+from glove_scratchpad.server.sql.analysis import analyze
+from glove_scratchpad.server.engine.session import parse
 
 from . import bench_resources
 from .env import Env

@@ -1,9 +1,12 @@
 """The sidecar Postgres, where resources become real tables.
 
-``Catalog`` owns the connection pool and the shell tables; the sidecar classes
-start (or find) the Postgres it runs on. Nothing here knows the wire.
+``Catalog`` owns the shell tables; the sidecar classes start (or find) the
+Postgres it runs on; ``Pool`` and ``SidecarConnection`` run statements on it
+over the project's own client codec (``glove_scratchpad.wire``); ``Audit``
+records tool calls there. Nothing here knows the server or its clients.
 """
 
+from ._audit import AUDIT_COLUMNS, Audit
 from ._catalog import (
     INSERT_SCHEMA,
     SERVED_SCHEMA,
@@ -13,11 +16,26 @@ from ._catalog import (
     quote_ident,
     shell_ddl,
 )
+from ._client import Param, Pool, SidecarConnection, Step, StepResult
 from ._fns import EVALUATING, FN_SCHEMA, fn_ddl, fns_ddl
 from ._rows import populate_sql, rows_params, rows_to_json
 from ._sidecar import EmbeddedSidecar, ExternalSidecar, Sidecar, SidecarBusy, default_data_dir
+from ._stream import CodecProtocol
+from ._values import decode_row, decode_value, encode_param, result_format
 
 __all__ = [
+    "AUDIT_COLUMNS",
+    "Audit",
+    "CodecProtocol",
+    "Param",
+    "Pool",
+    "SidecarConnection",
+    "Step",
+    "StepResult",
+    "decode_row",
+    "decode_value",
+    "encode_param",
+    "result_format",
     "EVALUATING",
     "FN_SCHEMA",
     "INSERT_SCHEMA",

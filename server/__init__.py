@@ -5,8 +5,8 @@
 agent tool all call.
 """
 
-from .results import Call, Notice, Result, ResultColumn, StagedWrite, Touched
-from .session import Database, Session
+from .engine.result import Call, Notice, Result, ResultColumn, StagedWrite, Touched
+from .engine.session import Database, Session
 
 __all__ = ["Call", "Database", "Notice", "Result", "ResultColumn", "Session", "StagedWrite",
            "Touched"]

@@ -33,8 +33,8 @@ from typing import Any
 from glove_scratchpad.errors import SqlError
 from glove_scratchpad.resources import Resource
 
-from .results import Notice, Result, StagedWrite
-from .session import Database, Session
+from .engine.result import Notice, Result, StagedWrite
+from .engine.session import Database, Session
 
 __all__ = [
     "EXECUTE_SQL",

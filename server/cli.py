@@ -61,9 +61,9 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
     """Run the server until SIGTERM or SIGINT, then shut down gracefully."""
     from glove_scratchpad.resources.mcp import McpBridge
 
-    from .app import Server
+    from .net.server import Server
     from .loader import load_fns, load_resources
-    from .session import Database
+    from .engine.session import Database
 
     resources = load_resources(config.resources) if config.resources else None
     fns = load_fns(config.resources) if config.resources else None
@@ -116,7 +116,7 @@ def _run(coro) -> None:  # type: ignore[no-untyped-def]
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "passwd":
-        from .auth import make_verifier
+        from .net.auth import make_verifier
 
         password = args.password if args.password is not None else sys.stdin.readline()
         print(make_verifier(password.rstrip("\n")))

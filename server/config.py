@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .auth import User
+from .net.auth import User
 
 __all__ = ["DEFAULT_PORT", "ServerConfig", "load_config"]
 

@@ -45,7 +45,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from glove_scratchpad.resources import Resource
 
 from . import agent
-from .session import Database, Session
+from .engine.session import Database, Session
 
 __all__ = ["CATALOG_URI", "DEFAULT_MCP_PORT", "Sessions", "create_server", "serve_mcp"]
 

@@ -114,7 +114,7 @@ async def run(*argv: str | Path, stdin: str | None = None, env: dict[str, str] |
 def wire_log(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     """Every extended-protocol message the server receives and every message it sends,
     in order, while the block runs (the tests run one at a time on one server)."""
-    from glove_scratchpad.server.protocol import ClientHandler
+    from glove_scratchpad.server.net.connection import ClientHandler
 
     log: list[Any] = []
     send, extended = ClientHandler.send, ClientHandler._extended

@@ -7,7 +7,7 @@ the server saw (named statements, Execute with a row limit, PortalSuspended).
 
 from __future__ import annotations
 
-from glove_scratchpad.server.wire import CommandComplete, Execute, Parse, PortalSuspended
+from glove_scratchpad.wire import CommandComplete, Execute, Parse, PortalSuspended
 
 from .fix_clients import JAVA_DIR, JDBC_JAR, java, run, wire_log
 

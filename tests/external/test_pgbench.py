@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from glove_scratchpad.server.session import Session
+from glove_scratchpad.server.engine.session import Session
 
 from .fix_clients import pg_binary, pg_env, run
 

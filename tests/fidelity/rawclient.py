@@ -10,7 +10,7 @@ import contextlib
 import os
 from typing import Any
 
-from glove_scratchpad.server.wire import (
+from glove_scratchpad.wire import (
     NEED_DATA,
     ClientConnection,
     ErrorResponse,

@@ -15,7 +15,7 @@ import struct
 import asyncpg
 import pytest
 
-from glove_scratchpad.server.wire import Query, StartupMessage, Sync
+from glove_scratchpad.wire import Query, StartupMessage, Sync
 
 STARTUP = StartupMessage(parameters={"user": "agent", "database": "scratchpad"}).encode()
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from glove_scratchpad.server.wire import (
+from glove_scratchpad.wire import (
     PROTOCOL_3_2,
     AuthenticationOk,
     BackendKeyData,

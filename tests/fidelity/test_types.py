@@ -219,7 +219,7 @@ async def test_parameters_are_relayed_byte_for_byte(fidelity_dsn, direct_kwargs,
 
 async def test_mixed_result_formats_per_column(fidelity_server, sidecar):
     """One Bind asking text for some columns and binary for others (the raw codec)."""
-    from glove_scratchpad.server.wire import Bind, DataRow, Execute, Parse, Query, Sync
+    from glove_scratchpad.wire import Bind, DataRow, Execute, Parse, Query, Sync
 
     from .rawclient import RawClient
     from .types_resource import oracle_sql

@@ -160,7 +160,7 @@ async def fn_db(sidecar: EmbeddedSidecar, fn_calls: Counter[str]) -> AsyncIterat
 
 @pytest.fixture(scope="session")
 async def fn_server(fn_db: Database) -> AsyncIterator[Any]:
-    from glove_scratchpad.server.app import Server
+    from glove_scratchpad.server.net.server import Server
     from glove_scratchpad.server.config import ServerConfig
 
     srv = Server(ServerConfig(port=0, writes=True), fn_db)

@@ -183,7 +183,7 @@ def test_the_shell_ddl() -> None:
 async def test_database_create_takes_a_list_or_a_catalog(sidecar: Any) -> None:
     from glove_scratchpad.resources import define_resource
     from glove_scratchpad.server import Database
-    from glove_scratchpad.server.auth import Policy
+    from glove_scratchpad.server.engine.policy import Policy
 
     fns: list[Fn] = [define_fn("one", handler=lambda args: 1)]
     hidden = define_resource("hidden", columns=[("x", "bigint")], volatility="stable",

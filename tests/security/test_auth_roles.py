@@ -13,8 +13,8 @@ import trustme
 
 from glove_scratchpad.resources.demo import demo_resources
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.app import Server
-from glove_scratchpad.server.auth import User, make_verifier
+from glove_scratchpad.server.net.server import Server
+from glove_scratchpad.server.net.auth import User, make_verifier
 from glove_scratchpad.server.config import ServerConfig
 
 from ..server.fix_wire import wire_resources

@@ -15,7 +15,7 @@ from pglast import ast, parse_sql, parser
 from pglast.parser import ParseError
 
 from glove_scratchpad import errors
-from glove_scratchpad.server import gate
+from glove_scratchpad.server.sql import gate
 
 from .corpus import ATTACKS, CLIENT_QUERIES, ORDINARY, RESOURCES
 

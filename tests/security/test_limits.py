@@ -11,7 +11,8 @@ import pytest
 from glove_scratchpad import errors
 from glove_scratchpad.resources import define_resource
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.limits import AUDIT_DELAY, Limits
+from glove_scratchpad.catalog._audit import AUDIT_DELAY
+from glove_scratchpad.server.engine.guard import Limits
 
 from .corpus import ATTACKS
 

@@ -236,7 +236,7 @@ async def test_a_statement_sharing_a_call_outlives_the_cancelled_owner(make_db):
 
 async def test_immutable_answers_are_kept_up_to_a_bound_least_recent_first(make_db,
                                                                            monkeypatch):
-    from glove_scratchpad.server import session
+    from glove_scratchpad.server.engine import session
 
     calls: list[int] = []
 

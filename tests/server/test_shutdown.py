@@ -9,7 +9,7 @@ import pytest
 
 from glove_scratchpad.resources import define_resource
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.app import Server
+from glove_scratchpad.server.net.server import Server
 from glove_scratchpad.server.config import ServerConfig
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from glove_scratchpad import errors
 from glove_scratchpad.resources import define_resource
-from glove_scratchpad.server.runner import Param, Step
+from glove_scratchpad.catalog import Param, Step
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glove_scratchpad.server.wire import Bind, RemoteProtocolError
-from glove_scratchpad.server.wire._codec import Reader, decode_with
+from glove_scratchpad.wire import Bind, RemoteProtocolError
+from glove_scratchpad.wire._codec import Reader, decode_with
 
 names = st.text(st.characters(blacklist_characters="\0", codec="utf-8"), max_size=8)
 values = st.lists(st.one_of(st.none(), st.binary(max_size=12)), max_size=5)

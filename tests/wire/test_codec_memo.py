@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from glove_scratchpad.server.wire import (
+from glove_scratchpad.wire import (
     BindComplete,
     FieldDescription,
     LocalProtocolError,
@@ -37,8 +37,8 @@ def test_an_invalid_message_is_still_refused():
 
 
 def test_small_frontend_messages_are_decoded_once_per_body():
-    from glove_scratchpad.server.wire import Execute, RemoteProtocolError, Sync
-    from glove_scratchpad.server.wire._codec import decode_with
+    from glove_scratchpad.wire import Execute, RemoteProtocolError, Sync
+    from glove_scratchpad.wire._codec import decode_with
 
     body = Execute("portal_7", 10).encode()[5:]
     first = decode_with(Execute, body)

@@ -8,8 +8,8 @@ from functools import partial
 
 import pytest
 
-from glove_scratchpad.server import wire
-from glove_scratchpad.server.wire import (
+from glove_scratchpad import wire
+from glove_scratchpad.wire import (
     NEED_DATA,
     PROTOCOL_3_2,
     AuthenticationCleartextPassword,

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from glove_scratchpad.server.wire import (
+from glove_scratchpad.wire import (
     NEED_DATA,
     AuthenticationOk,
     ClientConnection,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 
-from glove_scratchpad.server.wire import (
+from glove_scratchpad.wire import (
     PROTOCOL_3_2,
     AuthenticationCleartextPassword,
     AuthenticationMD5Password,

@@ -33,13 +33,13 @@ from pglast import ast
 
 from glove_scratchpad import errors
 
-from .analysis import param_numbers
-from .auth import SCRAM, Policy, ScramExchange
-from .codec_protocol import CodecProtocol
-from .results import Notice, Result
-from .runner import Param
-from .session import ParsedStatement, Session, parse
-from .wire import (
+from ..sql.analysis import param_numbers
+from ..engine.policy import Policy
+from .auth import SCRAM, ScramExchange
+from glove_scratchpad.catalog import CodecProtocol, Param
+from ..engine.result import Notice, Result
+from ..engine.session import ParsedStatement, Session, parse
+from glove_scratchpad.wire import (
     NEED_DATA,
     AuthenticationOk,
     AuthenticationSASL,

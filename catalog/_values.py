@@ -19,8 +19,8 @@ from typing import Any
 
 from glove_scratchpad import errors
 
-from .runner import Param
-from .wire import DataRow
+from ._client import Param
+from glove_scratchpad.wire import DataRow
 
 __all__ = ["decode_row", "decode_value", "encode_param", "result_format"]
 

@@ -33,10 +33,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import Sidecar
+from ._sidecar import Sidecar
 
-from .codec_protocol import CodecProtocol
-from .wire import (
+from ._stream import CodecProtocol
+from glove_scratchpad.wire import (
     NEED_DATA,
     AuthenticationCleartextPassword,
     AuthenticationMD5Password,

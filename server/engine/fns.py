@@ -48,7 +48,7 @@ from glove_scratchpad import errors
 from glove_scratchpad.catalog import EVALUATING, FN_SCHEMA, quote_ident
 from glove_scratchpad.resources import Fn, FnCatalog
 
-from .runner import Param, Step
+from glove_scratchpad.catalog import Param, Step
 
 if TYPE_CHECKING:
     from .analysis import Plan

@@ -37,14 +37,23 @@ from pydantic import ValidationError
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import (
+    AUDIT_COLUMNS,
     INSERT_SCHEMA,
     SYSTEM_SCHEMA,
+    Audit,
     Catalog,
     EmbeddedSidecar,
     ExternalSidecar,
+    Param,
+    Pool,
     Sidecar,
+    Step,
+    StepResult,
+    decode_row,
+    encode_param,
     populate_sql,
     qualified,
+    result_format,
     rows_params,
     shell_ddl,
 )
@@ -57,15 +66,13 @@ from glove_scratchpad.resources import (
 )
 
 from . import fns as fn_calls
-from . import gate
-from .analysis import Plan, Reference, Value, analyze, deparse, renumber_params
-from .auth import Policy
-from .limits import AUDIT_COLUMNS, Audit, Guard, Limits
-from .results import Call, Notice, Result, ResultColumn, StagedWrite, Touched
-from .rewrite import Rewritten, rewrite
-from .runner import Param, Pool, Step, StepResult
-from .values import decode_row, encode_param, result_format
-from .wire import FieldDescription
+from ..sql import gate
+from ..sql.analysis import Plan, Reference, Value, analyze, deparse, renumber_params
+from .policy import Policy
+from .guard import Guard, Limits
+from .result import Call, Notice, Result, ResultColumn, StagedWrite, Touched
+from ..sql.rewrite import Rewritten, rewrite
+from glove_scratchpad.wire import FieldDescription
 
 __all__ = ["Database", "ParsedStatement", "Session", "parse"]
 

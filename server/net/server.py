@@ -16,11 +16,11 @@ import os
 import ssl
 from typing import Any
 
-from .auth import Policy
-from .config import ServerConfig
-from .protocol import ClientHandler
-from .session import Database
-from .wire import ErrorResponse, ServerConnection
+from ..engine.policy import Policy
+from ..config import ServerConfig
+from .connection import ClientHandler
+from ..engine.session import Database
+from glove_scratchpad.wire import ErrorResponse, ServerConnection
 
 __all__ = ["Server"]
 

@@ -1,4 +1,4 @@
-"""Users, their SCRAM-SHA-256 verifiers, and the policies their roles become.
+"""Users and their SCRAM-SHA-256 verifiers.
 
 Rules:
 - Passwords are never stored: a user has a verifier in Postgres' own format,
@@ -7,25 +7,20 @@ Rules:
 - An unknown user runs the same exchange against a verifier derived from a
   per-process secret, and fails the same way, with the same 28P01: a client
   cannot tell "no such user" from "wrong password".
-- A policy says what a role may do: write or not, which resources it sees
-  (allow and deny glob patterns), a row limit and a statement timeout. A
-  resource a role may not see does not exist for it.
+- A user's settings become its session's ``Policy`` (``engine.policy``).
 """
 
 from __future__ import annotations
 
 import base64
-import fnmatch
 import hashlib
 import hmac
 import secrets
-from collections.abc import Iterable
-from dataclasses import dataclass
 
 import scramp
 from pydantic import BaseModel, Field, field_validator
 
-__all__ = ["Policy", "ScramExchange", "User", "make_verifier", "parse_verifier"]
+__all__ = ["ScramExchange", "User", "make_verifier", "parse_verifier"]
 
 SCRAM = "SCRAM-SHA-256"
 ITERATIONS = 4096  # Postgres' default scram_iterations
@@ -48,30 +43,6 @@ class User(BaseModel):
     def _is_verifier(cls, value: str) -> str:
         parse_verifier(value)
         return value
-
-
-@dataclass(frozen=True, slots=True)
-class Policy:
-    """What a session may do."""
-
-    writes: bool = False
-    allow: tuple[str, ...] = ("*",)
-    deny: tuple[str, ...] = ()
-    row_limit: int | None = None
-    statement_timeout: float | None = None
-    admin: bool = False
-
-    def sees(self, resource: str) -> bool:
-        return any(fnmatch.fnmatchcase(resource, p) for p in self.allow) and not any(
-            fnmatch.fnmatchcase(resource, p) for p in self.deny)
-
-    def visible(self, names: Iterable[str]) -> frozenset[str]:
-        return frozenset(n for n in names if self.sees(n))
-
-    @classmethod
-    def of(cls, user: User) -> Policy:
-        return cls(user.writes, tuple(user.allow), tuple(user.deny), user.row_limit,
-                   user.statement_timeout, user.admin)
 
 
 def _b64(data: bytes) -> str:
