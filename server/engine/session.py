@@ -387,6 +387,16 @@ class Session:
 
     # -- public API -------------------------------------------------------------
 
+    @property
+    def tx_status(self) -> str:
+        """The transaction status as ReadyForQuery reports it: I (idle), T (open), E (failed)."""
+        return {"idle": "I", "open": "T", "failed": "E"}[self.transaction]
+
+    def fail(self) -> None:
+        """An error outside a statement (Parse, Bind, a cancel) aborts an open transaction."""
+        if self.transaction == "open":
+            self.transaction = "failed"
+
     def lookup(self, schema: str | None, name: str) -> Resource | None:
         if schema == SYSTEM_SCHEMA:
             return SYSTEM_RESOURCES.get(name)
