@@ -4,6 +4,9 @@ Through the wire (pgbench ``-c 1 -M simple``, an ``EXPLAIN …`` script) against
 server and, for reference, against five plain tables directly; and in process via
 ``Database.explain`` on the same sidecar, with the analysis alone (``analyze`` on a
 cached parse) and an uncached pglast parse timed apart.
+Each answer is checked (``checks.plan``): through the wire, one simple-protocol
+``Query`` of the same EXPLAIN returns plan rows naming every resource, as does
+``Database.explain``; ``analyze`` reads the five resources; pglast parses one statement.
 """
 
 from __future__ import annotations
@@ -14,16 +17,17 @@ import time
 from pglast import parse_sql
 
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.sql.analysis import analyze
 from glove_scratchpad.server.engine.session import parse
+from glove_scratchpad.server.sql.analysis import analyze
 
-from . import bench_resources
+from . import bench_resources, checks
 from .env import Env
 from .pgbench import pgbench, write_script
 from .results import Section
 
 NAME = "explain"
 TARGET_MS = 2.0
+RESOURCES = ("customer", "orders", "product", "review", "shipment")
 
 
 def _time(fn, n: int) -> float:  # type: ignore[no-untyped-def]
@@ -47,10 +51,13 @@ async def run(env: Env) -> Section:
         ratios=[("server", "direct")],
     )
     sql = bench_resources.JOIN_SQL
-    script = write_script(env.workdir, "explain", f"EXPLAIN {sql};\n")
+    statement = f"EXPLAIN {sql};"
+    script = write_script(env.workdir, "explain", statement + "\n")
     assert env.server is not None
     values = {}
+    checked = []
     for ep in (env.server, env.direct):
+        checked.append(await checks.explain_wire(ep, statement, RESOURCES))
         await pgbench(ep, script, ["-t", "20"], mode="simple")
         values[ep.name] = (
             await pgbench(ep, script, env.options.pgbench_length(), mode="simple")
@@ -63,6 +70,7 @@ async def run(env: Env) -> Section:
         bench_resources.resources, sidecar=env.sidecar, database="bench_inproc"
     )
     try:
+        checks.plan("Database.explain", (await db.explain(sql)).rows, RESOURCES)
         for _ in range(10):
             await db.explain(sql)
         samples = []
@@ -73,6 +81,11 @@ async def run(env: Env) -> Section:
         in_process = statistics.median(samples) * 1000
         stmt = parse(sql)[0]
         lookup = db.default_session.lookup
+        plan = analyze(stmt.sql, stmt.node, lookup)
+        checks.expect("analyze: resources read", sorted(r.name for r in plan.reads),
+                      sorted(RESOURCES))
+        checks.expect("pglast: statements", len(parse_sql(sql)), 1)
+        checked += ["Database.explain", "analyze", "pglast parse"]
         analysis = _time(lambda: analyze(stmt.sql, stmt.node, lookup), n)
         parsing = _time(lambda: parse_sql(sql), n)
     finally:
@@ -93,4 +106,5 @@ async def run(env: Env) -> Section:
         f"{in_process:.2f} ms",
         in_process <= TARGET_MS,
     )
+    checks.passed(section, checked)
     return section

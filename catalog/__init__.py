@@ -22,9 +22,14 @@ from ._rows import populate_sql, rows_params, rows_to_json
 from ._sidecar import EmbeddedSidecar, ExternalSidecar, Sidecar, SidecarBusy, default_data_dir
 from ._stream import CodecProtocol
 from ._values import decode_row, decode_value, encode_param, result_format
+from ._views import CURRENT as CURRENT_VIEW_SOURCE
+from ._views import SYSTEM_VIEWS, ViewSource
 
 __all__ = [
     "AUDIT_COLUMNS",
+    "CURRENT_VIEW_SOURCE",
+    "SYSTEM_VIEWS",
+    "ViewSource",
     "Audit",
     "CodecProtocol",
     "Param",

@@ -355,23 +355,27 @@ class SidecarConnection:
     async def describe(self, sql: str, param_oids: Sequence[int] = ()
                        ) -> tuple[tuple[int, ...], tuple[FieldDescription, ...] | None]:
         """Parameter types and result columns of a statement, without running it."""
-        self._send(Parse("", sql, tuple(param_oids)), Describe("S"), Sync())
-        await self._drain()
         params: tuple[int, ...] = ()
         fields: tuple[FieldDescription, ...] | None = None
         error = None
-        while True:
-            msg = await self._next()
-            if isinstance(msg, ParameterDescription):
-                params = msg.type_oids
-            elif isinstance(msg, RowDescription):
-                fields = msg.fields
-            elif isinstance(msg, NoData):
-                fields = None
-            elif isinstance(msg, ErrorResponse):
-                error = errors.SqlError.from_fields(msg.fields)
-            elif isinstance(msg, ReadyForQuery):
-                break
+        try:
+            self._send(Parse("", sql, tuple(param_oids)), Describe("S"), Sync())
+            await self._drain()
+            while True:
+                msg = await self._next()
+                if isinstance(msg, ParameterDescription):
+                    params = msg.type_oids
+                elif isinstance(msg, RowDescription):
+                    fields = msg.fields
+                elif isinstance(msg, NoData):
+                    fields = None
+                elif isinstance(msg, ErrorResponse):
+                    error = errors.SqlError.from_fields(msg.fields)
+                elif isinstance(msg, ReadyForQuery):
+                    break
+        except BaseException:
+            self.broken = True  # mid-reply: never reuse this connection
+            raise
         if error is not None:
             raise error
         return params, fields

@@ -46,9 +46,9 @@ def encode_param(value: Any) -> Param:
     try:
         return Param(text.encode())
     except UnicodeEncodeError as exc:  # a lone surrogate: Python holds it, UTF-8 cannot
-        raise errors.SqlError(
+        raise errors.CharacterNotInRepertoire(
             f'invalid byte sequence for encoding "UTF8": {exc.reason} '
-            f"{text[exc.start:exc.end]!a}", sqlstate="22021",
+            f"{text[exc.start:exc.end]!a}",
             hint="A value (perhaps a row a tool returned) holds a character that is not "
             "valid Unicode text.") from None
 

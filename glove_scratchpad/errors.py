@@ -143,6 +143,16 @@ class SqlError(Exception):
             **extra,
         )
 
+    def replaced(self, **changes: Any) -> SqlError:
+        """A new error of the same class with some fields changed (``position``,
+        ``hint``, ``message``…): an error is never changed after it is raised."""
+        new = Exception.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        for name, value in changes.items():
+            setattr(new, name, value)
+        new.args = (new.message,)
+        return new
+
     def __str__(self) -> str:
         # Shown the way psql shows it.
         text = self.message
@@ -161,7 +171,7 @@ def error_class(code: str) -> type[SqlError]:
     return _by_code.get(code) or _by_code.get(code[:2] + "000") or SqlError
 
 
-# Class 0A / 08 / 22 / 25 / 3D / 38 / 42 / 54 / 57 / XX, in SQLSTATE order.
+# Registered classes, by SQLSTATE class.
 class FeatureNotSupported(SqlError, code="0A000"):
     pass
 
@@ -175,6 +185,10 @@ class DataException(SqlError, code="22000"):
 
 
 class CardinalityViolation(SqlError, code="21000"):
+    pass
+
+
+class CharacterNotInRepertoire(SqlError, code="22021"):
     pass
 
 
@@ -222,7 +236,27 @@ class InFailedSqlTransaction(SqlError, code="25P02"):
     pass
 
 
+class InvalidSqlStatementName(SqlError, code="26000"):
+    pass
+
+
+class InvalidAuthorizationSpecification(SqlError, code="28000"):
+    pass
+
+
+class InvalidPassword(SqlError, code="28P01"):
+    pass
+
+
+class InvalidCursorName(SqlError, code="34000"):
+    pass
+
+
 class InvalidCatalogName(SqlError, code="3D000"):
+    pass
+
+
+class InvalidSavepointSpecification(SqlError, code="3B001"):
     pass
 
 
@@ -255,6 +289,14 @@ class WrongObjectType(SqlError, code="42809"):
 
 
 class UndefinedTable(SqlError, code="42P01"):
+    pass
+
+
+class DuplicateCursor(SqlError, code="42P03"):
+    pass
+
+
+class DuplicatePreparedStatement(SqlError, code="42P05"):
     pass
 
 

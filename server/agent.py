@@ -34,7 +34,8 @@ from glove_scratchpad.errors import SqlError
 from glove_scratchpad.resources import Resource
 
 from .engine.result import Notice, Result, StagedWrite
-from .engine.session import Database, Session
+from .engine.database import Database
+from .engine.session import Session
 
 __all__ = [
     "EXECUTE_SQL",
@@ -341,7 +342,7 @@ def _session(target: Session | Database) -> Session:
 
 
 def _aborted_note(session: Session) -> str:
-    if getattr(session, "transaction", None) == "failed":
+    if session.tx_status == "E":
         return ("\nNOTE: the open transaction is aborted; send ROLLBACK (its staged writes are "
                 "discarded), then start again")
     return ""

@@ -45,7 +45,7 @@ class ServerConfig(BaseModel):
 
 
     def limits(self):  # type: ignore[no-untyped-def]
-        from .limits import Limits
+        from .engine.guard import Limits
 
         return Limits(self.row_limit, self.max_result_bytes, self.call_budget,
                       self.resolver_timeout, self.resource_concurrency, self.statement_timeout)

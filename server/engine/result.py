@@ -1,11 +1,24 @@
-"""What a statement gives back: rows, the command tag, notices, calls and staged writes."""
+"""What a statement gives back: rows, the command tag, notices, calls and staged writes.
+
+Rules:
+- A ``Result`` holds its rows one way: as Postgres encoded them (``fields`` and
+  ``data_rows``, in the formats the client asked for). The wire relays them as
+  they are; ``rows`` decodes them for the Python API on first use. An answer the
+  interpreter makes itself (EXPLAIN, a scratchpad view) is encoded the same way
+  (``Result.text``), so every client sees every answer.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from glove_scratchpad.catalog import decode_row
 from glove_scratchpad.errors import message_fields
+from glove_scratchpad.wire import DataRow, FieldDescription
+
+TEXT_OID = 25
 
 __all__ = ["Call", "Notice", "Result", "ResultColumn", "StagedWrite", "Touched"]
 
@@ -82,7 +95,6 @@ class Result:
 
     command_tag: str
     columns: list[ResultColumn] = field(default_factory=list)
-    rows: list[tuple[Any, ...]] = field(default_factory=list)  # decoded (Python API)
     # As Postgres encoded them, in the formats asked for: what the wire relays.
     fields: tuple[Any, ...] = ()  # wire FieldDescriptions
     data_rows: list[Any] = field(default_factory=list)  # wire DataRows
@@ -93,6 +105,25 @@ class Result:
     statements: list[Result] = field(default_factory=list)  # every statement of a script
     references: list[dict[str, Any]] = field(default_factory=list)  # EXPLAIN: per reference
     parameters: dict[str, str] = field(default_factory=dict)  # settings a SET changed
+    _rows: list[tuple[Any, ...]] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def text(cls, tag: str, names: Sequence[str], rows: Iterable[Sequence[str | None]],
+             **kw: Any) -> Result:
+        """An answer made by the interpreter: text columns, encoded as Postgres would."""
+        return cls(tag, columns=[ResultColumn(n, TEXT_OID, "text") for n in names],
+                   fields=tuple(FieldDescription(n, type_oid=TEXT_OID) for n in names),
+                   data_rows=[DataRow(None if v is None else v.encode() for v in row)
+                              for row in rows], **kw)
+
+    @property
+    def rows(self) -> list[tuple[Any, ...]]:
+        """The rows as Python values, decoded from ``data_rows`` (text or binary)."""
+        if self._rows is None or len(self._rows) != len(self.data_rows):
+            oids = tuple(f.type_oid for f in self.fields)
+            formats = tuple(f.format for f in self.fields)
+            self._rows = [decode_row(oids, r, formats) for r in self.data_rows]
+        return self._rows
 
     @property
     def column_names(self) -> list[str]:

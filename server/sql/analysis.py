@@ -80,7 +80,8 @@ class Reference:
     span: tuple[int, int]  # the relation name's [start, end) in the statement text
     access: str = "read"  # "read" or "write"
     predicates: list[Predicate] = field(default_factory=list)
-    # Conjuncts on this reference's columns that did not bind (for UPDATE/DELETE).
+    # Conjuncts naming this reference's columns that did not bind: (column, their SQL).
+    unbound: list[tuple[str, str]] = field(default_factory=list)
     resource: Any = field(default=None, repr=False)
 
     @property
@@ -346,7 +347,19 @@ class _Analyzer:
             self.visit(conj, scope)
             if not self.bind(conj, scope, targets):
                 unbound += 1
+                self.note_unbound(conj, scope)
         return unbound
+
+    def note_unbound(self, conj: Any, scope: _Scope) -> None:
+        """Remember a conjunct that names a reference's column but binds nothing
+        (``LIKE``, ``<>``, ``OR``…): a missing-key error shows it."""
+        text = None
+        for n in _walk(conj):
+            hit = self.resolve_column(n, scope)
+            if hit is not None:
+                text = text or deparse(conj)
+                if (hit[1], text) not in hit[0].unbound:
+                    hit[0].unbound.append((hit[1], text))
 
     # -- binding --------------------------------------------------------------
 

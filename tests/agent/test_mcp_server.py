@@ -82,9 +82,9 @@ async def test_sessions_are_kept_apart_and_forgotten_when_idle(make_db):
     async with sessions.lease("a") as a:
         await a.execute("BEGIN")
     async with sessions.lease("b") as b:
-        assert b is not a and b.transaction == "idle"
+        assert b is not a and b.tx_status == "I"
     async with sessions.lease("a") as again:
-        assert again is a and a.transaction == "open"
+        assert again is a and a.tx_status == "T"
     async with sessions.lease(None) as fresh:
         assert fresh is not a
     assert len(sessions) == 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from glove_scratchpad import errors
-from glove_scratchpad.server import Call, Notice, Result, ResultColumn, StagedWrite
+from glove_scratchpad.server import Call, Notice, Result, StagedWrite
 from glove_scratchpad.server.agent import (
     call_tool,
     execute_sql,
@@ -12,12 +12,16 @@ from glove_scratchpad.server.agent import (
     render_result,
 )
 
-TEXT = 25
+
+def _pg_text(v):
+    return None if v is None else ("t" if v else "f") if isinstance(v, bool) else str(v)
 
 
 def result(rows, *names, **kw) -> Result:
-    return Result(f"SELECT {len(rows)}", [ResultColumn(n, TEXT, "text") for n in names],
-                  rows=list(rows), **kw)
+    """Rows as Postgres sends them in text format."""
+    rows = list(rows)
+    return Result.text(f"SELECT {len(rows)}", names,
+                       [[_pg_text(v) for v in row] for row in rows], **kw)
 
 
 def test_a_result_is_its_tag_then_a_tsv_table():

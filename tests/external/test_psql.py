@@ -276,6 +276,10 @@ LINE 1: SELECT 1 AS a;  SELECT nope FROM items
                                ^
 HINT:  Perhaps you meant to reference the column "items.name".
 """)
-    # A pushed-down value that fails to convert: no position inside our own SELECT.
+    # A value that fails to convert: Postgres's own error, pointing at the value.
     ran = await psql(dsn, "-c", "SELECT 1; SELECT name FROM items WHERE id = 'x'")
-    assert _lines(ran.stderr) == 'ERROR:  invalid input syntax for type bigint: "x"'
+    assert _lines(ran.stderr) == _expect("""
+ERROR:  invalid input syntax for type bigint: "x"
+LINE 1: SELECT 1; SELECT name FROM items WHERE id = 'x'
+                                                    ^
+""")

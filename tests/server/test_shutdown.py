@@ -9,8 +9,8 @@ import pytest
 
 from glove_scratchpad.resources import define_resource
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.net.server import Server
 from glove_scratchpad.server.config import ServerConfig
+from glove_scratchpad.server.net.server import Server
 
 
 async def test_shutdown_ends_a_statement_whose_cancel_arrives_at_the_same_time(sidecar):
@@ -30,7 +30,7 @@ async def test_shutdown_ends_a_statement_whose_cancel_arrives_at_the_same_time(s
     try:
         query = asyncio.ensure_future(conn.fetch("SELECT * FROM slow_for_shutdown WHERE k = 1"))
         await asyncio.wait_for(started.wait(), 10)
-        [handler] = server._keys.values()
+        [handler] = server.state.connections.values()
         # A CancelRequest, and in the same moment the cancel a shutdown sends every
         # connection's task: the connection must end, not take both for its statement's.
         handler.cancel()
@@ -38,7 +38,7 @@ async def test_shutdown_ends_a_statement_whose_cancel_arrives_at_the_same_time(s
         done, _ = await asyncio.wait([handler.task], timeout=5)
         assert done, "the connection outlived its cancellation"
         await asyncio.wait_for(server.shutdown(), 5)
-        assert not server._tasks
+        assert not server.state.tasks
         # The statement ends with its connection; how the driver words that is its own.
         with pytest.raises((asyncpg.PostgresError, asyncpg.InterfaceError, ConnectionError)):
             await asyncio.wait_for(query, 5)

@@ -104,13 +104,18 @@ async def test_ddl_is_refused(make_db, sql):
     assert r.rows == [(1,)]
 
 
-async def test_update_and_delete_bound_by_key_call_directly(make_db):
+async def test_update_and_delete_by_key_affect_only_rows_that_exist(make_db):
     rec = Recorder()
     db = await make_db([notes(rec, [Note(id=1, title="a"), Note(id=2, title="b")])])
     r = await db.execute("UPDATE notes SET body = 'new' WHERE id = 2")
     assert r.command_tag == "UPDATE 1"
     assert rec.writes == [("update", ({"body": "new"}, {"id": 2}))]
-    assert rec.total("select") == 0  # no read needed
+    # A row the select does not return is not affected, and the tool is not called.
+    r = await db.execute("UPDATE notes SET title = 'ghost' WHERE id = 9999")
+    assert r.command_tag == "UPDATE 0"
+    r = await db.execute("DELETE FROM notes WHERE id = 9999")
+    assert r.command_tag == "DELETE 0"
+    assert len(rec.writes) == 1
     r = await db.execute("DELETE FROM notes WHERE id IN (1, 2)")
     assert r.command_tag == "DELETE 2"
     assert rec.writes[1:] == [("delete", {"id": 1}), ("delete", {"id": 2})]
@@ -169,15 +174,17 @@ async def test_commit_failure_reports_fired_failed_and_not_run(make_db):
     s = db.session()
     await s.execute("BEGIN")
     await s.execute("INSERT INTO notes (title) VALUES ('one')")
-    await s.execute("UPDATE notes SET body = 'x' WHERE id = 42")  # the resolver raises KeyError
-    await s.execute("INSERT INTO notes (title) VALUES ('three')")
+    await s.execute("DELETE FROM notes WHERE id = 1")
+    # Staged after the DELETE: at COMMIT the row is gone, and the resolver raises KeyError.
+    await s.execute("UPDATE notes SET body = 'x' WHERE id = 1")
+    await s.execute("INSERT INTO notes (title) VALUES ('four')")
     with pytest.raises(errors.ExternalRoutineError) as info:
         await s.execute("COMMIT")
-    assert "#2" in info.value.message
+    assert "#3" in info.value.message
     assert "fired" in info.value.detail and "failed" in info.value.detail
     assert "not run" in info.value.detail
-    assert [w[0] for w in rec.writes] == ["insert", "update"]  # the third never ran
-    assert s.transaction == "idle"
+    assert [w[0] for w in rec.writes] == ["insert", "delete", "update"]  # the 4th never ran
+    assert s.tx_status == "I"
 
 
 async def test_savepoints_mark_the_staged_writes(make_db):
@@ -197,7 +204,7 @@ async def test_savepoints_mark_the_staged_writes(make_db):
         await s.execute("RELEASE SAVEPOINT a")
     r = await s.execute("ROLLBACK TO SAVEPOINT a")
     assert (r.command_tag, r.notices[0].message) == ("ROLLBACK", "discarded 1 staged write")
-    assert s.transaction == "open"
+    assert s.tx_status == "T"
     assert (await s.execute("RELEASE a")).command_tag == "RELEASE"
     assert [w.statement for w in s.preview()] == ["INSERT INTO notes (title) VALUES ('kept')"]
     assert (await s.execute("COMMIT")).command_tag == "COMMIT"
@@ -205,7 +212,7 @@ async def test_savepoints_mark_the_staged_writes(make_db):
     await s.execute("BEGIN")
     with pytest.raises(errors.SqlError) as info:
         await s.execute("ROLLBACK TO a")  # gone with its transaction
-    assert (info.value.sqlstate, s.transaction) == ("3B001", "failed")
+    assert (info.value.sqlstate, s.tx_status) == ("3B001", "E")
     await s.execute("ROLLBACK")
 
 

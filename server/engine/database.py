@@ -1,0 +1,169 @@
+"""Database: resources served as one virtual database over one sidecar.
+
+Rules:
+- Each distinct set of visible resources (a role's view) gets a sidecar
+  database of its own, so a hidden resource is absent from ``pg_catalog`` too.
+- ``immutable`` calls are kept for the Database's life (until a write through
+  their resource), at most ``IMMUTABLE_CACHE_SIZE``, least recently used out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from glove_scratchpad.catalog import (
+    SYSTEM_VIEWS,
+    Audit,
+    Catalog,
+    EmbeddedSidecar,
+    ExternalSidecar,
+    Pool,
+    Sidecar,
+)
+from glove_scratchpad.resources import Fn, FnCatalog, Resource
+
+from .guard import Guard, Limits
+from .policy import Policy
+from .result import Result, StagedWrite
+from .session import Session
+from .view import View
+
+__all__ = ["Database"]
+
+class Database:
+    """Resources served as one virtual database, over one sidecar."""
+
+    def __init__(self, catalog: Catalog, resources: Sequence[Resource], writes: bool,
+                 owns_catalog: bool, type_names: dict[int, str], limits: Limits,
+                 fns: FnCatalog | None = None) -> None:
+        self.catalog = catalog
+        self.fns = fns if fns is not None else FnCatalog()
+        self.limits = limits
+        self.audit = Audit(catalog.pool)
+        self.guard = Guard(limits, self.audit)
+        self.type_names = type_names
+        self.resources = {r.name: r for r in resources}
+        self.writes = writes
+        self.immutable: dict[Any, asyncio.Future[Any]] = {}
+        self._owns_catalog = owns_catalog
+        self.main = View(frozenset(self.resources), catalog.database,
+                         Pool(catalog.sidecar, catalog.database, user=catalog.agent_user))
+        self._views: dict[frozenset[str], View] = {self.main.visible: self.main}
+        self._view_lock = asyncio.Lock()
+        self._default: Session | None = None
+
+    @property
+    def pool(self) -> Pool:
+        return self.main.pool
+
+    async def view(self, visible: frozenset[str]) -> View:
+        """The sidecar database holding exactly these resources' shell tables.
+
+        A role that may not see a resource gets a database without it, so it is
+        absent from information_schema and pg_catalog, not merely refused.
+        """
+        async with self._view_lock:
+            found = self._views.get(visible)
+            if found is None:
+                digest = hashlib.sha1(",".join(sorted(visible)).encode()).hexdigest()[:12]
+                name = f"{self.catalog.database}_v{digest}"
+                catalog = await Catalog.open(self.catalog.sidecar, database=name,
+                                             owns_sidecar=False)
+                try:
+                    await catalog.install([r for n, r in self.resources.items() if n in visible],
+                                          system=list(SYSTEM_VIEWS.values()), fns=self.fns)
+                finally:
+                    await catalog.close()
+                found = self._views[visible] = View(
+                    visible, name, Pool(self.catalog.sidecar, name, user=catalog.agent_user))
+            return found
+
+    @classmethod
+    async def create(
+        cls,
+        resources: Iterable[Resource] | None = None,
+        *,
+        writes: bool = False,
+        sidecar_dsn: str | None = None,
+        sidecar: Sidecar | None = None,
+        sidecar_dir: str | Path | None = None,
+        database: str | None = None,
+        limits: Limits | None = None,
+        fns: FnCatalog | Iterable[Fn] | None = None,
+    ) -> Database:
+        """Start (or find) the sidecar, install the resources' shell tables, and serve them.
+
+        With no resources, the bundled demo set is served. ``sidecar`` shares an
+        already started sidecar (tests share one per session); ``database``
+        names the sidecar database to use in it. ``fns`` are the functions served
+        as ``fn.<name>(…)``.
+        """
+        if resources is None:
+            from glove_scratchpad.resources.demo import resources as demo
+
+            resources = demo
+        resources = list(resources)
+        names = [r.name for r in resources]
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise ValueError(f"two resources are named {', '.join(sorted(dupes))}")
+        catalog_fns = fns if isinstance(fns, FnCatalog) else FnCatalog(fns or ())
+        owns_sidecar = sidecar is None
+        if sidecar is None:
+            sidecar = ExternalSidecar(sidecar_dsn) if sidecar_dsn else EmbeddedSidecar(sidecar_dir)
+        catalog = await Catalog.open(sidecar, database=database, owns_sidecar=owns_sidecar)
+        try:
+            await catalog.install(resources, system=list(SYSTEM_VIEWS.values()), fns=catalog_fns)
+            for sql in Audit.ddl():
+                await catalog.pool.execute(sql)
+            type_names = await catalog.type_names()
+        except BaseException:
+            await catalog.close()
+            raise
+        return cls(catalog, resources, writes, owns_catalog=True, type_names=type_names,
+                   limits=limits or Limits(), fns=catalog_fns)
+
+    def session(self, *, writes: bool | None = None) -> Session:
+        """A session that sees every resource."""
+        return Session(self, self.main, Policy(writes=self.writes if writes is None else writes))
+
+    async def open_session(self, policy: Policy) -> Session:
+        """A session under a role's policy: its writes, visible resources and limits."""
+        return Session(self, await self.view(policy.visible(self.resources)), policy)
+
+    @property
+    def default_session(self) -> Session:
+        if self._default is None:
+            self._default = self.session()
+        return self._default
+
+    async def execute(self, sql: str, params: Sequence[Any] | None = None) -> Result:
+        return await self.default_session.execute(sql, params)
+
+    async def explain(self, sql: str, params: Sequence[Any] | None = None) -> Result:
+        return await self.default_session.explain(sql, params)
+
+    def preview(self) -> list[StagedWrite]:
+        return self.default_session.preview()
+
+    def invalidate(self, resource: str) -> None:
+        """Forget a resource's kept calls: a write went through it."""
+        for key in [k for k in self.immutable if k[0] == resource]:
+            del self.immutable[key]
+
+    async def close(self) -> None:
+        await self.audit.close()
+        for view in self._views.values():
+            await view.pool.close()
+        if self._owns_catalog:
+            await self.catalog.close()
+
+    async def __aenter__(self) -> Database:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

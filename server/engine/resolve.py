@@ -1,0 +1,315 @@
+"""Resolving a statement's read references: bindings, calls, and exactly-once.
+
+Rules:
+- A missing required key fails before any resolver is called.
+- Each distinct (resource, arguments) is called at most once per statement,
+  whatever the query does with it: calls are shared through the statement's
+  memo of futures. ``stable`` results are shared for one request, ``immutable``
+  ones for the Database's life, ``volatile`` ones never.
+- A call is made in the task of the statement that first needs it (its owner)
+  and published on a future; if the owner is cancelled, another waiter makes it.
+- Every call goes through the guard (concurrency, timeout, audit) and counts
+  against the statement's call budget before it is made.
+- A value pushed down is converted to its column's type by pydantic when it is
+  a plain literal or text parameter, else by Postgres (a sub-read).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import itertools
+import json
+import math
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from glove_scratchpad import errors
+from glove_scratchpad.catalog import SYSTEM_SCHEMA, SYSTEM_VIEWS, Param, Step, result_format
+from glove_scratchpad.resources import Bindings, Resource
+
+from ..sql.analysis import Plan, Reference, Value, deparse, renumber_params
+from ..sql.parse import parse
+from . import run as sidecar
+from .context import StatementContext, args_key
+from .view import IMMUTABLE_CACHE_SIZE
+from .messages import missing_key, missing_verb, resolver_failed
+from .result import Notice, Result
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["check_keys", "evaluate", "gather", "invoke", "read", "resolve_all", "resolve_ref"]
+
+# Column types whose text a pushed-down literal or text parameter holds is not the value
+# itself: pydantic would keep it as str/UTF-8 bytes, so Postgres converts it instead.
+_PARSED_BY_POSTGRES = frozenset(("bytea", "json", "jsonb"))
+
+
+async def read(session: Session, plan: Plan, params: list[Param], ctx: StatementContext,
+               formats: Sequence[int] = (), prelude: Step | None = None) -> Result:
+    """A SELECT: resolve its references, then run it over their rows."""
+    rows = await resolve_all(session, plan.reads, params, ctx)
+    return await sidecar.run(session, plan, rows, params, ctx, formats=formats,
+                             prelude=prelude)
+
+
+def check_keys(refs: Iterable[Reference], verb: str = "select") -> None:
+    for ref in refs:
+        resource = ref.resource
+        if resource.resolver(verb) is None:
+            raise missing_verb(resource, verb)
+        bound = {p.column for p in ref.predicates}
+        for key in resource.keys:
+            if key not in bound:
+                raise missing_key(resource, key, tuple(
+                    text for column, text in ref.unbound if column == key))
+
+
+async def resolve_all(session: Session, refs: Sequence[Reference], params: list[Any],
+                      ctx: StatementContext) -> dict[int, list[dict[str, Any]]]:
+    check_keys(refs)
+    estimate = sum(math.prod(len(p.values) for p in ref.predicates) for ref in refs)
+    session.db.guard.check_budget(ctx.planned + estimate)
+    results = await gather(resolve_ref(session, ref, params, ctx) for ref in refs)
+    return {ref.id: rows for ref, rows in zip(refs, results, strict=True)}
+
+
+async def resolve_ref(session: Session, ref: Reference, params: list[Any],
+                      ctx: StatementContext) -> list[dict[str, Any]]:
+    resource: Resource = ref.resource
+    calls = await bindings(session, ref, params, ctx)
+    ctx.planned += len(calls)
+    session.db.guard.check_budget(ctx.planned)
+    results = await gather(select(session, resource, b, ctx) for b in calls)
+    if len(results) == 1:
+        rows = list(results[0])
+    else:
+        rows, seen = [], set()
+        for part in results:
+            for row in part:
+                key = _row_key(resource, row)
+                if key not in seen:
+                    seen.add(key)
+                    rows.append(row)
+    rows = session.overlay.apply(resource, rows)
+    # An empty scratchpad view (nothing staged) is an answer, not a filter to re-check.
+    if not rows and ref.schema != SYSTEM_SCHEMA:
+        # The values the calls were made with, not the $n or expression that gave them.
+        args = " OR ".join(" AND ".join(f"{k} = {_sql_literal(v)}" for k, v in b.items())
+                           for b in calls if b)
+        if not calls:  # a NULL or an empty IN: nothing could match, nothing was called
+            args = " AND ".join(f"{p.column} = {', '.join(v.sql for v in p.values)}"
+                                for p in ref.predicates) + " (NULL or no value: no call made)"
+        ctx.notices.append(Notice(
+            f'resource "{resource.name}" returned no rows' + (f" for {args}" if args else ""),
+            hint=f"Re-check the filter values against the column descriptions "
+            f"(\\d+ {resource.name}).",
+        ))
+    return rows
+
+
+async def bindings(session: Session, ref: Reference, params: list[Any],
+                   ctx: StatementContext) -> list[dict[str, Any]]:
+    """Every call a reference makes: one per combination of its bound values."""
+    columns: dict[str, list[Any]] = {}
+    for pred in ref.predicates:
+        column = ref.resource.column(pred.column)
+        values: list[Any] = []
+        for value in pred.values:
+            for v in await evaluate(session, value, column, params, ctx):
+                if v is not None and v not in values:
+                    values.append(v)
+        if pred.column in columns:
+            values = [v for v in columns[pred.column] if v in values]
+        columns[pred.column] = values
+    if any(not vs for vs in columns.values()):
+        return []  # col = NULL, or an empty IN: no row can match, so nothing is called
+    names = list(columns)
+    return [dict(zip(names, combo, strict=True))
+            for combo in itertools.product(*(columns[n] for n in names))]
+
+
+async def evaluate(session: Session, value: Value, column: Any, params: list[Any],
+                   ctx: StatementContext) -> list[Any]:
+    """A pushed-down value, converted to the column's type (a list: IN gives several)."""
+    if not value.is_set:
+        raw: Any = None
+        fast = False
+        if value.is_const:
+            raw, fast = value.const, True
+        elif value.param is not None and value.param <= len(params):
+            param = params[value.param - 1]
+            if param.format == 0:
+                raw = None if param.value is None else param.value.decode()
+                fast = True
+        if fast and column.pg_type in _PARSED_BY_POSTGRES:
+            fast = False  # '\\x00ff' is two bytes and '{"a": 1}' an object, not text
+        if fast:
+            if raw is None:
+                return [None]
+            try:
+                return [column.convert(raw)]
+            except ValidationError:
+                pass  # let Postgres convert it, and word the error
+    node, used = renumber_params(value.node)
+    expr = deparse(node)
+    if value.is_set and value.has_subquery:
+        sql = f"SELECT (_gs_v)::{column.pg_type} FROM ({expr}) AS _gs_s(_gs_v)"
+    elif value.is_set:
+        # The array cast types a bare $n, as Postgres infers it for col = ANY($n).
+        sql = (f"SELECT (_gs_v)::{column.pg_type}"
+               f" FROM unnest(({expr})::{column.pg_type}[]) AS _gs_s(_gs_v)")
+    else:
+        sql = f"SELECT ({expr})::{column.pg_type}"
+    sub_params = [params[n - 1] for n in used if n <= len(params)]
+    stmt = parse(sql)[0]
+    # Binary where we can: text would follow the client's DateStyle, extra_float_digits…
+    try:
+        result = await read(session, session.plan(stmt), sub_params, ctx,
+                            (result_format(column.pg_type),))
+    except errors.SqlError as exc:
+        if exc.position is None:
+            raise
+        # A position in our own SELECT means nothing to the client: point at the value.
+        loc = getattr(value.node, "location", -1)
+        raise exc.replaced(
+            position=loc + 1 if isinstance(loc, int) and loc >= 0 else None) from None
+    if not value.is_set and len(result.rows) > 1:
+        raise errors.CardinalityViolation(
+            "more than one row returned by a subquery used as an expression",
+            hint=f"Use {column.name} IN (SELECT …) to call once per value.",
+        )
+    out = []
+    for (v,) in result.rows:
+        try:
+            out.append(column.convert(v) if v is not None else None)
+        except ValidationError as exc:  # valid for Postgres, not for the tool (a Literal)
+            about = f": {column.description}" if column.description else ""
+            raise errors.InvalidParameterValue(
+                f'invalid value for column "{column.name}": {v!r}',
+                detail=exc.errors()[0]["msg"],
+                hint=f'Use a value column "{column.name}" accepts{about}.',
+                column_name=column.name,
+            ) from None
+    return out
+
+
+async def select(session: Session, resource: Resource, binding: dict[str, Any],
+                 ctx: StatementContext) -> list[dict[str, Any]]:
+    """One call's rows: made once, by the first statement that needs them (the call's
+    owner, in its own task); other references and statements await its future."""
+    key = (resource.name, args_key(binding))
+    immutable = session.db.immutable
+    while True:
+        fut = ctx.memo.get(key)
+        owner = False
+        if fut is None:
+            cache = {"immutable": immutable, "stable": ctx.request.stable}.get(
+                resource.volatility)
+            if resource.name in SYSTEM_VIEWS:
+                cache = None
+            fut = cache.get(key) if cache is not None else None
+            if fut is None or (fut.done() and (fut.cancelled() or fut.exception())):
+                fut = asyncio.get_running_loop().create_future()
+                owner = True
+                if cache is not None:
+                    cache[key] = fut
+                    fut.add_done_callback(functools.partial(_forget_failure, cache, key))
+                    if cache is immutable and len(cache) > IMMUTABLE_CACHE_SIZE:
+                        del cache[next(iter(cache))]
+            elif cache is immutable:
+                cache[key] = cache.pop(key)  # the most recently used is kept longest
+            ctx.touch(resource.name, "select", binding, called=owner)
+            ctx.memo[key] = fut
+        if owner:
+            rows = await _own(fut, _call_select(session, resource, binding, ctx))
+            break
+        try:
+            rows = await asyncio.shield(fut)  # a waiter's cancel is not the call's
+            break
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not fut.cancelled() or task is None or task.cancelling():
+                raise  # this statement was cancelled
+            # The owner was cancelled, not this statement: make the call here.
+            if ctx.memo.get(key) is fut:
+                del ctx.memo[key]
+    ctx.touch(resource.name, "select", binding, called=False).rows = len(rows)
+    return rows
+
+
+async def invoke(session: Session, resource: Resource, verb: str, args: tuple[Any, ...],
+                 arguments: Any, ctx: StatementContext) -> Any:
+    """One resolver call, under the guard's concurrency, timeout and audit."""
+    fn = resource.resolver(verb)
+    try:
+        return await session.db.guard.call(
+            resource.name, verb, lambda: fn(*args), arguments=arguments,
+            user=session.user, session=session.id, statement=ctx.sql)
+    except errors.SqlError:
+        raise
+    except Exception as exc:
+        raise resolver_failed(resource, verb, exc) from exc
+
+
+async def _call_select(session: Session, resource: Resource, binding: dict[str, Any],
+                       ctx: StatementContext) -> list[dict]:
+    b = Bindings({k: (v,) for k, v in binding.items()}, resource.name)
+    raw = await invoke(session, resource, "select", (b,), binding, ctx)
+    stamp = {k: binding[k] for k in resource.keys if k in binding}
+    return resource.validate_rows(raw, stamp)
+
+
+async def gather(coros: Iterable[Any]) -> list[Any]:
+    """Run concurrently; the first failure cancels the rest and is raised as itself."""
+    coros = list(coros)
+    if len(coros) == 1:
+        return [await coros[0]]
+    try:
+        async with asyncio.TaskGroup() as tg:
+            tasks = [tg.create_task(c) for c in coros]
+    except BaseExceptionGroup as group:
+        first = group.exceptions[0]
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from None
+    return [t.result() for t in tasks]
+
+
+async def _own(fut: asyncio.Future[Any], call: Any) -> Any:
+    """Run a shared call in its owner's task and publish its outcome on ``fut``.
+
+    Inline, not a task of its own: a synchronous resolver then costs no trip
+    through the event loop. If the owner is cancelled, so is the call, and
+    another waiter makes it again."""
+    try:
+        out = await call
+    except asyncio.CancelledError:
+        fut.cancel()
+        raise
+    except BaseException as exc:
+        fut.set_exception(exc)
+        fut.exception()  # retrieved: the owner raises it, waiters may not exist
+        raise
+    fut.set_result(out)
+    return out
+
+
+def _forget_failure(cache: dict, key: Any, fut: asyncio.Future) -> None:
+    if (fut.cancelled() or fut.exception() is not None) and cache.get(key) is fut:
+        del cache[key]
+
+
+def _sql_literal(value: Any) -> str:
+    if isinstance(value, bool | int | float):
+        return str(value).lower() if isinstance(value, bool) else str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _row_key(resource: Resource, row: dict[str, Any]) -> Any:
+    if resource.primary_key:
+        return tuple(row.get(k) for k in resource.primary_key)
+    return json.dumps(row, sort_keys=True, default=str)

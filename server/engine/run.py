@@ -1,0 +1,132 @@
+"""Running a statement on the sidecar: its resolved rows in, Postgres's answer out.
+
+Rules:
+- A statement's arguments are its own parameters, then each read reference's
+  rows (``catalog.rows_params``); the rewrite points each reference at them.
+- Everything runs on a pooled connection, in one pipelined round trip, inside a
+  transaction that is rolled back: nothing a statement does there outlives it.
+  The session's settings travel with it as ``set_config(…, true)``.
+- An error position in the rewritten text is mapped back to the client's text;
+  a position in a step of our own means nothing to the client and is dropped.
+- ``check`` asks the sidecar to parse the client's own statement against the
+  shell tables before any tool is called, so an unknown column, table or
+  function is the first error, in Postgres's words and with its did-you-mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from glove_scratchpad import errors
+from glove_scratchpad.catalog import Param, Step, StepResult, encode_param, rows_params
+
+from ..sql.analysis import Plan
+from ..sql.rewrite import Rewritten, rewrite
+from . import fns as fn_calls
+from .context import StatementContext
+from .result import Result, ResultColumn
+from .view import keep
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["check", "materialize", "pipeline", "result_of", "run"]
+
+
+def materialize(plan: Plan, rows: dict[int, list[dict]], params: list[Param]
+                ) -> tuple[dict[int, int], list[Param]]:
+    """The statement's arguments: its own parameters, then each reference's rows;
+    ``param_of`` is the first parameter of each reference."""
+    if len(params) != plan.max_param:
+        raise errors.ProtocolViolation(
+            f"bind message supplies {len(params)} parameters, but prepared statement "
+            f"requires {plan.max_param}",
+            hint="Pass exactly one value per $n in the statement.",
+        )
+    args = list(params)
+    param_of = {}
+    for ref in plan.reads:
+        param_of[ref.id] = len(args) + 1
+        args.extend(map(encode_param, rows_params(ref.resource, rows[ref.id])))
+    return param_of, args
+
+
+async def check(session: Session, sql: str, params: Sequence[Param]) -> Any:
+    """Parse and describe the client's statement on the sidecar, calling nothing.
+
+    The shell tables have the resources' columns, so Postgres itself finds an
+    unknown column, relation or function, before any tool runs. The answer is
+    kept per (text, parameter types): resources do not change while served.
+    """
+    oids = tuple(p.oid for p in params)
+    key = (sql, oids)
+    described = session.view.descriptions.get(key)
+    if described is None:
+        async with session.view.pool.acquire() as conn:
+            described = await conn.describe(sql, oids)
+        keep(session.view.descriptions, key, described)
+    return described
+
+
+async def run(session: Session, plan: Plan, rows: dict[int, list[dict]], params: list[Param],
+              ctx: StatementContext, *, returning: str | None = None,
+              prelude: Step | None = None, formats: Sequence[int] = ()) -> Result:
+    """Run a planned statement over its references' rows."""
+    param_of, args = materialize(plan, rows, params)
+    calls = (await fn_calls.substitute(session, plan, params, args, ctx)
+             if session.db.fns else ())
+    if calls:
+        rw = rewrite(plan, param_of, returning=returning, replace=calls)
+    else:  # the same plan and RETURNING always rewrite to the same text
+        rewrites = session.view.rewrites
+        found = rewrites.get((plan.sql, returning))
+        if found is None:
+            found = rewrite(plan, param_of, returning=returning)
+            keep(rewrites, (plan.sql, returning), found)
+        rw = found
+    main = Step(rw.sql, args, formats)
+    steps = [prelude, main] if prelude is not None else [main]
+    out = await pipeline(session, steps, write=plan.target is not None, rewritten=rw)
+    return result_of(session, f"SELECT {len(out.rows)}", out, ctx)
+
+
+async def pipeline(session: Session, steps: list[Step], *, write: bool = False,
+                   rewritten: Rewritten | None = None) -> StepResult:
+    """Run steps on a pooled sidecar connection; the last step's result is returned."""
+    settings = session.settings
+    # application_name changes no result; it is sent only to a statement that reads it.
+    names = [n for n in settings if n != "application_name"
+             or any("application_name" in step.sql for step in steps)]
+    if names:
+        setter = Step(
+            "SELECT " + ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)"
+                                  for i in range(len(names))),
+            [encode_param(x) for n in names for x in (n, settings[n])], rows=False)
+        steps = [setter, *steps]
+    async with session.view.pool.acquire() as conn:
+        try:
+            results = await conn.pipeline(steps, transaction="write" if write else "read")
+        except errors.SqlError as exc:
+            if exc.position is None:
+                raise
+            main = getattr(exc, "step", None) == len(steps) - 1
+            position = (rewritten.original_position(exc.position)
+                        if main and rewritten is not None else None)
+            raise exc.replaced(position=position) from None
+    return results[-1]
+
+
+def result_of(session: Session, tag: str, out: StepResult,
+              ctx: StatementContext | None = None) -> Result:
+    names = session.db.type_names
+    columns = [ResultColumn(f.name, f.type_oid, names.get(f.type_oid, str(f.type_oid)))
+               for f in out.fields]
+    return Result(
+        command_tag=tag,
+        columns=columns,
+        fields=out.fields,
+        data_rows=out.rows,
+        notices=ctx.notices if ctx else [],
+        touched=list(ctx.touched.values()) if ctx else [],
+    )

@@ -1,0 +1,139 @@
+"""SET, RESET and SHOW, kept in the session; and what connection pools send.
+
+Rules:
+- A setting is checked and spelled canonically by Postgres (``set_config``),
+  then kept by the session and sent with each of its statements.
+- ``statement_timeout`` only lowers the server's cap (``timeout``).
+- Transaction isolation settings are accepted and kept by nothing: a
+  transaction here is virtual.
+- Settings a client sees in ParameterStatus are reported when they change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pglast import ast, enums
+
+from glove_scratchpad import errors
+from glove_scratchpad.catalog import Step, encode_param
+
+from ..sql.analysis import deparse
+from . import run as sidecar
+from .result import Result
+from .transaction import TxState
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["pool_reset", "read_only_option", "setting", "timeout"]
+
+# Settings a client sees in ParameterStatus, by lower-case name, spelled as Postgres does.
+_REPORTED = {n.lower(): n for n in (
+    "application_name", "client_encoding", "DateStyle", "default_transaction_read_only",
+    "in_hot_standby", "integer_datetimes", "IntervalStyle", "is_superuser", "search_path",
+    "server_encoding", "server_version", "session_authorization",
+    "standard_conforming_strings", "TimeZone")}
+_SHOW_ALIASES = {"transaction isolation level": "transaction_isolation"}
+# Accepted and kept by nothing: a transaction here is virtual.
+_IGNORED_SETTINGS = {"transaction_isolation", "default_transaction_isolation",
+                     "transaction_read_only", "transaction_deferrable"}
+_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def timeout(session: Session) -> float:
+    """Seconds a statement may take: the server's cap, lowered by role and SET."""
+    limit = session.db.limits.statement_timeout
+    if session.policy.statement_timeout:
+        limit = min(limit, session.policy.statement_timeout)
+    client = _duration(session.settings.get("statement_timeout", "0"))
+    return min(limit, client) if client else limit
+
+
+def _duration(text: str) -> float:
+    """Seconds of a Postgres duration setting as set_config spells it ("250ms", "5s", "0")."""
+    text = text.strip()
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    try:
+        return float(number) * _UNITS.get(text[len(number):].strip(), 1e-3)
+    except ValueError:
+        return 0.0
+
+
+def read_only_option(options: Any, default: bool) -> bool:
+    """The READ ONLY / READ WRITE among a BEGIN's or SET TRANSACTION's options."""
+    for opt in options or ():
+        if isinstance(opt, ast.DefElem) and opt.defname == "transaction_read_only":
+            return bool(getattr(opt.arg.val, "ival", 0))
+    return default
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _setting_text(node: Any) -> str:
+    if isinstance(node, ast.A_Const):
+        val = node.val
+        for attr in ("sval", "ival", "fval", "boolval"):
+            if hasattr(val, attr):
+                return str(getattr(val, attr))
+    return deparse(node)
+
+
+async def setting(session: Session, node: Any, sql: str) -> Result:
+    """SET, RESET and SHOW: kept in the session, checked and applied by Postgres."""
+    settings = session.settings
+    if isinstance(node, ast.VariableShowStmt):
+        name = node.name
+        if name == "all":
+            step = Step("SELECT name, setting, short_desc AS description FROM pg_settings")
+        else:
+            step = Step("SELECT current_setting($1) AS " + _quote(name),
+                        [encode_param(_SHOW_ALIASES.get(name, name))])
+        return sidecar.result_of(session, "SHOW", await sidecar.pipeline(session, [step]))
+    kind, name = node.kind, node.name
+    k = enums.VariableSetKind
+    result = Result("RESET" if sql.lstrip()[:5].upper() == "RESET" else "SET")
+    if kind == k.VAR_SET_MULTI and name == "TRANSACTION" and session.tx.state is TxState.OPEN:
+        session.tx.read_only = read_only_option(node.args, session.tx.read_only)
+    if kind == k.VAR_SET_MULTI or name in _IGNORED_SETTINGS:
+        return result  # SET TRANSACTION …, SESSION CHARACTERISTICS: nothing to keep
+    if kind == k.VAR_RESET_ALL:
+        changed = list(settings)
+        settings.clear()
+    elif kind in (k.VAR_SET_VALUE, k.VAR_SET_CURRENT):
+        value = ", ".join(_setting_text(a) for a in node.args or ())
+        if name == "client_encoding" and value.upper().replace("-", "") not in (
+                "UTF8", "UNICODE"):
+            raise errors.FeatureNotSupported(
+                f'client_encoding "{value}" is not supported', hint="Use UTF8.")
+        # Postgres checks the name and the value, and spells it canonically.
+        out = await sidecar.pipeline(session, [Step(
+            "SELECT set_config($1, $2, true)", [encode_param(name), encode_param(value)])])
+        settings[name] = out.rows[0].values[0].decode()
+        changed = [name]
+    else:  # RESET name, SET name TO DEFAULT
+        settings.pop(name, None)
+        changed = [name]
+    reported = [n for n in changed if n.lower() in _REPORTED]
+    if reported:
+        out = await sidecar.pipeline(session, [Step(
+            "SELECT " + ", ".join(f"current_setting(${i + 1})" for i in range(len(reported))),
+            [encode_param(n) for n in reported])])
+        values = out.rows[0].values
+        result.parameters = {_REPORTED[n.lower()]: (v or b"").decode()
+                             for n, v in zip(reported, values, strict=True)}
+    return result
+
+
+def pool_reset(session: Session, node: Any) -> Result:
+    """What connection pools send between clients; the wire drops its own state too."""
+    if isinstance(node, ast.DiscardStmt):
+        session.settings.clear()
+        return Result("DISCARD " + node.target.name.removeprefix("DISCARD_"))
+    if isinstance(node, ast.DeallocateStmt):
+        return Result("DEALLOCATE ALL" if node.isall or not node.name else "DEALLOCATE")
+    if isinstance(node, ast.ClosePortalStmt):
+        return Result("CLOSE CURSOR ALL" if not node.portalname else "CLOSE CURSOR")
+    return Result("UNLISTEN")

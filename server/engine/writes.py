@@ -1,0 +1,291 @@
+"""Writes: INSERT, UPDATE and DELETE planned into calls, staged or fired.
+
+Rules:
+- Writes are refused unless the server and the transaction allow them.
+- A write is planned completely before any write tool is called: its rows
+  (INSERT), or the rows it affects (UPDATE/DELETE), are computed by Postgres
+  over the resources' rows, so casts, defaults and errors are Postgres's own.
+- UPDATE/DELETE of a resource with a primary key and a select verb reads the
+  rows first and calls the tool once per affected row; a row the select does
+  not return is not affected. The command tag counts the affected rows, and a
+  predicate no row matches is ``UPDATE 0``/``DELETE 0``.
+- Otherwise the WHERE must bind the keys (and primary key) with ``=``/``IN``;
+  each combination of values is one call.
+- Inside BEGIN the calls are staged, with a NOTICE; outside they fire at once.
+  One INSERT statement is one ``insert`` call with all its rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pglast import ast
+
+from glove_scratchpad import errors
+from glove_scratchpad.catalog import (
+    INSERT_SCHEMA,
+    SYSTEM_SCHEMA,
+    Param,
+    Step,
+    encode_param,
+    populate_sql,
+    qualified,
+    quote_ident,
+    result_format,
+    rows_params,
+    shell_ddl,
+)
+from glove_scratchpad.resources import Bindings, Resource
+
+from ..sql.analysis import Plan, Reference, deparse, renumber_params
+from ..sql.parse import parse
+from . import resolve
+from . import run as sidecar
+from .context import Request, StatementContext
+from .messages import missing_verb, set_column
+from .overlay import as_dict
+from .result import Call, Notice, Result, StagedWrite
+from .transaction import TxState
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["fire", "verb_of", "write"]
+
+_VERBS = {ast.InsertStmt: "insert", ast.UpdateStmt: "update", ast.DeleteStmt: "delete"}
+
+
+def verb_of(node: Any) -> str:
+    return _VERBS[type(node)]
+
+
+def check_allowed(session: Session, plan: Plan) -> Resource:
+    """The target resource, once the write is known to be allowed here."""
+    node = plan.node
+    verb = verb_of(node)
+    if not session.writes:
+        raise errors.ReadOnlySqlTransaction(
+            f"cannot execute {verb.upper()} in a read-only transaction",
+            hint="This server does not allow writes: start it with --writes "
+            "(Database.create(writes=True)) to INSERT, UPDATE and DELETE.",
+        )
+    tx = session.tx
+    if tx.read_only or (tx.state is TxState.IDLE and session.settings.get(
+            "default_transaction_read_only") == "on"):
+        raise errors.ReadOnlySqlTransaction(
+            f"cannot execute {verb.upper()} in a read-only transaction",
+            hint="The transaction is READ ONLY (BEGIN READ ONLY, SET TRANSACTION READ ONLY "
+            "or default_transaction_read_only): end it, then write in a READ WRITE one.",
+        )
+    target = plan.target
+    if target is None:
+        rel = node.relation
+        raise errors.InsufficientPrivilege(
+            f'cannot {verb} relation "{rel.relname}": only resources can be written',
+            hint="SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            "'public' lists the resources.",
+        )
+    resource: Resource = target.resource
+    if resource.resolver(verb) is None or target.schema == SYSTEM_SCHEMA:
+        raise missing_verb(resource, verb)
+    with_clause = getattr(node, "withClause", None)
+    for cte in with_clause.ctes if with_clause else ():
+        if not isinstance(cte.ctequery, ast.SelectStmt):
+            raise errors.FeatureNotSupported(
+                "a data-modifying statement inside WITH is not supported",
+                hint="Make the INSERT, UPDATE or DELETE the statement itself; WITH may "
+                "hold SELECTs.",
+            )
+    if isinstance(node, ast.InsertStmt) and node.onConflictClause is not None:
+        raise errors.FeatureNotSupported(
+            "INSERT … ON CONFLICT is not supported on resources",
+            hint="Read first, then INSERT only what is new.",
+        )
+    return resource
+
+
+async def write(session: Session, plan: Plan, params: list[Param],
+                ctx: StatementContext) -> Result:
+    resource = check_allowed(session, plan)
+    verb = verb_of(plan.node)
+    target: Reference = plan.target  # type: ignore[assignment]
+    if verb == "insert":
+        calls, rows = await _plan_insert(session, plan, params, ctx)
+        tag = f"INSERT 0 {len(rows)}"
+    else:
+        calls, affected = await _plan_change(session, plan, verb, params, ctx)
+        rows = affected or []
+        tag = f"{verb.upper()} {len(affected) if affected is not None else len(calls)}"
+    staged = StagedWrite(session.next_write_id(), resource.name, verb, plan.sql, calls)
+    if session.tx.state is TxState.OPEN:
+        if calls:
+            session.tx.staged.append(staged)
+            ctx.notices.append(Notice(
+                f"staged #{staged.id}: {staged.summary} will be called at COMMIT",
+                hint="SELECT * FROM scratchpad.staged shows what is staged; ROLLBACK "
+                "discards it. Reads in this transaction do not see it until COMMIT.",
+            ))
+    elif calls:
+        returned = await fire(session, staged, ctx)
+        if returned:
+            rows = returned
+    result = Result(tag, notices=ctx.notices, touched=list(ctx.touched.values()),
+                    staged=list(session.tx.staged))
+    if plan.returning_span is not None:
+        ret = await _returning(session, plan, resource, target, rows, params,
+                               ctx.request.formats)
+        result.columns, result.fields, result.data_rows = ret.columns, ret.fields, ret.data_rows
+    return result
+
+
+async def _plan_insert(session: Session, plan: Plan, params: list[Any], ctx: StatementContext
+                       ) -> tuple[list[Call], list[dict]]:
+    resource: Resource = plan.target.resource  # type: ignore[union-attr]
+    rows = await resolve.resolve_all(session, plan.reads, params, ctx)
+    twin = Step(shell_ddl(resource, INSERT_SCHEMA)[0], rows=False, own=True)
+    result = await sidecar.run(session, plan, rows, params, ctx, returning="RETURNING *",
+                               prelude=twin, formats=_read_formats(resource))
+    names = result.column_names
+    given = {r.name for r in plan.node.cols} if plan.node.cols else set(names)
+    inserted = [{k: v for k, v in zip(names, row, strict=True) if k in given or v is not None}
+                for row in result.rows]
+    models = resource.validate_insert_rows(inserted)
+    calls = [Call("insert", rows=tuple(models))] if models else []
+    return calls, [as_dict(m) for m in models]
+
+
+async def _plan_change(session: Session, plan: Plan, verb: str, params: list[Any],
+                       ctx: StatementContext) -> tuple[list[Call], list[dict] | None]:
+    """The calls of an UPDATE/DELETE, and the affected rows when they can be known."""
+    target: Reference = plan.target  # type: ignore[assignment]
+    resource: Resource = target.resource
+    if resource.primary_key and resource.select:
+        return await _change_read_rows(session, plan, verb, params, ctx)
+    bound = {p.column for p in target.predicates}
+    identity = set(resource.keys) | set(resource.primary_key)
+    if not (plan.where_fully_bound and target.predicates and identity <= bound
+            and all(v is not None for v in plan.set_values)):
+        cols = ", ".join(sorted(identity)) or "the columns the tool needs"
+        raise errors.FeatureNotSupported(
+            f'{verb.upper()} on resource "{resource.name}" needs its WHERE to bind {cols}'
+            " with = or IN only",
+            hint=f"Write {verb.upper()} … WHERE "
+            + " AND ".join(f"{c} = …" for c in sorted(identity) or ["key"])
+            + "; other predicates need a resource that declares primary_key and select.",
+        )
+    resolve.check_keys(plan.reads)
+    await resolve.resolve_all(session, plan.reads, params, ctx)
+    calls = await resolve.bindings(session, target, params, ctx)
+    if verb == "delete":
+        return [Call("delete", bindings=b) for b in calls], None
+    changes: dict[str, Any] = {}
+    for name, value in zip(plan.set_columns, plan.set_values, strict=True):
+        column = set_column(resource, name)
+        changes[name] = (await resolve.evaluate(session, value, column, params, ctx))[0]
+    return [Call("update", changes=changes, bindings=b) for b in calls], None
+
+
+async def _change_read_rows(session: Session, plan: Plan, verb: str, params: list[Any],
+                            ctx: StatementContext) -> tuple[list[Call], list[dict]]:
+    """Read the target's rows, let Postgres run the statement over them, and make one
+    call per row it changed."""
+    target: Reference = plan.target  # type: ignore[assignment]
+    resource: Resource = target.resource
+    pk = resource.primary_key
+    for name in plan.set_columns:
+        set_column(resource, name)
+        if name in pk:
+            raise errors.FeatureNotSupported(
+                f'cannot change primary key column "{name}" of resource "{resource.name}"',
+                hint="DELETE the row and INSERT it with the new key.",
+            )
+    resolve.check_keys([target, *plan.reads])
+    target_rows = await resolve.resolve_ref(session, target, params, ctx)
+    rows = await resolve.resolve_all(session, plan.reads, params, ctx)
+    unique = {tuple(r[k] for k in pk): r for r in target_rows}
+    prelude = Step(
+        f"INSERT INTO {qualified(resource.name)} SELECT * FROM {populate_sql(resource, 1)}",
+        [*map(encode_param, rows_params(resource, unique.values()))], rows=False)
+    # The target's own columns, whatever else FROM/USING brings into the statement.
+    result = await sidecar.run(session, plan, rows, params, ctx,
+                               returning=f"RETURNING {quote_ident(target.alias)}.*",
+                               prelude=prelude, formats=_read_formats(resource))
+    changed = result.dicts()
+    if verb == "update":
+        calls = [Call("update", changes={c: r[c] for c in plan.set_columns},
+                      bindings={k: r[k] for k in pk}) for r in changed]
+    else:
+        calls = [Call("delete", bindings={k: r[k] for k in pk}) for r in changed]
+    return calls, changed
+
+
+async def fire(session: Session, staged: StagedWrite, ctx: StatementContext) -> list[dict]:
+    """Make a write's calls, in order; returns the rows the resolvers gave back."""
+    resource = session.db.resources[staged.resource]
+    returned: list[dict] = []
+    for call in staged.calls:
+        args = call.bindings or {}
+        ctx.touch(resource.name, call.verb, args if call.verb != "insert"
+                  else {"rows": len(call.rows)}, called=True)
+        b = Bindings({k: (v,) for k, v in args.items()}, resource.name)
+        inputs: tuple[Any, ...] = {
+            "insert": (list(call.rows),), "update": (dict(call.changes or {}), b),
+            "delete": (b,)}[call.verb]
+        arguments = ([as_dict(r) for r in call.rows] if call.verb == "insert"
+                     else {"changes": call.changes, **args} if call.verb == "update"
+                     else args)
+        try:
+            out = await resolve.invoke(session, resource, call.verb, inputs, arguments, ctx)
+        except errors.SqlError:
+            staged.status = "failed"
+            raise
+        finally:
+            session.db.invalidate(resource.name)
+        if isinstance(out, list | tuple) and out and call.verb != "delete":
+            returned.extend(resource.validate_rows(list(out)))
+        session.overlay.remember(resource, call, out)
+    staged.status = "fired"
+    return returned
+
+
+async def commit(session: Session, staged: list[StagedWrite]) -> Result:
+    """Fire the writes a COMMIT took, in order; the first failure stops the rest."""
+    ctx = StatementContext(Request(), "COMMIT")
+    for i, one in enumerate(staged):
+        try:
+            await fire(session, one, ctx)
+        except errors.SqlError as exc:
+            one.status, one.error = "failed", exc.message
+            for rest in staged[i + 1:]:
+                rest.status = "not run"
+            detail = "; ".join(f"#{w.id} {w.summary}: {w.status}" for w in staged)
+            raise errors.ExternalRoutineError(
+                f"COMMIT failed at staged write #{one.id} ({one.resource} {one.verb}):"
+                f" {exc.message}",
+                detail=detail,
+                hint="Writes before it fired and stay done; it and the writes after it did "
+                "not. The transaction is over: re-run what is left in a new one.",
+            ) from None
+    notices = [Notice(f"fired #{w.id}: {w.summary}") for w in staged]
+    return Result("COMMIT", notices=notices, committed=staged,
+                  touched=list(ctx.touched.values()))
+
+
+async def _returning(session: Session, plan: Plan, resource: Resource, target: Reference,
+                     rows: list[dict], params: list[Param], formats: Sequence[int]) -> Result:
+    start, end = plan.returning_span  # type: ignore[misc]
+    returning = plan.sql[start:end].strip()[len("RETURNING"):]
+    n = plan.max_param + 1
+    sql = f"SELECT {returning} FROM {populate_sql(resource, n, alias=target.alias)}"
+    node, used = renumber_params(parse(sql)[0].node)
+    all_args = [*params, *map(encode_param, rows_params(resource, rows))]
+    sql, args = deparse(node), [all_args[i - 1] for i in used]
+    out = await sidecar.pipeline(session, [Step(sql, args, formats)])
+    return sidecar.result_of(session, "", out)
+
+
+def _read_formats(resource: Resource) -> tuple[int, ...]:
+    """Result formats for reading a resource's rows into Python (RETURNING *): binary
+    where Postgres' text would depend on the client's settings."""
+    return tuple(result_format(c.pg_type) for c in resource.columns)
