@@ -1,0 +1,153 @@
+"""The house rules, checked on the source: module size, private names, import circles
+and the direction of the layers (docs/architecture.md).
+
+- No module of the package is over ``MAX_LINES`` lines.
+- No module imports a ``_private`` name from another module.
+- No import circle at run time (imports under ``if TYPE_CHECKING:`` are for types).
+- resources <- catalog <- server, and the wire codec imports nothing but errors.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_LINES = 600
+# Where each part of the package lives in the source tree.
+PACKAGE_DIRS = {
+    "glove_scratchpad": ROOT / "glove_scratchpad",
+    "glove_scratchpad.resources": ROOT / "resources",
+    "glove_scratchpad.catalog": ROOT / "catalog",
+    "glove_scratchpad.server": ROOT / "server",
+}
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for prefix, folder in PACKAGE_DIRS.items():
+        for path in folder.rglob("*.py"):
+            rel = path.relative_to(folder).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            name = ".".join([prefix, *parts])
+            if prefix == "glove_scratchpad" and parts and parts[0] in (
+                    "resources", "catalog", "server"):
+                continue
+            found[name] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _is_package(name: str) -> bool:
+    return MODULES[name].name == "__init__.py"
+
+
+def _imports(name: str) -> list[tuple[str, list[str], bool]]:
+    """(module imported, names taken from it, at run time) for each import of a module."""
+    tree = ast.parse(MODULES[name].read_text())
+    typing_only: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            typing_only.update(id(n) for child in node.body for n in ast.walk(child))
+    base = name if _is_package(name) else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(tree):
+        runtime = id(node) not in typing_only
+        if isinstance(node, ast.Import):
+            out.extend((a.name, [], runtime) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = base.split(".")
+                parts = parts[:len(parts) - node.level + 1]
+                module = ".".join(parts + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            names = [a.name for a in node.names]
+            if f"{module}.{names[0]}" in MODULES:  # from package import submodule
+                out.extend((f"{module}.{n}", [], runtime) for n in names)
+            else:
+                out.append((module, names, runtime))
+    return out
+
+
+def _internal(module: str) -> str | None:
+    while module and module not in MODULES:
+        module = module.rpartition(".")[0]
+    return module or None
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_module_is_too_long(name):
+    lines = len(MODULES[name].read_text().splitlines())
+    assert lines <= MAX_LINES, f"{MODULES[name]} has {lines} lines; split it by its jobs"
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_private_name_is_imported_from_another_module(name):
+    for module, names, _ in _imports(name):
+        if module == "__future__" or _internal(module) is None:
+            continue
+        private = [n for n in names if n.startswith("_")]
+        assert not private, f"{name} imports {private} from {module}"
+
+
+def test_there_are_no_import_circles():
+    graph = {name: sorted({m for module, _, runtime in _imports(name) if runtime
+                           and (m := _internal(module)) is not None and m != name})
+             for name in MODULES}
+    # A package's __init__ runs before its submodules: importing a submodule from the
+    # package that re-exports it is the package's own business, not a circle.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w.startswith(v + ".") and _is_package(v):
+                continue
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    assert circles == []
+
+
+@pytest.mark.parametrize(("layer", "forbidden"), [
+    ("glove_scratchpad.resources", ("glove_scratchpad.catalog", "glove_scratchpad.server")),
+    ("glove_scratchpad.catalog", ("glove_scratchpad.server",)),
+    ("glove_scratchpad.wire", ("glove_scratchpad.catalog", "glove_scratchpad.server",
+                               "glove_scratchpad.resources", "asyncio", "pglast",
+                               "pydantic", "asyncpg")),
+    ("glove_scratchpad.server.sql", ("glove_scratchpad.server.engine",
+                                     "glove_scratchpad.server.net", "asyncio", "asyncpg")),
+    ("glove_scratchpad.server.engine", ("glove_scratchpad.server.net",
+                                        "glove_scratchpad.wire.connection")),
+])
+def test_layers_import_one_way(layer, forbidden):
+    for name in MODULES:
+        if name != layer and not name.startswith(layer + "."):
+            continue
+        for module, _, _ in _imports(name):
+            bad = [f for f in forbidden if module == f or module.startswith(f + ".")]
+            assert not bad, f"{name} imports {module}"
