@@ -1,9 +1,10 @@
-"""``python -m benchmarks [--smoke] [--output PATH]``: run every benchmark, write the report.
+"""``python -m benchmarks [--smoke] [--only NAME] [--output PATH]``: run the benchmarks.
 
 A full run (``make bench``) writes docs/benchmarks.md; ``--smoke`` runs every
 benchmark very briefly, at its smallest size, and writes only when given --output.
 Failing targets are reported, not fatal: the exit status is non-zero only when a
-benchmark could not run.
+benchmark could not run, or a timed statement answered wrongly (``WrongAnswer``,
+see ``benchmarks/checks.py``); either is a FAIL target of the report, with its reason.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from types import ModuleType
 
 from . import explain, idle, lookup, machine, materialize, profiling, report, resolvers, throughput
 from .env import REPO, Env, Options
-from .results import Section
+from .results import Section, WrongAnswer
 
 # In the report's order (the issue's); they run in RUN_ORDER.
 FAMILIES = [lookup, throughput, materialize, explain, resolvers, idle, profiling]
@@ -28,7 +30,21 @@ RUN_ORDER = [idle, lookup, throughput, explain, resolvers, profiling, materializ
 NAMES = [f.NAME for f in FAMILIES]
 
 
-async def _main(options: Options, output: Path | None) -> int:
+def _failed(family: ModuleType, exc: Exception) -> Section:
+    """The section of a benchmark that raised: one FAIL target with the reason."""
+    name: str = family.NAME
+    wrong = isinstance(exc, WrongAnswer)
+    reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:500].replace("|", "\\|")
+    section = Section(name, f"{name} (failed)", "did not complete; no figure is recorded.", [])
+    section.check(
+        f"`{name}`: every timed statement's answer is right" if wrong else f"`{name}` runs",
+        reason,
+        False,
+    )
+    return section
+
+
+async def _main(options: Options, output: Path | None, only: list[str] | None = None) -> int:
     started = time.perf_counter()
     load_at_start = machine.load()
     print(
@@ -46,6 +62,8 @@ async def _main(options: Options, output: Path | None) -> int:
             flush=True,
         )  # type: ignore[union-attr]
         for family in RUN_ORDER:
+            if only and family.NAME not in only:
+                continue
             run: Callable[[Env], Awaitable[Section]] = family.run
             print(f"== {family.NAME} ==", flush=True)
             t0 = time.perf_counter()
@@ -54,6 +72,7 @@ async def _main(options: Options, output: Path | None) -> int:
             except Exception as exc:
                 traceback.print_exc()
                 errors.append(f"`{family.NAME}` failed: {type(exc).__name__}: {exc}"[:2000])
+                sections[family.NAME] = _failed(family, exc)
             print(f"   ({time.perf_counter() - t0:.1f} s)", flush=True)
         details = machine.describe(env.pg_version, load_at_start)
     finally:
@@ -90,6 +109,12 @@ def main(argv: list[str] | None = None) -> int:
         help="where to write the report (default: docs/benchmarks.md for a full run)",
     )
     p.add_argument(
+        "--only",
+        action="append",
+        choices=NAMES,
+        help="run this benchmark only (repeatable)",
+    )
+    p.add_argument(
         "--duration",
         type=float,
         default=5.0,
@@ -103,9 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import uvloop
     except ImportError:
-        return asyncio.run(_main(options, output))
+        return asyncio.run(_main(options, output, args.only))
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(_main(options, output))
+        return runner.run(_main(options, output, args.only))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,10 @@ Loaded by the server subprocess as a file, so it imports nothing from ``benchmar
   peak number of ``slow`` calls in flight since it was last read.
 - ``customer``, ``orders``, ``product``, ``review``, ``shipment``: the five-resource
   join that EXPLAIN plans (their resolvers are never called by EXPLAIN).
+
+``BENCH_WRONG_ANSWERS`` (comma-separated: ``items.qty``, ``items.name``, ``rows.name``)
+makes the server's resolvers answer wrongly, for the test that the benchmarks'
+checks catch it (tests/benchmarks); the direct tables are built from the right rows.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from glove_scratchpad.resources import Bindings, define_resource
 
 ITEMS = int(os.environ.get("BENCH_ITEMS", "100000"))
 SLOW_SECONDS = float(os.environ.get("BENCH_SLOW_SECONDS", "0.1"))
+WRONG = frozenset(filter(None, os.environ.get("BENCH_WRONG_ANSWERS", "").split(",")))
 
 
 # -- items: the point lookup ---------------------------------------------------------
@@ -52,7 +57,14 @@ def items_sql(table: str = "items", count: int = ITEMS) -> list[str]:
 
 def _items(b: Bindings) -> list[dict]:
     i = b.one("id")
-    return [item_row(i)] if 1 <= i <= ITEMS else []
+    if not 1 <= i <= ITEMS:
+        return []
+    row = item_row(i)
+    if "items.qty" in WRONG:
+        row["qty"] += 1
+    if "items.name" in WRONG:
+        row["name"] = f"item {i + 1}"
+    return [row]
 
 
 items = define_resource(
@@ -89,6 +101,8 @@ def _rows(b: Bindings) -> list[dict]:
     if found is None:
         _last_rows.clear()  # keep one answer: a 1M-row list is large
         found = _last_rows[n] = make_rows(n)
+        if "rows.name" in WRONG:  # the right count, one wrong value
+            found[-1]["name"] = "wrong"
     return found
 
 

@@ -1,21 +1,23 @@
 """6. Idle connections: many clients that finish the start-up, then say nothing.
 
-Raw asyncio sockets send a StartupMessage and read until ReadyForQuery, then stay
-open. Measured while they are all connected: the server's RSS (psutil), the
-sidecar's memory (the sum of the RSS of every Postgres process; PSS too, since
-RSS counts shared buffers once per process) and its client backends
-(``pg_stat_activity``, over a direct connection).
+Raw asyncio sockets (``pgwire.SimpleClient``) send a StartupMessage and read until
+ReadyForQuery, then stay open. Measured while they are all connected: the server's
+RSS (psutil), the sidecar's memory (the sum of the RSS of every Postgres process;
+PSS too, since RSS counts shared buffers once per process) and its client backends
+(``pg_stat_activity``, over a direct connection). Then every idle client must still
+answer: each looks up one item (a simple ``Query``), checked against ``items``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import struct
 import time
 
 import psutil
 
+from . import checks
 from .env import Endpoint, Env
+from .pgwire import SimpleClient
 from .results import Section
 
 NAME = "idle-connections"
@@ -24,35 +26,30 @@ MAX_BACKENDS, MAX_RSS_MB = 25, 300
 MB = 1024 * 1024
 
 
-def _startup(user: str, database: str) -> bytes:
-    body = struct.pack("!i", 196608)  # protocol 3.0
-    for k, v in (("user", user), ("database", database)):
-        body += k.encode() + b"\0" + v.encode() + b"\0"
-    body += b"\0"
-    return struct.pack("!i", len(body) + 4) + body
+GATE = 64  # connections opened (and checked) at once: below the server's listen backlog
 
 
-async def _connect(ep: Endpoint) -> asyncio.StreamWriter:
-    reader, writer = await asyncio.open_connection(ep.host, ep.port)
-    writer.write(_startup(ep.user, ep.database))
-    await writer.drain()
-    while True:  # until ReadyForQuery
-        kind, length = struct.unpack("!ci", await reader.readexactly(5))
-        body = await reader.readexactly(length - 4)
-        if kind == b"E":
-            raise RuntimeError(f"start-up refused: {body!r}")
-        if kind == b"Z":
-            return writer
+async def _open_all(ep: Endpoint, n: int) -> list[SimpleClient]:
+    gate = asyncio.Semaphore(GATE)
 
-
-async def _open_all(ep: Endpoint, n: int) -> list[asyncio.StreamWriter]:
-    gate = asyncio.Semaphore(64)  # below the server's listen backlog
-
-    async def one() -> asyncio.StreamWriter:
+    async def one() -> SimpleClient:
         async with gate:
-            return await _connect(ep)
+            return await SimpleClient.connect(ep)
 
     return list(await asyncio.gather(*(one() for _ in range(n))))
+
+
+async def _check_all(clients: list[SimpleClient]) -> None:
+    """Every client, idle until now, looks up its own item: the row must be right."""
+    gate = asyncio.Semaphore(GATE)
+
+    async def one(i: int, client: SimpleClient) -> None:
+        sql = f"SELECT * FROM items WHERE id = {i}"
+        async with gate:
+            answer = await client.query(sql)
+        checks.expect(f"idle client {i}: {sql}", answer.rows, [checks.item_text(i)])
+
+    await asyncio.gather(*(one(i, c) for i, c in enumerate(clients, 1)))
 
 
 def _memory(env: Env) -> dict[str, float]:
@@ -88,15 +85,14 @@ async def run(env: Env) -> Section:
     assert env.server is not None
     before, backends_before = _memory(env), await env.backends()
     t0 = time.perf_counter()
-    writers = await _open_all(env.server, n)
+    clients = await _open_all(env.server, n)
     opened = time.perf_counter() - t0
     try:
         await asyncio.sleep(1.0)
         during, backends = _memory(env), await env.backends()
+        await _check_all(clients)  # after the measurements: they stay those of idle clients
     finally:
-        for w in writers:
-            w.close()
-        await asyncio.gather(*(w.wait_closed() for w in writers), return_exceptions=True)
+        await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
     section.add(
         "server RSS",
         "MB",
@@ -144,4 +140,5 @@ async def run(env: Env) -> Section:
         f"{during['server_rss']:.0f} MB" + ("" if full else f" (with {n} clients)"),
         during["server_rss"] <= MAX_RSS_MB if full else None,
     )
+    checks.passed(section, [f"{n:,} idle clients, each its own lookup"])
     return section

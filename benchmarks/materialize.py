@@ -6,6 +6,9 @@ parameters (one array per column) and turned back into typed rows by the sidecar
 The physical limit is COPY of the same rows into an unlogged table of the same sidecar
 (``copy_records_to_table``, asyncpg's binary COPY FROM STDIN), timed the same way.
 The resolver returns an already built list, so neither side pays for making rows.
+Each answer is checked: every timed count and COPY tag, and once per size the count
+and checksum of the rows through the server and in the COPY's table
+(``checks.materialized``).
 """
 
 from __future__ import annotations
@@ -14,9 +17,9 @@ import re
 import statistics
 import time
 
-from glove_scratchpad.catalog import populate_sql, rows_params
-from glove_scratchpad.server.values import encode_param
+from glove_scratchpad.catalog import encode_param, populate_sql, rows_params
 
+from . import checks
 from .bench_resources import make_rows
 from .bench_resources import rows as rows_resource
 from .env import Env
@@ -55,24 +58,32 @@ async def run(env: Env) -> Section:
     assert env.server is not None
     server = await env.server.connect()
     direct = await env.direct.connect()
+    checked = []
     try:
         for n in SMOKE_SIZES if env.options.smoke else SIZES:
             sql = f"SELECT count(*) FROM rows WHERE n = {n}"
             records = [tuple(r[c] for c in COLUMNS) for r in make_rows(n)]
-            assert await server.fetchval(sql) == n  # warm-up: the resolver builds its rows
+            # warm-up (the resolver builds its rows), and the rows' checksum
+            checks.expect(f"server: {sql}", await server.fetchval(sql), n)
+            await checks.materialized(server, "rows", n, "server")
             samples = []
             for _ in range(_repeats(n, env.options.smoke)):
                 t0 = time.perf_counter()
                 count = await server.fetchval(sql)
                 samples.append(time.perf_counter() - t0)
-                assert count == n, count
+                checks.expect(f"server: {sql}", count, n)
             copies = []
             for _ in range(_repeats(n, env.options.smoke)):
                 await direct.execute("TRUNCATE copy_target")
                 t0 = time.perf_counter()
-                await direct.copy_records_to_table("copy_target", records=records, columns=COLUMNS)
+                tag = await direct.copy_records_to_table(
+                    "copy_target", records=records, columns=COLUMNS
+                )
                 copies.append(time.perf_counter() - t0)
+                checks.expect("direct: COPY into copy_target", tag, f"COPY {n}")
+            await checks.materialized(direct, "copy_target", n, "direct, after COPY")
             await direct.execute("TRUNCATE copy_target")
+            checked.append(f"{n:,} rows: server count and checksum, COPY tag and checksum")
             s, c = statistics.median(samples) * 1000, statistics.median(copies) * 1000
             section.add(
                 f"{n:,} rows",
@@ -94,6 +105,7 @@ async def run(env: Env) -> Section:
         times(r, 1, "not measured (smoke sizes)"),
         None if r is None else r <= TARGET_RATIO,
     )
+    checks.passed(section, checked)
     return section
 
 
@@ -107,8 +119,10 @@ async def _breakdown(env: Env, section: Section, n: int) -> None:
     """Where the time of n rows goes: validation, encoding, the sidecar's work."""
     raw = make_rows(n)
     validated, validate_ms = _timed(lambda: rows_resource.validate_rows(raw, {"n": n}))
+    checks.expect("validate_rows: rows", len(validated), n)
     texts, params_ms = _timed(lambda: rows_params(rows_resource, validated))
-    _, encode_ms = _timed(lambda: [encode_param(t) for t in texts])
+    encoded, encode_ms = _timed(lambda: [encode_param(t) for t in texts])
+    checks.expect("encode_param: parameters", len(encoded), len(texts))
     # The server's own SQL (column arrays: no shell table needed); asyncpg sends the
     # parameters as text, then they are cast as the server's are.
     populate = re.sub(r"(\$\d+)::", r"\1::text::", populate_sql(rows_resource, 1))
@@ -117,8 +131,9 @@ async def _breakdown(env: Env, section: Section, n: int) -> None:
     try:
         await conn.fetchval(sql, *texts)  # warm-up
         t0 = time.perf_counter()
-        assert await conn.fetchval(sql, *texts) == n
+        count = await conn.fetchval(sql, *texts)
         sidecar_ms = (time.perf_counter() - t0) * 1000
+        checks.expect("direct: populate_sql's rows", count, n)
     finally:
         await conn.close()
     mb = sum(map(len, texts)) / 2**20

@@ -8,6 +8,9 @@
   inclusive time by function, and self time by component.
 - cProfile: a second server process started under ``python -m cProfile`` for such a
   run; functions called at least once per statement, by total and cumulative time.
+
+Each endpoint's point lookup (the server, direct, the profiled server) is checked
+by ``checks.lookup`` before its timed run.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 
 import psutil
 
+from . import checks
 from .env import REPO, Endpoint, Env
 from .pgbench import LOOKUP_SCRIPT, PgbenchResult, pgbench, write_script
 from .results import Section
@@ -232,6 +236,7 @@ async def _cprofile(env: Env, script: Path) -> tuple[str, PgbenchResult]:
     try:
         warm = "50" if env.options.smoke else "300"
         await pgbench(ep, script, ["-t", warm], mode="prepared")  # warm-up, not profiled
+        await checks.lookup(ep, "prepared", env.workdir)
         proc.proc.send_signal(signal.SIGUSR1)  # start profiling
         await asyncio.sleep(0.2)
         result = await pgbench(ep, script, env.options.pgbench_length(), mode="prepared")
@@ -265,6 +270,7 @@ async def run(env: Env) -> Section:
     )
     assert env.server is not None
     script = write_script(env.workdir, "lookup", LOOKUP_SCRIPT)
+    checked = [await checks.lookup(ep, "prepared", env.workdir) for ep in (env.server, env.direct)]
     via_server, server_cpu, cluster_server = await _cpu_run(env, env.server, script)
     via_direct, _, cluster_direct = await _cpu_run(env, env.direct, script)
     section.add("latency", "ms", server=via_server.latency_ms, direct=via_direct.latency_ms)
@@ -301,5 +307,6 @@ async def run(env: Env) -> Section:
         text,
     ]
     section.extra = "\n".join(parts)
+    checks.passed(section, [*checked, "lookup of the cProfile server -M prepared"])
     print("  profiles: " + ("py-spy, " if exe else "") + "cProfile", flush=True)
     return section

@@ -5,6 +5,9 @@
 - An IN list of 50 values on one reference: one call per value. Under a
   per-resource concurrency limit of 10 it would take 500 ms; the figure shows what
   the server does, and ``slow_stats`` reports how many calls were in flight at once.
+
+Every timed statement's count is checked (1, 1 and 50 rows), and the peak in flight
+must lie between 1 and the statement's calls.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import statistics
 import time
 
+from . import checks
 from .bench_resources import SLOW_SECONDS
 from .env import Env
 from .results import Section
@@ -45,28 +49,35 @@ async def run(env: Env) -> Section:
     assert env.server is not None
     conn = await env.server.connect()
     repeats = 2 if env.options.smoke else 5
+    # (label, statement, resolver calls, its count, the reference time)
     cases = [
-        ("1 resolver call", "SELECT count(*) FROM slow WHERE k = 1", 1, ms),
-        ("10 independent references in one statement", _ten(), 10, ms),
+        ("1 resolver call", "SELECT count(*) FROM slow WHERE k = 1", 1, 1, ms),
+        ("10 independent references in one statement", _ten(), 10, 1, ms),
         (
             "IN fan-out of 50 values",
             "SELECT count(*) FROM slow WHERE k IN ("
             + ", ".join(str(i) for i in range(1, 51))
             + ")",
             50,
+            50,
             ms * 50 / LIMIT,
         ),
     ]
+    checked = []
     try:
-        for label, sql, calls, reference in cases:
-            await conn.fetchval(sql)  # warm-up
+        for label, sql, calls, count, reference in cases:
+            checks.expect(f"{label}: count", await conn.fetchval(sql), count)  # and warm-up
             await conn.fetchval("SELECT peak FROM slow_stats")
             times = []
             for _ in range(repeats):
                 t0 = time.perf_counter()
-                await conn.fetchval(sql)
+                got = await conn.fetchval(sql)
                 times.append(time.perf_counter() - t0)
+                checks.expect(f"{label}: count", got, count)
             peak = await conn.fetchval("SELECT peak FROM slow_stats")
+            if not (isinstance(peak, int) and 1 <= peak <= calls):
+                raise checks.WrongAnswer(f"{label}: slow_stats.peak is {peak!r}, not 1 to {calls}")
+            checked.append(f"{label} (count {count}, peak {peak})")
             t = statistics.median(times) * 1000
             section.add(
                 label,
@@ -91,4 +102,5 @@ async def run(env: Env) -> Section:
                 )
     finally:
         await conn.close()
+    checks.passed(section, checked)
     return section

@@ -5,6 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
+class WrongAnswer(Exception):
+    """A timed statement answered wrongly: the benchmark fails instead of recording a time.
+
+    Raised by ``benchmarks.checks`` (and by ``pgbench`` for failed transactions);
+    ``python -m benchmarks`` reports it as a FAIL target with this message.
+    """
+
+
 @dataclass
 class Row:
     """One measurement, under each reference it was taken against."""

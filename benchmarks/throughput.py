@@ -1,10 +1,12 @@
 """2. Throughput: the point lookup at 8, 32 and 128 clients (pgbench ``-j 2``).
 
 Server vs direct Postgres vs the plain asyncio byte relay, each in prepared mode.
+Before each timed run, ``checks.lookup`` checks the answer with as many clients.
 """
 
 from __future__ import annotations
 
+from . import checks
 from .env import Env
 from .pgbench import LOOKUP_SCRIPT, pgbench, write_script
 from .results import TIMES, Section, ratio, times
@@ -26,10 +28,12 @@ async def run(env: Env) -> Section:
         ratios=[("server", "direct"), ("server", "relay")],
     )
     script = write_script(env.workdir, "lookup", LOOKUP_SCRIPT)
+    checked = []
     for clients in SMOKE_CLIENTS if env.options.smoke else CLIENTS:
         values = {}
         for ep in (env.server, env.direct, env.relay):
             assert ep is not None
+            checked.append(await checks.lookup(ep, "prepared", env.workdir, clients=clients))
             result = await pgbench(
                 ep,
                 script,
@@ -57,4 +61,5 @@ async def run(env: Env) -> Section:
                 times(r),
                 None if r is None else r >= VS_RELAY,
             )
+    checks.passed(section, checked)
     return section

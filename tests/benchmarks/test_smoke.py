@@ -1,11 +1,15 @@
 """The benchmarks' smoke run: every benchmark runs very briefly and is named in the output.
 
-CI runs this, not the full benchmarks (``make bench``).
+CI runs this, not the full benchmarks (``make bench``). Every benchmark checks the
+answers of what it times (``benchmarks/checks.py``): the smoke run must report each
+family's answer target as PASS, and a server whose resources answer wrongly
+(``BENCH_WRONG_ANSWERS``) must make the benchmark fail, with a FAIL target.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 from pathlib import Path
@@ -25,10 +29,15 @@ NAMES = (
 )
 
 
-@pytest.mark.timeout(110)
-async def test_smoke_run_measures_every_benchmark(tmp_path: Path) -> None:
-    report = tmp_path / "benchmarks.md"
-    started = time.monotonic()
+
+
+def _answers(name: str) -> str:
+    """The target every benchmark adds for the answers of what it timed."""
+    return f"`{name}`: every timed statement's answer is right"
+
+
+async def _smoke(report: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """``python -m benchmarks --smoke --output report *args``: exit status and output."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -36,7 +45,9 @@ async def test_smoke_run_measures_every_benchmark(tmp_path: Path) -> None:
         "--smoke",
         "--output",
         str(report),
+        *args,
         cwd=REPO,
+        env={**os.environ, **(env or {})},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
@@ -46,13 +57,24 @@ async def test_smoke_run_measures_every_benchmark(tmp_path: Path) -> None:
         proc.kill()
         await proc.wait()
         raise
-    text = out.decode(errors="replace")
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(errors="replace")
+
+
+@pytest.mark.timeout(110)
+async def test_smoke_run_measures_every_benchmark(tmp_path: Path) -> None:
+    report = tmp_path / "benchmarks.md"
+    started = time.monotonic()
+    code, text = await _smoke(report)
     elapsed = time.monotonic() - started
-    assert proc.returncode == 0, text[-4000:]
+    assert code == 0, text[-4000:]
     for name in NAMES:
         assert f"== {name} ==" in text, f"{name} did not run:\n{text[-4000:]}"
+        assert f"PASS  {_answers(name)}" in text, f"{name} checked no answer:\n{text[-4000:]}"
     assert "failed" not in text.splitlines()[-1], text[-4000:]
     written = report.read_text()
+    for name in NAMES:
+        assert f"| {_answers(name)} |" in written
     for heading in (
         "## Machine",
         "## Targets",
@@ -66,3 +88,32 @@ async def test_smoke_run_measures_every_benchmark(tmp_path: Path) -> None:
     ):
         assert heading in written
     print(f"smoke run: {elapsed:.0f} s")  # meant to stay under 60 s on an idle machine
+
+
+@pytest.mark.timeout(110)
+@pytest.mark.parametrize(
+    ("wrong", "benchmark", "reason"),
+    [
+        # pgbench's checking script: a wrong qty aborts its client
+        ("items.qty", "point-lookup", "is not that of the id looked up"),
+        # the full row over the same protocol: a wrong label
+        ("items.name", "point-lookup", "got [('1', 'item 2', '7')]"),
+        # the right count, one wrong value: the checksum
+        ("rows.name", "materialization", "count and md5 of rows"),
+    ],
+)
+async def test_a_wrong_answer_fails_the_benchmark(
+    tmp_path: Path, wrong: str, benchmark: str, reason: str
+) -> None:
+    report = tmp_path / "benchmarks.md"
+    code, text = await _smoke(
+        report, "--only", benchmark, env={"BENCH_WRONG_ANSWERS": wrong}
+    )
+    assert code != 0, text[-4000:]
+    assert f"FAIL  {_answers(benchmark)}: WrongAnswer" in text, text[-4000:]
+    assert reason in text, text[-4000:]
+    assert text.splitlines()[-1].endswith("; 1 benchmark(s) failed"), text[-4000:]
+    written = report.read_text()
+    line = next(ln for ln in written.splitlines() if _answers(benchmark) in ln)
+    assert line.endswith("| **FAIL** |") and reason in line, line
+    assert "## Errors" in written
