@@ -211,6 +211,10 @@ ATTACKS: list[tuple[str, str]] = [
     ("SELECT set_config('standard_conforming_strings', 'off', false)", PRIV),
     ("SELECT set_config('transaction_read_only', 'off', true)", PRIV),
     ("SELECT set_config('work_mem', '100GB', true)", PRIV),
+    ("SET sort_mem = '100GB'", PRIV),  # Postgres's old name for work_mem
+    ("SELECT set_config('vacuum_mem', '100GB', false)", PRIV),  # maintenance_work_mem
+    ("SELECT set_config('statement_timeout', '0', false)", UNSUPPORTED),
+    ("SELECT set_config('default_transaction_read_only', 'on', false)", UNSUPPORTED),
     ("SET session_replication_role = replica", PRIV),
     ("SET allow_system_table_mods = on", PRIV),
     ("SET row_security = off", PRIV),
@@ -329,11 +333,13 @@ ATTACKS: list[tuple[str, str]] = [
     ("EXPLAIN SELECT * FROM pg_authid", PRIV),
     ("EXPLAIN CREATE TABLE t AS SELECT 1", PRIV),
     ("EXPLAIN SELECT pg_read_file('/etc/passwd')", PRIV),
-    ("PREPARE p AS DELETE FROM pg_class", PRIV),
-    ("PREPARE p AS SELECT * FROM pg_authid", PRIV),
-    ("PREPARE p (text) AS SELECT pg_read_file($1)", PRIV),
-    ("PREPARE p AS INSERT INTO pg_largeobject VALUES (1, 0, 'x')", PRIV),
-    ("EXECUTE p (pg_read_file('/etc/passwd'))", PRIV),
+    ("PREPARE p AS DELETE FROM pg_class", UNSUPPORTED),
+    ("PREPARE p AS SELECT * FROM pg_authid", UNSUPPORTED),
+    ("PREPARE p (text) AS SELECT pg_read_file($1)", UNSUPPORTED),
+    ("PREPARE p AS INSERT INTO pg_largeobject VALUES (1, 0, 'x')", UNSUPPORTED),
+    ("EXECUTE p (pg_read_file('/etc/passwd'))", UNSUPPORTED),
+    ("EXPLAIN EXECUTE p (1)", UNSUPPORTED),
+    ("PREPARE TRANSACTION 'x'", UNSUPPORTED),
     # -- writes to anything but a resource ----------------------------------------------
     ("INSERT INTO pg_catalog.pg_authid (rolname) VALUES ('evil')", PRIV),
     ("UPDATE pg_authid SET rolsuper = true", PRIV),
@@ -451,7 +457,7 @@ ORDINARY: list[str] = [
     "SELECT column_name, data_type, is_nullable FROM information_schema.columns WHERE table_schema = 'public' AND table_name = 'github_pr' ORDER BY ordinal_position",
     "SELECT col_description('public.github_pr'::regclass, 1), obj_description('github_pr'::regclass, 'pg_class')",
     "SELECT version(), current_database(), current_schema(), current_user, session_user, current_setting('server_version_num'), current_setting('TimeZone')",
-    "SELECT set_config('application_name', 'agent', false), set_config('search_path', 'public', false), set_config('statement_timeout', '5s', true)",
+    "SELECT set_config('application_name', 'agent', false), set_config('search_path', 'public', false), set_config('TimeZone', 'UTC', true)",
     "SELECT set_config('jit', $1, false)",
     "SELECT pg_advisory_unlock_all()",
     "SELECT (aclexplode(relacl)).privilege_type FROM pg_class WHERE relname = 'github_pr'",
@@ -463,7 +469,7 @@ ORDINARY: list[str] = [
     "EXPLAIN (FORMAT JSON, VERBOSE) SELECT 1",
     "EXPLAIN UPDATE github_pr SET title = 'x' WHERE number = 1",
     "BEGIN", "BEGIN ISOLATION LEVEL SERIALIZABLE", "START TRANSACTION READ ONLY", "COMMIT", "ROLLBACK", "END", "ABORT",
-    "SAVEPOINT s", "RELEASE SAVEPOINT s", "ROLLBACK TO SAVEPOINT s", "PREPARE TRANSACTION 'x'",
+    "SAVEPOINT s", "RELEASE SAVEPOINT s", "ROLLBACK TO SAVEPOINT s",
     "SET statement_timeout = '5s'", "SET application_name = 'psql'", "SET TIME ZONE 'UTC'", "SET DateStyle = ISO",
     "SET search_path = public", 'SET search_path TO "$user", public', "SET search_path = pg_catalog, public",
     "SET search_path TO DEFAULT", "SET default_transaction_read_only = on", "SET transaction_read_only TO true",
@@ -473,7 +479,6 @@ ORDINARY: list[str] = [
     "RESET ALL", "RESET statement_timeout", "SET statement_timeout TO DEFAULT",
     "SHOW TimeZone", "SHOW server_version", "SHOW transaction isolation level", "SHOW search_path", "SHOW statement_timeout", "SHOW work_mem",
     "DISCARD ALL", "DISCARD PLANS", "DISCARD TEMP", "DEALLOCATE ALL", "DEALLOCATE p", "CLOSE ALL", "UNLISTEN *",
-    "PREPARE q (int) AS SELECT * FROM github_pr WHERE number = $1", "EXECUTE q (1)", "EXPLAIN EXECUTE q (1)",
 ]
 
 # What clients send to describe a database: (client and command, SQL, parameter values).
