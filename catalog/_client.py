@@ -33,9 +33,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from glove_scratchpad import errors
-from ._sidecar import Sidecar
-
-from ._stream import CodecProtocol
 from glove_scratchpad.wire import (
     NEED_DATA,
     AuthenticationCleartextPassword,
@@ -69,6 +66,9 @@ from glove_scratchpad.wire import (
     Terminate,
     decode_backend,
 )
+
+from ._sidecar import Sidecar
+from ._stream import CodecProtocol
 
 __all__ = ["Param", "Pool", "SidecarConnection", "Step", "StepResult"]
 

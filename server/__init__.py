@@ -5,8 +5,8 @@
 agent tool all call.
 """
 
-from .engine.result import Call, Notice, Result, ResultColumn, StagedWrite, Touched
 from .engine.database import Database
+from .engine.result import Call, Notice, Result, ResultColumn, StagedWrite, Touched
 from .engine.session import Session
 
 __all__ = ["Call", "Database", "Notice", "Result", "ResultColumn", "Session", "StagedWrite",

@@ -33,8 +33,8 @@ from typing import Any
 from glove_scratchpad.errors import SqlError
 from glove_scratchpad.resources import Resource
 
-from .engine.result import Notice, Result, StagedWrite
 from .engine.database import Database
+from .engine.result import Notice, Result, StagedWrite
 from .engine.session import Session
 
 __all__ = [

@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     m.add_argument("--resources", nargs="+", metavar="MODULE_OR_FILE",
                    help="modules or .py files whose `resources` list is served "
                         "(default: the bundled demo set)")
-    m.add_argument("--writes", action="store_true",
+    m.add_argument("--writes", action="store_true", default=None,
                    help="allow INSERT, UPDATE and DELETE on resources")
     m.add_argument("--sidecar-dsn", help="use this Postgres as the sidecar instead of the "
                                          "embedded one")
@@ -50,6 +50,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     m.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
     m.add_argument("--port", type=int, help="HTTP port (default 55433; 0 picks a free one)")
+    m.add_argument("--config", help="a TOML config file, as for serve: its [[mcp.servers]], "
+                                    "resources, writes, sidecar and limits (its [server] host "
+                                    "and port are the Postgres listener's, and unused here)")
     m.add_argument("-v", "--verbose", action="store_true")
     pw = sub.add_parser("passwd", help="print a SCRAM-SHA-256 verifier for a password, for "
                                        "the password of a [users.NAME] table")
@@ -61,9 +64,9 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
     """Run the server until SIGTERM or SIGINT, then shut down gracefully."""
     from glove_scratchpad.resources.mcp import McpBridge
 
-    from .net.server import Server
+    from .engine.database import Database
     from .loader import load_fns, load_resources
-    from .engine.session import Database
+    from .net.server import Server
 
     resources = load_resources(config.resources) if config.resources else None
     fns = load_fns(config.resources) if config.resources else None
@@ -150,20 +153,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _mcp(args: argparse.Namespace) -> int:
     """``glove-scratchpad mcp``: stdout is the protocol on stdio, so nothing else goes there."""
     from glove_scratchpad.catalog import SidecarBusy
+    from glove_scratchpad.resources.mcp import McpServerConfig
 
-    from .loader import load_resources
+    from .loader import load_fns, load_resources
     from .mcp_server import DEFAULT_MCP_PORT, serve_mcp
 
     try:
+        config = load_config(args.config, writes=args.writes, sidecar_dsn=args.sidecar_dsn,
+                             sidecar_dir=args.sidecar_dir, resources=args.resources)
+        # Checked here, so that a mistake is one line on stderr, not a traceback.
+        mcp_servers = [McpServerConfig.model_validate(s) for s in config.mcp_servers]
         with contextlib.redirect_stdout(sys.stderr):  # a resources module that prints
-            resources = load_resources(args.resources) if args.resources else None
+            resources = load_resources(config.resources) if config.resources else None
+            fns = load_fns(config.resources) if config.resources else None
     except (OSError, ValueError) as exc:
         print(f"glove-scratchpad: {exc}", file=sys.stderr)
         return 2
     port = DEFAULT_MCP_PORT if args.port is None else args.port
     try:
-        _run(serve_mcp(resources, writes=args.writes, sidecar_dsn=args.sidecar_dsn,
-                       sidecar_dir=args.sidecar_dir, http=args.http, host=args.host, port=port))
+        _run(serve_mcp(resources, writes=config.writes, sidecar_dsn=config.sidecar_dsn,
+                       sidecar_dir=config.sidecar_dir, http=args.http, host=args.host, port=port,
+                       mcp_servers=mcp_servers, fns=fns, limits=config.limits()))
     except asyncio.CancelledError:  # SIGTERM or SIGINT on stdio
         return 0
     except Exception as exc:

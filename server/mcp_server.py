@@ -21,19 +21,25 @@ a later one), so each MCP client session gets its own ``Session``:
 Calls within one session run one at a time, as on a wire connection. In stdio
 mode stdout carries the protocol, so everything else (logs, the sidecar's
 output) goes to stderr.
+
+The server reports itself as ``glove-scratchpad`` with the installed package's
+version. ``serve_mcp`` can also serve MCP servers' tools as tables (the
+``[[mcp.servers]]`` of a config file), as ``glove-scratchpad serve`` does: it
+starts them before the Database and stops them after it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 import logging
 import signal
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import mcp.types as types
 from mcp.server import Server
@@ -42,10 +48,16 @@ from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from glove_scratchpad.resources import Resource
+from glove_scratchpad.resources import Fn, Resource
 
 from . import agent
-from .engine.session import Database, Session
+from .engine.database import Database
+from .engine.session import Session
+
+if TYPE_CHECKING:
+    from glove_scratchpad.resources.mcp import McpServerConfig
+
+    from .engine.guard import Limits
 
 __all__ = ["CATALOG_URI", "DEFAULT_MCP_PORT", "Sessions", "create_server", "serve_mcp"]
 
@@ -139,7 +151,7 @@ def create_server(db: Database, *, transport: Transport = "stdio") -> Server[Any
         key = session_key(ctx)
         async with state.sessions.lease(key) as session:
             reply = await agent.call_tool(session, params.name, params.arguments)
-            if key is None and session.transaction != "idle":
+            if key is None and session.tx_status != "I":
                 reply = _stateless_refusal(session, reply)
         return types.CallToolResult(content=[types.TextContent(type="text", text=reply.text)],
                                     is_error=reply.is_error)
@@ -160,7 +172,7 @@ def create_server(db: Database, *, transport: Transport = "stdio") -> Server[Any
             uri=CATALOG_URI, mime_type="text/markdown", text=catalog)])
 
     server: Server[Any] = Server(
-        "glove-scratchpad", instructions=catalog, lifespan=lifespan,
+        "glove-scratchpad", version=_version(), instructions=catalog, lifespan=lifespan,
         get_tool_input_schema=_input_schema,
         on_list_tools=list_tools, on_call_tool=call_tool,
         on_list_resources=list_resources, on_read_resource=read_resource,
@@ -177,6 +189,14 @@ def create_server(db: Database, *, transport: Transport = "stdio") -> Server[Any
 
 
 _TOOL_NAMES = frozenset(t["name"] for t in agent.tool_definitions())
+
+
+def _version() -> str:
+    """The installed package's version, for ``serverInfo``."""
+    try:
+        return importlib.metadata.version("glove-scratchpad")
+    except importlib.metadata.PackageNotFoundError:  # run from a tree that is not installed
+        return "0"
 
 
 def _input_schema(name: str) -> dict[str, Any] | None:
@@ -218,16 +238,37 @@ async def serve_mcp(
     host: str = "127.0.0.1",
     port: int = DEFAULT_MCP_PORT,
     ready: Callable[[str], None] | None = None,
+    mcp_servers: Iterable[McpServerConfig | Mapping[str, Any]] = (),
+    fns: Iterable[Fn] | None = None,
+    limits: Limits | None = None,
 ) -> None:
     """Serve until the client goes away (stdio) or SIGTERM/SIGINT (both).
 
-    ``resources`` default to the demo set. Over HTTP, ``port`` 0 picks a free
-    port; the URL is printed (and passed to ``ready``) once the server listens.
+    ``resources`` default to the demo set. ``mcp_servers`` (``[[mcp.servers]]``)
+    add their tools' tables, as ``glove-scratchpad serve`` does: with them and no
+    ``resources``, only their tables are served; a server that does not start
+    is left out (logged). Over HTTP, ``port`` 0 picks a free port; the URL is
+    printed (and passed to ``ready``) once the server listens.
     """
+    from glove_scratchpad.resources.mcp import McpBridge
 
-    async def open_db() -> Database:
-        return await Database.create(resources, writes=writes, sidecar_dsn=sidecar_dsn,
-                                     sidecar_dir=sidecar_dir)
+    bridge = McpBridge(mcp_servers)
+
+    @contextlib.asynccontextmanager
+    async def open_db() -> AsyncIterator[Database]:
+        try:
+            served = resources
+            if bridge.connections:
+                await bridge.start()
+                served = [*(resources or []), *bridge.resources]
+            db = await Database.create(served, writes=writes, sidecar_dsn=sidecar_dsn,
+                                       sidecar_dir=sidecar_dir, fns=fns, limits=limits)
+            try:
+                yield db
+            finally:
+                await db.close()
+        finally:
+            await bridge.aclose()
 
     if http:
         await _serve_http(open_db, host, port, ready)
@@ -235,8 +276,10 @@ async def serve_mcp(
         await _serve_stdio(open_db, ready)
 
 
-async def _serve_stdio(open_db: Callable[[], Awaitable[Database]],
-                       ready: Callable[[str], None] | None) -> None:
+_OpenDb = Callable[[], contextlib.AbstractAsyncContextManager[Database]]
+
+
+async def _serve_stdio(open_db: _OpenDb, ready: Callable[[str], None] | None) -> None:
     task = asyncio.current_task()
     assert task is not None
     received: list[int] = []
@@ -252,17 +295,14 @@ async def _serve_stdio(open_db: Callable[[], Awaitable[Database]],
     # stdio_server points fd 1 at stderr while it serves, so nothing the sidecar
     # prints can reach the protocol stream: the sidecar starts inside it.
     async with stdio_server() as (read, write):
-        db: Database | None = None
         try:
-            db = await open_db()
-            server = create_server(db, transport="stdio")
-            log.info("glove-scratchpad MCP server on stdio")
-            if ready is not None:
-                ready("stdio")
-            await server.run(read, write, server.create_initialization_options())
+            async with open_db() as db:
+                server = create_server(db, transport="stdio")
+                log.info("glove-scratchpad MCP server on stdio")
+                if ready is not None:
+                    ready("stdio")
+                await server.run(read, write, server.create_initialization_options())
         finally:
-            if db is not None:
-                await db.close()
             if received:
                 # The SDK reads stdin in a thread that nothing interrupts, so leaving
                 # stdio_server would wait for the client to close stdin: with the
@@ -272,7 +312,7 @@ async def _serve_stdio(open_db: Callable[[], Awaitable[Database]],
                 signal.raise_signal(received[0])
 
 
-async def _serve_http(open_db: Callable[[], Awaitable[Database]], host: str, port: int,
+async def _serve_http(open_db: _OpenDb, host: str, port: int,
                       ready: Callable[[str], None] | None) -> None:
     import uvicorn
 
@@ -280,28 +320,27 @@ async def _serve_http(open_db: Callable[[], Awaitable[Database]], host: str, por
     sock = socket.create_server((host, port), family=family)
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     url = f"http://{shown}:{sock.getsockname()[1]}/mcp"
-    db = await open_db()
     try:
-        app = create_server(db, transport="http").streamable_http_app(host=host)
-        uv = _uvicorn_server()(uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
-                                     timeout_graceful_shutdown=10))
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, setattr, uv, "should_exit", True)
-        task = asyncio.create_task(uv.serve(sockets=[sock]))
-        while not uv.started and not task.done():
-            await asyncio.sleep(0.05)
-        if uv.started:
-            print(f"glove-scratchpad MCP server on {url}", flush=True)
-            if ready is not None:
-                ready(url)
-        await task
-        if not uv.started:
-            raise RuntimeError("the MCP HTTP server did not start (see the log above)")
+        async with open_db() as db:
+            app = create_server(db, transport="http").streamable_http_app(host=host)
+            uv = _uvicorn_server()(uvicorn.Config(app, log_config=None, access_log=False,
+                                                  lifespan="on", timeout_graceful_shutdown=10))
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.add_signal_handler(sig, setattr, uv, "should_exit", True)
+            task = asyncio.create_task(uv.serve(sockets=[sock]))
+            while not uv.started and not task.done():
+                await asyncio.sleep(0.05)
+            if uv.started:
+                print(f"glove-scratchpad MCP server on {url}", flush=True)
+                if ready is not None:
+                    ready(url)
+            await task
+            if not uv.started:
+                raise RuntimeError("the MCP HTTP server did not start (see the log above)")
     finally:
         sock.close()
-        await db.close()
 
 
 def _uvicorn_server() -> type:

@@ -34,9 +34,9 @@ from ..sql.analysis import Plan, Reference, Value, deparse, renumber_params
 from ..sql.parse import parse
 from . import run as sidecar
 from .context import StatementContext, args_key
-from .view import IMMUTABLE_CACHE_SIZE
 from .messages import missing_key, missing_verb, resolver_failed
 from .result import Notice, Result
+from .view import IMMUTABLE_CACHE_SIZE
 
 if TYPE_CHECKING:
     from .session import Session

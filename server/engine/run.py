@@ -26,6 +26,7 @@ from ..sql.rewrite import Rewritten, rewrite
 from . import fns as fn_calls
 from .context import StatementContext
 from .result import Result, ResultColumn
+from .timeouts import timeout
 from .view import keep
 
 if TYPE_CHECKING:
@@ -94,7 +95,11 @@ async def run(session: Session, plan: Plan, rows: dict[int, list[dict]], params:
 async def pipeline(session: Session, steps: list[Step], *, write: bool = False,
                    rewritten: Rewritten | None = None) -> StepResult:
     """Run steps on a pooled sidecar connection; the last step's result is returned."""
-    settings = session.settings
+    settings = dict(session.settings)
+    if "statement_timeout" in settings:
+        # The session enforces the client's value under the server's cap; the sidecar gets
+        # the effective one, never the raw 0 or "1h" that would lift its backstop.
+        settings["statement_timeout"] = f"{max(1, int(timeout(session) * 1000))}ms"
     # application_name changes no result; it is sent only to a statement that reads it.
     names = [n for n in settings if n != "application_name"
              or any("application_name" in step.sql for step in steps)]

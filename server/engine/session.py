@@ -40,7 +40,8 @@ from glove_scratchpad.wire import FieldDescription
 
 from ..sql import gate
 from ..sql.analysis import Plan, analyze, deparse
-from ..sql.parse import ParsedStatement, is_script, parse, statement_name
+from ..sql.parse import ParsedStatement, is_script, parse
+from ..sql.statement_kinds import statement_name
 from . import fns as fn_calls
 from . import resolve, settings, writes
 from . import run as sidecar
@@ -49,6 +50,7 @@ from .explain import explain_statement
 from .overlay import Overlay
 from .policy import Policy
 from .result import Notice, Result, StagedWrite
+from .timeouts import timeout
 from .transaction import Transaction
 from .view import PLAN_CACHE_SIZE, View, keep
 
@@ -227,7 +229,7 @@ class Session:
             try:
                 self._gate(stmt, params)
                 try:
-                    async with asyncio.timeout(settings.timeout(self)):
+                    async with asyncio.timeout(timeout(self)):
                         result = await self._dispatch(stmt, params, request)
                 except TimeoutError:
                     raise errors.QueryCanceled(

@@ -3,7 +3,7 @@
 Rules:
 - A setting is checked and spelled canonically by Postgres (``set_config``),
   then kept by the session and sent with each of its statements.
-- ``statement_timeout`` only lowers the server's cap (``timeout``).
+- ``statement_timeout`` only lowers the server's cap (``timeouts.timeout``).
 - Transaction isolation settings are accepted and kept by nothing: a
   transaction here is virtual.
 - Settings a client sees in ParameterStatus are reported when they change.
@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from pglast import ast, enums
 
-from glove_scratchpad import errors
 from glove_scratchpad.catalog import Step, encode_param
 
 from ..sql.analysis import deparse
@@ -26,7 +25,7 @@ from .transaction import TxState
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["pool_reset", "read_only_option", "setting", "timeout"]
+__all__ = ["pool_reset", "read_only_option", "setting"]
 
 # Settings a client sees in ParameterStatus, by lower-case name, spelled as Postgres does.
 _REPORTED = {n.lower(): n for n in (
@@ -38,26 +37,6 @@ _SHOW_ALIASES = {"transaction isolation level": "transaction_isolation"}
 # Accepted and kept by nothing: a transaction here is virtual.
 _IGNORED_SETTINGS = {"transaction_isolation", "default_transaction_isolation",
                      "transaction_read_only", "transaction_deferrable"}
-_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
-
-
-def timeout(session: Session) -> float:
-    """Seconds a statement may take: the server's cap, lowered by role and SET."""
-    limit = session.db.limits.statement_timeout
-    if session.policy.statement_timeout:
-        limit = min(limit, session.policy.statement_timeout)
-    client = _duration(session.settings.get("statement_timeout", "0"))
-    return min(limit, client) if client else limit
-
-
-def _duration(text: str) -> float:
-    """Seconds of a Postgres duration setting as set_config spells it ("250ms", "5s", "0")."""
-    text = text.strip()
-    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
-    try:
-        return float(number) * _UNITS.get(text[len(number):].strip(), 1e-3)
-    except ValueError:
-        return 0.0
 
 
 def read_only_option(options: Any, default: bool) -> bool:
@@ -85,12 +64,9 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
     """SET, RESET and SHOW: kept in the session, checked and applied by Postgres."""
     settings = session.settings
     if isinstance(node, ast.VariableShowStmt):
-        name = node.name
-        if name == "all":
-            step = Step("SELECT name, setting, short_desc AS description FROM pg_settings")
-        else:
-            step = Step("SELECT current_setting($1) AS " + _quote(name),
-                        [encode_param(_SHOW_ALIASES.get(name, name))])
+        name = node.name  # SHOW ALL is refused by the gate
+        step = Step("SELECT current_setting($1) AS " + _quote(name),
+                    [encode_param(_SHOW_ALIASES.get(name, name))])
         return sidecar.result_of(session, "SHOW", await sidecar.pipeline(session, [step]))
     kind, name = node.kind, node.name
     k = enums.VariableSetKind
@@ -104,10 +80,6 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
         settings.clear()
     elif kind in (k.VAR_SET_VALUE, k.VAR_SET_CURRENT):
         value = ", ".join(_setting_text(a) for a in node.args or ())
-        if name == "client_encoding" and value.upper().replace("-", "") not in (
-                "UTF8", "UNICODE"):
-            raise errors.FeatureNotSupported(
-                f'client_encoding "{value}" is not supported', hint="Use UTF8.")
         # Postgres checks the name and the value, and spells it canonically.
         out = await sidecar.pipeline(session, [Step(
             "SELECT set_config($1, $2, true)", [encode_param(name), encode_param(value)])])

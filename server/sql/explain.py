@@ -37,9 +37,9 @@ def reference_lines(plan: Plan, node: Any) -> tuple[list[str], list[dict[str, An
                 calls *= len(p.values)
         warnings = []
         verb = "select" if access == "read" else _VERBS[type(node)]
-        if access == "write" and not isinstance(node, ast.InsertStmt):
-            if resource.primary_key and resource.select:
-                calls = f"one {verb} per matching row, after one select"
+        if (access == "write" and not isinstance(node, ast.InsertStmt)
+                and resource.primary_key and resource.select):
+            calls = f"one {verb} per matching row, after one select"
         if resource.resolver(verb) is None:
             warnings.append(f"{resource.name} has no {verb} (it supports: "
                             f"{', '.join(resource.verbs)})")

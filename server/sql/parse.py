@@ -18,7 +18,7 @@ from pglast.parser import ParseError
 
 from glove_scratchpad import errors
 
-__all__ = ["PARSE_CACHE_SIZE", "ParsedStatement", "is_script", "parse", "statement_name"]
+__all__ = ["PARSE_CACHE_SIZE", "ParsedStatement", "is_script", "parse"]
 
 PARSE_CACHE_SIZE = 4096  # distinct SQL texts whose parse trees are kept
 
@@ -52,12 +52,6 @@ def parse(sql: str) -> tuple[ParsedStatement, ...]:
         offset = stmt.stmt_location + len(chunk) - len(chunk.lstrip())
         out.append(ParsedStatement(text, parse_sql(text)[0].stmt, offset))
     return tuple(out)
-
-
-def statement_name(node: Any) -> str:
-    """``SelectStmt`` -> ``SELECT``, ``VariableShowStmt`` -> ``VARIABLE SHOW``."""
-    name = type(node).__name__.removesuffix("Stmt")
-    return "".join(" " + c if c.isupper() else c for c in name).strip().upper()
 
 
 def is_script(statements: Sequence[ParsedStatement]) -> bool:

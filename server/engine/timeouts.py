@@ -1,0 +1,36 @@
+"""How long a statement may take: the server's cap, lowered by the role and by SET.
+
+Rules:
+- A client's ``statement_timeout`` only lowers the cap; ``0`` means no client limit,
+  never no limit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["timeout"]
+
+_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def timeout(session: Session) -> float:
+    """Seconds a statement may take: the server's cap, lowered by role and SET."""
+    limit = session.db.limits.statement_timeout
+    if session.policy.statement_timeout:
+        limit = min(limit, session.policy.statement_timeout)
+    client = _duration(session.settings.get("statement_timeout", "0"))
+    return min(limit, client) if client else limit
+
+
+def _duration(text: str) -> float:
+    """Seconds of a Postgres duration setting as set_config spells it ("250ms", "5s", "0")."""
+    text = text.strip()
+    number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+    try:
+        return float(number) * _UNITS.get(text[len(number):].strip(), 1e-3)
+    except ValueError:
+        return 0.0

@@ -1,0 +1,199 @@
+"""Prepared statements and portals: the extended protocol's bookkeeping for one connection.
+
+A connection keeps two dicts, its prepared statements and its portals, keyed by
+name ("" is the unnamed one). This module makes their entries and finds them.
+It pages a portal's rows and formats its RowDescription. It does no I/O: running
+and describing a statement are the session's job, called by ``connection``.
+
+Rules:
+- Parse parses once and prepares one statement or none (the empty query).
+  A name in use is 42P05, and several statements in one Parse are 42601.
+- A statement's parameter count is taken at its first Bind: the types the
+  client declared, or else the highest ``$n`` in the statement. A Bind with a
+  different count is refused there (08P01), as Postgres does, not at Execute.
+- A binary parameter whose type the client left open takes the type Postgres
+  inferred at Describe, if Describe was asked.
+- A portal runs its statement at its first Execute. Later Executes page the same
+  rows. A fetch that fills ``max_rows`` suspends without looking ahead. A portal
+  fetched in parts counts, in its tag, only the rows of the last Execute.
+- DISCARD, DEALLOCATE and CLOSE drop what they name here too (``forget``).
+  Portals also end with their transaction, and a simple Query replaces the
+  unnamed statement and portal (``connection`` decides when).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pglast import ast
+
+from glove_scratchpad import errors
+from glove_scratchpad.catalog import Param
+from glove_scratchpad.wire import (
+    Bind,
+    CommandComplete,
+    FieldDescription,
+    Parse,
+    PortalSuspended,
+    RowDescription,
+)
+
+from ..engine.result import Notice, Result
+from ..engine.session import ParsedStatement, parse
+from ..sql.analysis import param_numbers
+
+__all__ = ["Pending", "Portal", "Prepared", "bind", "find_portal", "find_statement", "forget",
+           "prepare", "with_count"]
+
+Description = tuple[tuple[int, ...], tuple[FieldDescription, ...] | None]  # (param oids, fields)
+
+
+@dataclass
+class Prepared:
+    """A prepared statement."""
+
+    name: str
+    stmt: ParsedStatement | None  # None: the empty query
+    param_oids: tuple[int, ...]
+    described: Description | None = None  # what Describe learnt from the session, once
+    n_params: int = -1  # how many values a Bind must supply; -1: not counted yet
+    rows: dict[tuple[int, ...], RowDescription] = field(default_factory=dict)  # by formats
+
+
+@dataclass
+class Portal:
+    """A bound statement: its parameters, its result formats, and how far it was read."""
+
+    prepared: Prepared
+    params: list[Param]
+    formats: tuple[int, ...]
+    result: Result | None = None
+    sent: int = 0  # rows already sent, for Execute with max_rows
+    done: bool = False
+
+    def row_description(self, fields: Sequence[FieldDescription]) -> RowDescription:
+        """The statement's fields in this portal's result formats (kept per formats)."""
+        described = self.prepared.rows.get(self.formats)
+        if described is None:
+            described = self.prepared.rows[self.formats] = RowDescription(tuple(
+                _with_format(f, _format(self.formats, i)) for i, f in enumerate(fields)))
+        return described
+
+    def fetch(self, max_rows: int) -> tuple[Sequence[Any], CommandComplete | PortalSuspended
+                                                           | None]:
+        """The rows one Execute sends (``max_rows`` <= 0: all that are left), and the
+        message that ends them: PortalSuspended, CommandComplete, or none."""
+        result = self.result
+        assert result is not None, "a portal is fetched after its statement ran"
+        if self.done:
+            return (), CommandComplete(with_count(result.command_tag or "SELECT 0", 0))
+        rows = result.data_rows
+        start = self.sent
+        end = len(rows) if max_rows <= 0 else min(len(rows), start + max_rows)
+        self.sent = end
+        chunked = bool(result.fields) and (max_rows > 0 or start > 0)
+        if chunked and max_rows > 0 and end - start == max_rows:
+            return rows[start:end], PortalSuspended()
+        self.done = True
+        if not result.command_tag:
+            return rows[start:end], None
+        tag = result.command_tag
+        return rows[start:end], CommandComplete(with_count(tag, end - start) if chunked else tag)
+
+
+@dataclass
+class Pending:
+    """Messages up to Sync: one client request, the scope of ``stable`` results."""
+
+    request: Any = None
+    notices: list[Notice] = field(default_factory=list)
+
+
+def prepare(msg: Parse, prepared: dict[str, Prepared]) -> Prepared:
+    """Parse: the statement, kept under its name."""
+    if msg.name and msg.name in prepared:
+        raise errors.DuplicatePreparedStatement(
+            f'prepared statement "{msg.name}" already exists')
+    statements = parse(msg.query)
+    if len(statements) > 1:
+        raise errors.SyntaxError("cannot insert multiple commands into a prepared statement",
+                                 hint="Prepare one statement at a time.")
+    stmt = statements[0] if statements else None
+    made = prepared[msg.name] = Prepared(msg.name, stmt, tuple(msg.param_type_oids))
+    return made
+
+
+def bind(msg: Bind, prepared: dict[str, Prepared], portals: dict[str, Portal]) -> Portal:
+    """Bind: the portal, kept under its name."""
+    statement = find_statement(prepared, msg.statement)
+    if msg.portal and msg.portal in portals:
+        raise errors.DuplicateCursor(f'portal "{msg.portal}" already exists')
+    oids = statement.param_oids
+    if statement.n_params < 0:
+        node = statement.stmt.node if statement.stmt else None
+        statement.n_params = max([len(oids), *param_numbers(node)])
+    needed = statement.n_params
+    if len(msg.params) != needed:
+        raise errors.ProtocolViolation(
+            f"bind message supplies {len(msg.params)} parameters, but prepared "
+            f'statement "{msg.statement}" requires {needed}')
+    inferred = statement.described[0] if statement.described else ()
+    params = [
+        Param(value, msg.param_format(i),
+              (oids[i] if i < len(oids) else 0) or (inferred[i] if i < len(inferred) else 0))
+        for i, value in enumerate(msg.params)
+    ]
+    portal = portals[msg.portal] = Portal(statement, params, tuple(msg.result_formats))
+    return portal
+
+
+def find_statement(prepared: dict[str, Prepared], name: str) -> Prepared:
+    found = prepared.get(name)
+    if found is None:
+        raise errors.InvalidSqlStatementName(f'prepared statement "{name}" does not exist')
+    return found
+
+
+def find_portal(portals: dict[str, Portal], name: str) -> Portal:
+    found = portals.get(name)
+    if found is None:
+        raise errors.InvalidCursorName(f'portal "{name}" does not exist')
+    return found
+
+
+def forget(stmt: ParsedStatement, prepared: dict[str, Prepared],
+           portals: dict[str, Portal]) -> None:
+    """DISCARD, DEALLOCATE and CLOSE also drop the protocol's statements and portals."""
+    node = stmt.node
+    if isinstance(node, ast.DiscardStmt):
+        prepared.clear()
+        portals.clear()
+    elif isinstance(node, ast.DeallocateStmt):
+        if node.isall or not node.name:
+            prepared.clear()
+        else:
+            prepared.pop(node.name, None)
+    elif isinstance(node, ast.ClosePortalStmt):
+        if node.portalname:
+            portals.pop(node.portalname, None)
+        else:
+            portals.clear()
+
+
+def with_count(tag: str, count: int) -> str:
+    """A command tag with its row count replaced ("INSERT 0 5" -> "INSERT 0 2")."""
+    head, _, last = tag.rpartition(" ")
+    return f"{head} {count}" if head and last.isdigit() else tag
+
+
+def _format(formats: tuple[int, ...], i: int) -> int:
+    if not formats:
+        return 0
+    return formats[0] if len(formats) == 1 else formats[i]
+
+
+def _with_format(f: FieldDescription, fmt: int) -> FieldDescription:
+    return FieldDescription(f.name, f.table_oid, f.column_attr, f.type_oid, f.type_size,
+                            f.type_modifier, fmt)

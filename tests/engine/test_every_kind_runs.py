@@ -1,0 +1,62 @@
+"""One judge, over the wire: every statement kind the gate accepts reaches a branch of
+the engine that runs it, and every refusal reaches the client with its SQLSTATE and a
+HINT. The samples are the gate's own (``tests/sql/gate_samples.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import psycopg
+import pytest
+from pydantic import BaseModel
+
+from glove_scratchpad.resources import define_resource
+from glove_scratchpad.server.config import ServerConfig
+from glove_scratchpad.server.net.server import Server
+
+from ..sql.gate_samples import ACCEPTED, REFUSED
+
+
+class Pr(BaseModel):
+    number: int
+    title: str
+
+
+@pytest.fixture(scope="module")
+async def dsn(sidecar: Any) -> AsyncIterator[str]:
+    from glove_scratchpad.server import Database
+
+    store = {1: Pr(number=1, title="x")}
+    github_pr = define_resource(
+        "github_pr", schema=Pr, keys=["number"], primary_key=["number"],
+        volatility="volatile", select=lambda b: [store[n] for n in b.all("number") if n in store],
+        insert=lambda rows: None, update=lambda changes, b: None, delete=lambda b: None)
+    plain = [define_resource(n, columns=[("title", "text")], volatility="volatile",
+                             select=lambda b: [], insert=lambda rows: None)
+             for n in ("web", "notion_page")]
+    db = await Database.create([github_pr, *plain], writes=True, sidecar=sidecar,
+                               database="test_every_kind")
+    srv = Server(ServerConfig(port=0, writes=True), db)
+    await srv.start()
+    yield f"postgresql://agent@127.0.0.1:{srv.port}/scratchpad"
+    await srv.shutdown()
+    await db.close()
+
+
+@pytest.mark.parametrize("kind", sorted(ACCEPTED, key=lambda k: k.__name__),
+                         ids=lambda k: k.__name__)
+async def test_an_accepted_kind_runs(dsn, kind):
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        await conn.execute(ACCEPTED[kind], prepare=False)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, r in REFUSED.items()
+                                        if r.params is None and not r.values_later))
+async def test_a_refusal_reaches_the_client_whole(dsn, name):
+    refused = REFUSED[name]
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        with pytest.raises(psycopg.Error) as info:
+            await conn.execute(refused.sql, prepare=False)
+    assert info.value.sqlstate == refused.code
+    assert info.value.diag.message_hint
