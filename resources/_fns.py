@@ -42,7 +42,7 @@ from pydantic_core import PydanticSerializationError, to_jsonable_python
 from glove_scratchpad.errors import ExternalRoutineError, InvalidParameterValue
 
 from ._columns import columns_from_model
-from ._resource import _IDENTIFIER, _RESERVED_PREFIXES, ResourceDefinitionError, call_resolver
+from ._resource import IDENTIFIER, RESERVED_PREFIXES, ResourceDefinitionError, call_resolver
 from ._schema import json_type, resolve, schema_type, snake, sql_name
 
 if TYPE_CHECKING:
@@ -203,14 +203,14 @@ def _identifier(text: str, taken: set[str], *, fallback: str, keyword_safe: bool
 
 
 def _check_name(name: str) -> None:
-    if not isinstance(name, str) or not _IDENTIFIER.match(name):
+    if not isinstance(name, str) or not IDENTIFIER.match(name):
         raise ResourceDefinitionError(
             f"function name {name!r} is not a lower-case SQL identifier (letters, digits and _,"
             " at most 63 characters, not starting with a digit); a model writes names unquoted"
         )
-    if name.startswith(_RESERVED_PREFIXES):
+    if name.startswith(RESERVED_PREFIXES):
         raise ResourceDefinitionError(
-            f"function name {name!r} starts with a reserved prefix {_RESERVED_PREFIXES}"
+            f"function name {name!r} starts with a reserved prefix {RESERVED_PREFIXES}"
         )
 
 
@@ -396,7 +396,8 @@ class _McpCall:
         self.read_only = read_only
 
     async def __call__(self, arguments: dict[str, Any]) -> Any:
-        from .mcp import McpToolError, _maybe_json, _result_text
+        from .mcp import McpToolError
+        from .mcp._values import maybe_json, result_text
 
         hint = (f"The tool reported this error. Check the arguments against \\df+ fn."
                 f"{self.fn_name} and try again.")
@@ -408,7 +409,7 @@ class _McpCall:
                 exc.hint = hint
             exc.fields.pop("table_name", None)
             raise
-        text = _result_text(result)
+        text = result_text(result)
         if result.is_error:
             message = text
             if not message and result.structured_content is not None:
@@ -420,7 +421,7 @@ class _McpCall:
             raise error
         if result.structured_content is not None:
             return result.structured_content
-        parsed = _maybe_json(text)
+        parsed = maybe_json(text)
         return parsed if parsed is not None else text
 
 

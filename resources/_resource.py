@@ -26,6 +26,9 @@ from glove_scratchpad.errors import ExternalRoutineError, InvalidParameterValue,
 from ._columns import Column, columns_from_model
 
 __all__ = [
+    "IDENTIFIER",
+    "PG_TO_PY",
+    "RESERVED_PREFIXES",
     "VERBS",
     "Bindings",
     "Resource",
@@ -42,14 +45,15 @@ VERBS = ("select", "insert", "update", "delete")
 # Postgres folds unquoted names to lower case and truncates at 63 bytes
 # (NAMEDATALEN - 1), so a name outside this pattern could not be written
 # unquoted by a model, or would silently become another name.
-_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 # Prefixes the server keeps for itself: Postgres' own catalogs, and the
 # per-statement relations the interpreter writes into rewritten SQL.
-_RESERVED_PREFIXES = ("pg_", "_gs_")
+RESERVED_PREFIXES = ("pg_", "_gs_")
 # Rows validated per pydantic call: only one chunk's models exist at a time.
 _CHUNK = 256
 
-_PG_TO_PY: dict[str, Any] = {
+# The Python type of a column's values, by its Postgres type (others: Any).
+PG_TO_PY: dict[str, Any] = {
     "boolean": bool,
     "bigint": int,
     "integer": int,
@@ -303,18 +307,18 @@ def _as_column(spec: Column | Mapping[str, Any] | tuple[str, str]) -> Column:
         return spec
     if isinstance(spec, tuple):
         name, pg_type = spec
-        return Column(name=name, pg_type=pg_type, py_type=_PG_TO_PY.get(pg_type, Any))
+        return Column(name=name, pg_type=pg_type, py_type=PG_TO_PY.get(pg_type, Any))
     pg_type = spec.get("type") or spec.get("pg_type") or "text"
     return Column(
         name=spec["name"],
         pg_type=pg_type,
         description=spec.get("description", ""),
-        py_type=spec.get("py_type", _PG_TO_PY.get(pg_type, Any)),
+        py_type=spec.get("py_type", PG_TO_PY.get(pg_type, Any)),
     )
 
 
 def _check_identifier(what: str, name: str) -> None:
-    if not isinstance(name, str) or not _IDENTIFIER.match(name):
+    if not isinstance(name, str) or not IDENTIFIER.match(name):
         raise ResourceDefinitionError(
             f"{what} {name!r} is not a lower-case SQL identifier (letters, digits and _,"
             " at most 63 characters, not starting with a digit); a model writes names"
@@ -339,9 +343,9 @@ def define_resource(
 ) -> Resource:
     """Define a resource; every mistake that would make it unservable is raised here."""
     _check_identifier("resource name", name)
-    if name.startswith(_RESERVED_PREFIXES):
+    if name.startswith(RESERVED_PREFIXES):
         raise ResourceDefinitionError(
-            f"resource name {name!r} starts with a reserved prefix {_RESERVED_PREFIXES}"
+            f"resource name {name!r} starts with a reserved prefix {RESERVED_PREFIXES}"
         )
     if volatility not in VOLATILITIES:
         raise ResourceDefinitionError(

@@ -1,2 +1,15 @@
-"""asyncio glue only: the server and its registry of connections, one client
-connection (bytes to events to session calls), start-up (TLS, SCRAM) and portals."""
+"""asyncio glue only: bytes to protocol events to session calls, and the server around them.
+
+- ``server``: listening, the banner, graceful shutdown (``Server``).
+- ``state``: what the server shares with its connections (``ServerState``): the
+  config, the Database, and the registry of connections and tasks that
+  CancelRequest and shutdown use.
+- ``connection``: one client connection, simple and extended protocol (``ClientHandler``).
+- ``startup``: SSL/GSS negotiation, the StartupMessage, authentication, ParameterStatus.
+- ``portals``: prepared statements and portals, and the paging of their rows.
+- ``auth``: users and their SCRAM-SHA-256 verifiers.
+
+Imports point one way. ``server`` imports ``connection``, which imports
+``startup`` and ``portals``. ``state`` and ``auth`` import no other module here,
+and nothing imports ``server``.
+"""

@@ -191,8 +191,10 @@ class ClientHandler(CodecProtocol):
         return event
 
     async def start_tls(self, context: ssl.SSLContext) -> None:
+        plain = self.transport
+        assert plain is not None
         self.transport = await asyncio.get_running_loop().start_tls(
-            self.transport, self, context, server_side=True)  # type: ignore[arg-type]
+            plain, self, context, server_side=True)
 
     def uses_tls(self) -> bool:
         assert self.transport is not None
@@ -239,16 +241,16 @@ class ClientHandler(CodecProtocol):
         except (_Closed, ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
             pass
         except ProtocolError as exc:
-            with contextlib.suppress(Exception):
-                self.send(ErrorResponse({"S": "FATAL", "V": "FATAL", "C": "08P01",
-                                         "M": str(exc)}))
-                await self.flush()
+            await self._fatal(errors.ProtocolViolation(str(exc)))
         except Exception:
             log.exception("internal error serving %s", self.peer)
-            with contextlib.suppress(Exception):
-                self.send(ErrorResponse({"S": "FATAL", "V": "FATAL", "C": "XX000",
-                                         "M": "internal error"}))
-                await self.flush()
+            await self._fatal(errors.InternalError("internal error"))
+
+    async def _fatal(self, err: errors.SqlError) -> None:
+        """The error the connection ends with, if it can still be sent."""
+        with contextlib.suppress(Exception):
+            self.send(ErrorResponse(err.as_fields() | {"S": "FATAL", "V": "FATAL"}))
+            await self.flush()
 
     # -- the normal phase --------------------------------------------------------
 
@@ -346,13 +348,11 @@ class ClientHandler(CodecProtocol):
     async def extended(self, msg: Any, pending: p.Pending) -> None:
         try:
             await self._extended(msg, pending)
-        except errors.SqlError as exc:
+        except Exception as exc:
+            if not isinstance(exc, errors.SqlError):
+                log.exception("internal error in %s", type(msg).__name__)
+                exc = errors.InternalError("internal error")
             self.send_error(exc)
-            self.discarding = True
-            await self.flush()
-        except Exception:
-            log.exception("internal error in %s", type(msg).__name__)
-            self.send_error(errors.InternalError("internal error"))
             self.discarding = True
             await self.flush()
 

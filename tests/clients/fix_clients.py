@@ -30,7 +30,7 @@ async def in_thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
 def handler_of(server: Any, backend_pid: int) -> Any:
     """The server's ClientHandler for a connection, found by its BackendKeyData pid."""
-    [handler] = [h for (pid, _), h in server._keys.items() if pid == backend_pid]
+    [handler] = [h for (pid, _), h in server.state.connections.items() if pid == backend_pid]
     return handler
 
 

@@ -137,6 +137,18 @@ async def test_servers_that_cannot_start_are_left_out(servers: tuple[McpBridge, 
     assert info.value.sqlstate == "42P01"
 
 
+async def test_a_server_down_at_start_is_not_promised_a_retry(
+    servers: tuple[McpBridge, Database],
+) -> None:
+    """Its tables were never made, so no query can start it: the HINT says to restart."""
+    bridge, _ = servers
+    for namespace in ("missing", "crashing", "silent", "nowhere"):
+        hint = failure(bridge, namespace).hint
+        assert hint and "are not served" in hint
+        assert "restart glove-scratchpad once the server is up" in hint
+        assert "next query" not in hint
+
+
 async def test_a_server_that_goes_down_fails_only_its_tables(
     servers: tuple[McpBridge, Database], flaky: Flaky
 ) -> None:
@@ -153,6 +165,7 @@ async def test_a_server_that_goes_down_fails_only_its_tables(
         'MCP server "clock" is unreachable: its process exited while starting'
     )  # the read was retried on a new process, which refused
     assert err.detail and "flaky: down for maintenance" in err.detail
+    assert err.hint and "started (or reconnected) again on the next query" in err.hint
     # Its tables fail, also inside a statement that reads another server's...
     with pytest.raises(McpServerUnavailable, match='"clock" is unreachable'):
         await db.execute(

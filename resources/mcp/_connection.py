@@ -1,0 +1,221 @@
+"""One MCP server's connection: a session started on first use, and again after a failure.
+
+Rules:
+
+- One session at a time, started under a lock: callers that wait for a start
+  that fails all get its verdict, rather than each starting the server again.
+- A failure of the transport (the process exits, the HTTP server goes away,
+  the server no longer knows the session) marks the session broken and fails
+  the call with ``McpServerUnavailable``; the next call starts a new session.
+- Only a call without side effects (``retry=True``: a read-only tool) is
+  retried, once, on a new session: a call cut off by a lost connection may
+  have run.
+- A tool's own failure (an error result, invalid arguments, a timeout) is
+  ``McpToolError`` and leaves the session alone.
+- After ``aclose`` every call fails as unreachable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import Any, cast
+
+import anyio
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult, Tool
+
+from glove_scratchpad.errors import InvalidParameterValue, SqlError
+
+from ._config import McpServerConfig
+from ._errors import McpServerError, McpServerUnavailable, McpToolError
+from ._session import LiveSession, failure_reason, innermost, is_disconnect, session_lost
+
+__all__ = ["McpConnection"]
+
+
+class McpConnection:
+    """One MCP server's session, started on first use and again after a failure.
+
+    Every call goes through the same session; when it fails (the process
+    exits, the HTTP server goes away), the call fails with
+    ``McpServerUnavailable`` and the next one starts a new session. A
+    read-only call that finds the session gone is retried once on a new one.
+    """
+
+    def __init__(self, config: McpServerConfig | Mapping[str, Any]) -> None:
+        self.config = (
+            config
+            if isinstance(config, McpServerConfig)
+            else McpServerConfig.model_validate(config)
+        )
+        self._session: LiveSession | None = None
+        self._lock = asyncio.Lock()
+        self._attempts = 0
+        self._last_failure: tuple[str, str | None] | None = None
+        self._closed = False
+
+    @property
+    def namespace(self) -> str:
+        return self.config.namespace
+
+    async def connect(self) -> None:
+        """Start the session now, rather than on first use."""
+        await self._live()
+
+    async def _live(self) -> LiveSession:
+        if self._closed:
+            raise McpServerUnavailable(self.namespace, "its connection was closed")
+        session = self._session
+        if session is not None and not session.broken:
+            return session
+        attempts = self._attempts
+        async with self._lock:
+            if self._closed:
+                raise McpServerUnavailable(self.namespace, "its connection was closed")
+            session = self._session
+            if session is not None and not session.broken:
+                return session
+            if self._attempts != attempts and self._last_failure is not None:
+                # A start this caller waited for has just failed: share its verdict.
+                raise McpServerUnavailable(
+                    self.namespace, self._last_failure[0], detail=self._last_failure[1]
+                )
+            self._session = None
+            if session is not None:
+                await session.close()
+            self._attempts += 1
+            fresh = LiveSession(self.config)
+            try:
+                await fresh.start()
+            except Exception as exc:
+                error = self._unavailable(exc, fresh, starting=True)
+                self._last_failure = (error.reason, error.detail)
+                raise error from None
+            self._last_failure = None
+            self._session = fresh
+            return fresh
+
+    def _unavailable(
+        self, exc: BaseException, session: LiveSession, *, starting: bool
+    ) -> McpServerUnavailable:
+        cause = session.failure if session.failure is not None else exc
+        reason = failure_reason(cause, self.config, starting=starting)
+        tail = session.stderr_tail()
+        detail = f"The server's last words on stderr:\n{tail}" if tail else None
+        return McpServerUnavailable(self.namespace, reason, detail=detail)
+
+    async def list_tools(self) -> list[Tool]:
+        """Every tool of the server, all pages."""
+        session = await self._live()
+        client = cast(Client, session.client)
+        tools: list[Tool] = []
+        cursor: str | None = None
+        try:
+            for _ in range(1000):
+                with anyio.fail_after(self.config.startup_timeout):
+                    page = await client.list_tools(cursor=cursor)
+                tools.extend(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    break
+        except Exception as exc:
+            if is_disconnect(exc):
+                session.broken = True
+                raise self._unavailable(exc, session, starting=False) from None
+            if isinstance(innermost(exc), TimeoutError):
+                raise McpServerUnavailable(
+                    self.namespace,
+                    f"it did not list its tools within {self.config.startup_timeout:g} s",
+                ) from None
+            raise McpServerError(
+                self.namespace,
+                f'MCP server "{self.namespace}" could not list its tools: {innermost(exc)}',
+                hint="Check that the server offers tools.",
+            ) from None
+        return tools
+
+    async def call_tool(
+        self, name: str, arguments: Mapping[str, Any], *, table: str = "", retry: bool = False
+    ) -> CallToolResult:
+        """Call one tool; ``retry``: retry once on a new session if the session was lost.
+
+        Only a call without side effects may be retried: a call cut off by a
+        lost connection may have run.
+        """
+        for attempt in (1, 2):
+            session = await self._live()
+            client = cast(Client, session.client)
+            try:
+                return await client.call_tool(
+                    name, dict(arguments), read_timeout_seconds=self.config.timeout
+                )
+            except Exception as exc:
+                if is_disconnect(exc):
+                    error = self._unavailable(exc, session, starting=False)
+                elif await session_lost(client, exc):
+                    leaf = cast(MCPError, innermost(exc))
+                    error = McpServerUnavailable(
+                        self.namespace,
+                        f"it no longer answers this session ({leaf.message}); it may have"
+                        " restarted",
+                    )
+                else:
+                    raise self._call_error(name, table, exc) from None
+                session.broken = True
+                if retry and attempt == 1:
+                    continue
+                raise error from None
+        raise AssertionError("unreachable")
+
+    def _call_error(self, tool: str, table: str, exc: BaseException) -> SqlError:
+        leaf = innermost(exc)
+        if isinstance(leaf, MCPError):
+            if leaf.code == REQUEST_TIMEOUT:
+                return McpToolError(
+                    self.namespace,
+                    tool,
+                    table,
+                    f"no answer within {self.config.timeout:g} s",
+                    hint="The tool may still be running. Try again, or raise the"
+                    " server's timeout in the configuration.",
+                )
+            if leaf.code == INVALID_PARAMS:
+                error = McpToolError(
+                    self.namespace,
+                    tool,
+                    table,
+                    f"invalid arguments: {leaf.message}",
+                    detail=json.dumps(leaf.data, default=str)[:1000]
+                    if leaf.data is not None
+                    else None,
+                )
+                error.sqlstate = InvalidParameterValue.sqlstate  # type: ignore[misc]
+                return error
+            if leaf.code == METHOD_NOT_FOUND:
+                return McpToolError(
+                    self.namespace,
+                    tool,
+                    table,
+                    leaf.message,
+                    hint="The server no longer offers this tool; restart the"
+                    " bridge to re-read its tools.",
+                )
+            return McpToolError(self.namespace, tool, table, f"{leaf.message} (code {leaf.code})")
+        return McpToolError(self.namespace, tool, table, f"{type(leaf).__name__}: {leaf}")
+
+    async def aclose(self) -> None:
+        """End the session (stopping a stdio server); later calls fail as unreachable."""
+        self._closed = True
+        async with self._lock:
+            session, self._session = self._session, None
+            if session is not None:
+                await session.close()
+
+    async def __aenter__(self) -> McpConnection:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
