@@ -4,6 +4,8 @@ Rules:
 - Records are written in the background, in batches (one COPY per
   ``AUDIT_DELAY`` or per ``AUDIT_BATCH`` records), so no statement waits for it.
 - ``read`` flushes first: a session reads back its own calls at once.
+- A user reads their own calls (an administrator: everyone's); session ids are
+  unique across processes, so one user's calls never carry another's session.
 - A failed write is logged and dropped; it never fails a statement.
 """
 
@@ -47,7 +49,8 @@ class Audit:
     def ddl() -> list[str]:
         cols = ", ".join(f'"{n}" {t}' for n, t in AUDIT_COLUMNS)
         return ['CREATE SCHEMA IF NOT EXISTS "_gs_audit"',
-                f"CREATE TABLE IF NOT EXISTS {AUDIT_TABLE} ({cols})"]
+                f"CREATE TABLE IF NOT EXISTS {AUDIT_TABLE} ({cols})",
+                f"CREATE INDEX IF NOT EXISTS calls_user ON {AUDIT_TABLE} (user_name, at)"]
 
     def record(self, row: tuple[Any, ...]) -> None:
         self._pending.append(row)
@@ -101,13 +104,13 @@ class Audit:
             self._timer = None
         await self._write(self._take())
 
-    async def read(self, session: int | None) -> list[dict[str, Any]]:
-        """The calls of one session (None: of every session), oldest first."""
+    async def read(self, user: str | None) -> list[dict[str, Any]]:
+        """The calls of one user (None: of every user), oldest first."""
         if self._pool is None:
             return []
         await self.flush()
-        where = "" if session is None else " WHERE session = $1"
-        args = [] if session is None else [session]
+        where = "" if user is None else " WHERE user_name = $1"
+        args = [] if user is None else [user]
         rows = await self._pool.fetch(f"SELECT * FROM {AUDIT_TABLE}{where} ORDER BY at", *args)
         return [{**r, "arguments": json.loads(r["arguments"])} for r in rows]
 

@@ -23,14 +23,17 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from glove_scratchpad.errors import ExternalRoutineError, InvalidParameterValue, MissingRequiredKey
 
+from ._call import is_async, takes_context
 from ._columns import Column, columns_from_model
 
 __all__ = [
     "IDENTIFIER",
+    "MAX_RETRIES",
     "PG_TO_PY",
     "RESERVED_PREFIXES",
     "VERBS",
     "Bindings",
+    "Rate",
     "Resource",
     "ResourceDefinitionError",
     "Volatility",
@@ -39,6 +42,7 @@ __all__ = [
 ]
 
 Volatility = Literal["immutable", "stable", "volatile"]
+Rate = tuple[int, float]  # (calls, seconds): at most that many calls per that many seconds
 VOLATILITIES: tuple[str, ...] = get_args(Volatility)
 VERBS = ("select", "insert", "update", "delete")
 
@@ -51,6 +55,8 @@ IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 RESERVED_PREFIXES = ("pg_", "_gs_")
 # Rows validated per pydantic call: only one chunk's models exist at a time.
 _CHUNK = 256
+# Retries a read may ask for: with the backoff doubling, more would outlast any timeout.
+MAX_RETRIES = 10
 
 # The Python type of a column's values, by its Postgres type (others: Any).
 PG_TO_PY: dict[str, Any] = {
@@ -74,19 +80,29 @@ class ResourceDefinitionError(ValueError):
 
 
 class Bindings:
-    """The values a statement bound to a resource's columns for one call.
+    """What a statement gave one call of a resource: its arguments.
 
-    Every declared column may be bound, by AND-ed ``col = value`` or
-    ``col IN (...)``; values are converted to the column's Python type. Postgres
-    still applies every predicate to the rows a resolver returns, so a resolver
-    may use or ignore the optional ones.
+    ``one``/``all``/``has``/``get`` read the values a required key or a filter was
+    bound to by ``=`` or ``IN`` (converted to the column's Python type): one per
+    call for a key, the whole list for a filter's ``IN``. ``where(column)`` gives a
+    declared filter's conditions as ``(op, value)`` pairs, with ``op`` one of
+    ``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``in`` (value: a list), ``like``,
+    ``ilike``, ``is null``, ``is not null`` (value: None); ``BETWEEN`` arrives as
+    ``>=`` and ``<=``. ``limit`` is the statement's LIMIT (plus OFFSET) when it
+    applies to this resource alone, else None: use it only if every condition
+    given is applied too. Postgres applies every predicate to the rows a
+    resolver returns, so a resolver may use or ignore the filters.
     """
 
-    __slots__ = ("_resource", "_values")
+    __slots__ = ("_resource", "_values", "_where", "limit")
 
-    def __init__(self, values: Mapping[str, Sequence[Any]], resource: str = "") -> None:
+    def __init__(self, values: Mapping[str, Sequence[Any]], resource: str = "",
+                 where: Mapping[str, Sequence[tuple[str, Any]]] | None = None,
+                 limit: int | None = None) -> None:
         self._values = {k: tuple(v) for k, v in values.items()}
+        self._where = {k: tuple(v) for k, v in (where or {}).items()}
         self._resource = resource
+        self.limit = limit
 
     def one(self, column: str) -> Any:
         """The single value bound to ``column``; an error if it has none or several."""
@@ -106,7 +122,7 @@ class Bindings:
         return list(self._values.get(column, ()))
 
     def has(self, column: str) -> bool:
-        """Whether the statement bound ``column``."""
+        """Whether the statement bound ``column`` by ``=`` or ``IN``."""
         return column in self._values
 
     def get(self, column: str, default: Any = None) -> Any:
@@ -114,18 +130,25 @@ class Bindings:
         values = self._values.get(column, ())
         return values[0] if len(values) == 1 else default
 
+    def where(self, column: str) -> list[tuple[str, Any]]:
+        """A declared filter's conditions, ``[(op, value), …]`` (empty when it has none)."""
+        return list(self._where.get(column, ()))
+
     def as_dict(self) -> dict[str, Any]:
         """Single values as scalars, several as lists."""
         return {k: v[0] if len(v) == 1 else list(v) for k, v in self._values.items()}
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Bindings) and self._values == other._values
+        return isinstance(other, Bindings) and (self._values, self._where, self.limit) == (
+            other._values, other._where, other.limit)
 
     def __hash__(self) -> int:
         return hash(tuple(sorted(self._values.items())))
 
     def __repr__(self) -> str:
-        return f"Bindings({self.as_dict()!r})"
+        where = f", where={self._where!r}" if self._where else ""
+        limit = f", limit={self.limit}" if self.limit is not None else ""
+        return f"Bindings({self.as_dict()!r}{where}{limit})"
 
 
 Resolver = Callable[..., Any | Awaitable[Any]]
@@ -148,19 +171,30 @@ class Resource:
     volatility: Volatility
     keys: tuple[str, ...] = ()
     primary_key: tuple[str, ...] = ()
+    filters: tuple[str, ...] = ()  # optional columns whose conditions reach the resolver
     description: str = ""
     schema: type[BaseModel] | None = None
     select: Resolver | None = None
     insert: Resolver | None = None
     update: Resolver | None = None
     delete: Resolver | None = None
+    inline: bool = False  # plain resolvers run on the event loop: pure and fast ones only
+    retries: int = 0  # reads: attempts after the first, on TransientError or a timeout
+    rate: Rate | None = None  # (calls, seconds), shared by every session of the server
     _by_name: dict[str, Column] = field(init=False, repr=False)
     _rows_adapter: TypeAdapter[Any] = field(init=False, repr=False)
+    _with_ctx: frozenset[str] = field(init=False, repr=False)
+    _on_loop: frozenset[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {c.name: c for c in self.columns})
         row_type = self.schema or dict[str, Any]
         object.__setattr__(self, "_rows_adapter", TypeAdapter(list[row_type]))  # type: ignore[valid-type]
+        fns = {v: getattr(self, v) for v in VERBS if getattr(self, v) is not None}
+        object.__setattr__(self, "_with_ctx", frozenset(
+            v for v, fn in fns.items() if takes_context(fn)))
+        object.__setattr__(self, "_on_loop", frozenset(
+            v for v, fn in fns.items() if self.inline or is_async(fn)))
 
     @property
     def verbs(self) -> tuple[str, ...]:
@@ -176,6 +210,15 @@ class Resource:
 
     def resolver(self, verb: str) -> Resolver | None:
         return getattr(self, verb) if verb in VERBS else None
+
+    def takes_context(self, verb: str) -> bool:
+        """Whether the verb's resolver declares a ``ctx`` parameter (a ``CallContext``)."""
+        return verb in self._with_ctx
+
+    def on_loop(self, verb: str) -> bool:
+        """Whether the verb's resolver runs on the event loop (async, or ``inline``);
+        otherwise it runs in a worker thread."""
+        return verb in self._on_loop
 
     # -- rows -------------------------------------------------------------
 
@@ -334,14 +377,26 @@ def define_resource(
     columns: Sequence[Column | Mapping[str, Any] | tuple[str, str]] | None = None,
     keys: Sequence[str] = (),
     primary_key: Sequence[str] = (),
+    filters: Sequence[str] = (),
     volatility: Volatility,
     description: str = "",
     select: Resolver | None = None,
     insert: Resolver | None = None,
     update: Resolver | None = None,
     delete: Resolver | None = None,
+    inline: bool = False,
+    retries: int = 0,
+    rate: Rate | Sequence[float] | None = None,
 ) -> Resource:
-    """Define a resource; every mistake that would make it unservable is raised here."""
+    """Define a resource; every mistake that would make it unservable is raised here.
+
+    ``inline=True`` keeps plain resolvers on the event loop (for pure, fast ones over
+    in-memory data); otherwise they run in worker threads. ``retries=N`` makes a read
+    again, up to N times with exponential backoff and jitter, when its resolver raises
+    ``TransientError`` or times out. ``rate=(calls, seconds)`` is a token bucket
+    shared by every session of the server: calls over it wait, within the
+    statement's timeout.
+    """
     _check_identifier("resource name", name)
     if name.startswith(RESERVED_PREFIXES):
         raise ResourceDefinitionError(
@@ -368,7 +423,8 @@ def define_resource(
         if col.name in seen:
             raise ResourceDefinitionError(f"resource {name!r}: column {col.name!r} appears twice")
         seen.add(col.name)
-    for label, names in (("key", keys), ("primary key column", primary_key)):
+    for label, names in (("key", keys), ("primary key column", primary_key),
+                         ("filter", filters)):
         if isinstance(names, str):
             # A bare string would be read letter by letter ("id" -> "i", "d").
             raise ResourceDefinitionError(
@@ -389,6 +445,7 @@ def define_resource(
         raise ResourceDefinitionError(
             f"resource {name!r} has no verb: give at least one of select, insert, update, delete"
         )
+    _check_reliability(name, retries, rate)
     # A required key is the tool's argument: it can never be NULL.
     key_set = set(keys)
     cols = tuple(
@@ -403,7 +460,31 @@ def define_resource(
         volatility=volatility,
         keys=tuple(keys),
         primary_key=tuple(primary_key),
+        filters=tuple(f for f in filters if f not in key_set),
         description=description,
         schema=schema,
         **verbs,
+        inline=bool(inline),
+        retries=retries,
+        rate=None if rate is None else (int(rate[0]), float(rate[1])),
     )
+
+
+def _check_reliability(name: str, retries: Any, rate: Any) -> None:
+    if isinstance(retries, bool) or not isinstance(retries, int) or not (
+            0 <= retries <= MAX_RETRIES):
+        raise ResourceDefinitionError(
+            f"resource {name!r}: retries must be a whole number from 0 to {MAX_RETRIES},"
+            f" not {retries!r}")
+    if rate is None:
+        return
+    try:
+        calls, seconds = rate
+        ok = (not isinstance(calls, bool) and float(calls).is_integer() and calls >= 1
+              and float(seconds) > 0)
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ResourceDefinitionError(
+            f"resource {name!r}: rate must be (calls, seconds), at least one call per a"
+            f" positive number of seconds, e.g. rate=(10, 1); not {rate!r}")

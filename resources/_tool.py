@@ -2,7 +2,7 @@
 
 The callable's parameters are the tool's arguments: typed parameters, or one
 parameter annotated with a pydantic input model. Required parameters become
-required keys, optional ones optional keys. The output model (``schema``, or
+required keys, optional ones filters. The output model (``schema``, or
 the return annotation) gives the result columns; argument columns that the
 output lacks are added after them, so every argument can be bound in WHERE.
 """
@@ -149,6 +149,7 @@ def resource_from_tool(
 
         return define_resource(
             name, columns=columns, keys=required, volatility=volatility,
+            filters=[n for n in arg_names if n not in required],
             description=doc, select=select,
         )
     if op == "insert":

@@ -82,7 +82,9 @@ def _search(b: Bindings) -> list[SearchHit]:
         if score:
             scored.append((score, page))
     scored.sort(key=lambda sp: (-sp[0], sp[1]["url"]))
-    return [SearchHit(query=query, rank=i + 1, **page) for i, (_, page) in enumerate(scored)]
+    # A pushed LIMIT is honoured as a search API would: only the first results come back.
+    return [SearchHit(query=query, rank=i + 1, **page)
+            for i, (_, page) in enumerate(scored[:b.limit])]
 
 
 def _image(b: Bindings) -> Image:
@@ -152,25 +154,26 @@ def demo_resources() -> list[Resource]:
     return [
         define_resource(
             "time", schema=Now, volatility="stable",
-            description="The current time; one row.", select=lambda b: [_now()],
+            description="The current time; one row.", select=lambda b: [_now()], inline=True,
         ),
         define_resource(
-            "tasks", schema=Task, primary_key=["id"], volatility="volatile",
-            description="The user's task list.", select=select_tasks, insert=insert_tasks,
-            update=update_tasks, delete=delete_tasks,
+            "tasks", schema=Task, primary_key=["id"], filters=["id", "due", "status"],
+            volatility="volatile", description="The user's task list.", select=select_tasks,
+            insert=insert_tasks, update=update_tasks, delete=delete_tasks, inline=True,
         ),
         define_resource(
             "emails", schema=Email, volatility="volatile",
             description="An outbox: INSERT queues a message (recorded, never sent).",
-            insert=send_emails,
+            insert=send_emails, inline=True,
         ),
         define_resource(
             "web", schema=SearchHit, keys=["query"], volatility="volatile",
-            description="Web search over a small offline corpus.", select=_search,
+            description="Web search over a small offline corpus.", select=_search, inline=True,
         ),
         define_resource(
             "images", schema=Image, keys=["prompt"], volatility="volatile",
             description="Image generation: one generated picture per prompt.", select=_image,
+            inline=True,
         ),
     ]
 

@@ -2,9 +2,10 @@
 
 ``McpServerConfig`` is one server: how to reach it (stdio: ``command``/``args``/
 ``env``/``cwd``; or streamable HTTP: ``url``/``headers``), which of its tools
-to serve, and how long it may take. ``ToolOverride`` and ``ColumnOverride``
-reshape one tool's table where the defaults derived from its schemas do not
-fit.
+to serve, how long it may take, and its tools' ``retries`` and ``rate`` (each
+tool's own, unless its ``ToolOverride`` gives others). ``ToolOverride`` and
+``ColumnOverride`` reshape one tool's table where the defaults derived from its
+schemas do not fit.
 
 Rules:
 
@@ -26,9 +27,17 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveFloat,
+    PositiveInt,
+    field_validator,
+    model_validator,
+)
 
-from .._resource import Volatility
+from .._resource import MAX_RETRIES, Volatility
 
 __all__ = ["ColumnOverride", "McpServerConfig", "ToolOverride"]
 
@@ -36,6 +45,10 @@ __all__ = ["ColumnOverride", "McpServerConfig", "ToolOverride"]
 _OWN_PYTHON = frozenset({"python", "python3"})
 
 _NAMESPACE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+
+_RETRIES = "Reads of a tool made again on a timeout or a transient error, with backoff"
+_RATE = ("[calls, seconds]: at most that many calls of a tool per that many seconds, shared "
+         "by every session; calls over it wait")
 
 # The Postgres types a column override may name, and their canonical spelling.
 _OVERRIDE_TYPES = {
@@ -111,6 +124,8 @@ class ToolOverride(BaseModel):
         " one INSERT is one call; False to call once per row (default: the tool's only argument"
         " when it is an array of objects)",
     )
+    retries: int | None = Field(default=None, ge=0, le=MAX_RETRIES, description=_RETRIES)
+    rate: tuple[PositiveInt, PositiveFloat] | None = Field(default=None, description=_RATE)
 
     @field_validator("columns", mode="before")
     @classmethod
@@ -151,6 +166,8 @@ class McpServerConfig(BaseModel):
     startup_timeout: float = Field(
         default=30.0, gt=0, description="Seconds the server may take to start"
     )
+    retries: int = Field(default=0, ge=0, le=MAX_RETRIES, description=_RETRIES)
+    rate: tuple[PositiveInt, PositiveFloat] | None = Field(default=None, description=_RATE)
 
     @field_validator("namespace")
     @classmethod

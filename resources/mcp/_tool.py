@@ -2,7 +2,7 @@
 
 - A tool whose ``annotations.readOnlyHint`` is true is a ``select`` resource.
   Its required arguments are required keys (``WHERE arg = …``), its optional
-  ones optional columns, bound the same way. Its volatility is ``stable``: the
+  ones filters, bound the same way. Its volatility is ``stable``: the
   tool promises to change nothing, so reusing its answer within one client
   request skips no effect, and a statement that reads it twice (a self-join, a
   subquery) sees one consistent answer, as with Postgres' own STABLE functions.
@@ -80,10 +80,16 @@ class _ToolTable(ToolTable):
             self.name,
             columns=self.columns,
             keys=self.keys,
+            # A read tool's optional arguments are filters: their = reaches the tool.
+            filters=[f.column for f in self.arg_fields if f.column not in self.keys]
+            if self.verb == "select" else (),
             volatility=self.volatility,
             description=" ".join(about),
             select=self.select if self.verb == "select" else None,
             insert=self.insert if self.verb == "insert" else None,
+            retries=self.connection.config.retries if self.override.retries is None
+            else self.override.retries,
+            rate=self.override.rate or self.connection.config.rate,
         )
 
     def rows_of(self, result: CallToolResult) -> list[dict[str, Any]]:

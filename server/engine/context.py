@@ -7,18 +7,24 @@ Rules:
   future per call identity, so however often the statement names a call, it is
   made once. It also gathers what the statement touched and noticed, and the
   calls planned so far against the call budget.
+- The statement being run is ``CURRENT_STATEMENT`` from the moment its
+  context is made, in its task and the tasks it starts: what a read adds
+  to a statement from afar (the overlay's NOTICE) finds it there.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from .result import Notice, Touched
 
-__all__ = ["CallKey", "Request", "StatementContext", "args_key"]
+__all__ = ["CURRENT_STATEMENT", "CallArgs", "CallKey", "Request", "StatementContext",
+           "args_key"]
 
 CallKey = tuple[str, Any]  # (resource, arguments key): a call's identity
 
@@ -31,6 +37,54 @@ def args_key(binding: dict[str, Any]) -> Any:
     except TypeError:
         return json.dumps(binding, sort_keys=True, default=str)
     return key
+
+
+def _frozen(value: Any) -> Any:
+    return tuple(_frozen(v) for v in value) if isinstance(value, list | tuple) else value
+
+
+@dataclass(frozen=True, slots=True)
+class CallArgs:
+    """One call's arguments: its keys (one value each), its filters' conditions, its limit.
+
+    Nothing else is part of a call's identity: two references whose arguments are
+    equal share one call."""
+
+    keys: dict[str, Any]
+    where: dict[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict)
+    limit: int | None = None
+
+    @property
+    def identity(self) -> Any:
+        where = tuple(sorted((c, tuple((op, _frozen(v)) for op, v in conds))
+                             for c, conds in self.where.items()))
+        return args_key(self.keys), args_key(dict(where)), self.limit
+
+    def covers(self, other: CallArgs) -> bool:
+        """Whether this call's rows hold every row of ``other``'s: the same keys, no limit,
+        and conditions that ``other`` only adds to (Postgres applies them afterwards)."""
+        return (self.limit is None and self.keys == other.keys and all(
+            set(conds) <= set(other.where.get(c, ())) for c, conds in self.where.items()))
+
+    def values(self) -> dict[str, tuple[Any, ...]]:
+        """What Bindings.one/all read: keys, and filters' = and IN values."""
+        out: dict[str, tuple[Any, ...]] = {k: (v,) for k, v in self.keys.items()}
+        for column, conds in self.where.items():
+            vals = [x for op, v in conds if op in ("=", "in")
+                    for x in (v if op == "in" else [v])]
+            if vals:
+                out[column] = tuple(vals)
+        return out
+
+    def shown(self) -> dict[str, Any]:
+        """The arguments as the audit and ``Result.touched`` show them."""
+        out: dict[str, Any] = dict(self.keys)
+        for column, conds in self.where.items():
+            for op, v in conds:
+                out[column if op == "=" else f"{column} {op}"] = v
+        if self.limit is not None:
+            out["limit"] = self.limit
+        return out
 
 
 @dataclass
@@ -49,8 +103,19 @@ class StatementContext:
     sql: str = ""
     planned: int = 0  # resolver calls decided so far, against the call budget
     memo: dict[CallKey, asyncio.Future[Any]] = field(default_factory=dict)
+    calls: dict[CallKey, CallArgs] = field(default_factory=dict)  # the arguments of each
     touched: dict[tuple[str, str, Any], Touched] = field(default_factory=dict)
     notices: list[Notice] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)  # its timeout counts from here
+    timed: bool = True  # under the statement timeout (a COMMIT's writes are not)
+
+    def __post_init__(self) -> None:
+        CURRENT_STATEMENT.set(self)
+
+    def notice(self, notice: Notice) -> None:
+        """Add a NOTICE once, however many reads of the statement give it."""
+        if notice not in self.notices:
+            self.notices.append(notice)
 
     def touch(self, resource: str, verb: str, args: dict[str, Any], called: bool) -> Touched:
         key = (resource, verb, args_key(args))
@@ -60,3 +125,7 @@ class StatementContext:
         if called:
             t.calls += 1
         return t
+
+
+CURRENT_STATEMENT: contextvars.ContextVar[StatementContext | None] = contextvars.ContextVar(
+    "glove_current_statement", default=None)

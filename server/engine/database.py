@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from glove_scratchpad.catalog import (
+    DEFAULT_NAME,
     SYSTEM_VIEWS,
     Audit,
     Catalog,
     EmbeddedSidecar,
     ExternalSidecar,
+    Journal,
     Pool,
     Sidecar,
 )
@@ -45,13 +47,16 @@ class Database:
         self.limits = limits
         self.audit = Audit(catalog.pool)
         self.guard = Guard(limits, self.audit)
+        self.journal = Journal(catalog.pool, catalog.schemas.private)
         self.type_names = type_names
         self.resources = {r.name: r for r in resources}
         self.writes = writes
         self.immutable: dict[Any, asyncio.Future[Any]] = {}
         self._owns_catalog = owns_catalog
+        self.schemas = catalog.schemas  # the name's schemas (catalog.schema_names)
         self.main = View(frozenset(self.resources), catalog.database,
-                         Pool(catalog.sidecar, catalog.database, user=catalog.agent_user))
+                         Pool(catalog.agent_sidecar, catalog.database))
+        self._view_catalogs: list[Catalog] = []  # each holds its database's claim
         self._views: dict[frozenset[str], View] = {self.main.visible: self.main}
         self._view_lock = asyncio.Lock()
         self._default: Session | None = None
@@ -72,14 +77,18 @@ class Database:
                 digest = hashlib.sha1(",".join(sorted(visible)).encode()).hexdigest()[:12]
                 name = f"{self.catalog.database}_v{digest}"
                 catalog = await Catalog.open(self.catalog.sidecar, database=name,
-                                             owns_sidecar=False)
+                                             owns_sidecar=False, name=self.schemas.name,
+                                             home=self.catalog.database)
                 try:
                     await catalog.install([r for n, r in self.resources.items() if n in visible],
-                                          system=list(SYSTEM_VIEWS.values()), fns=self.fns)
-                finally:
+                                          system=list(SYSTEM_VIEWS.values()), fns=self.fns,
+                                          login=self.catalog.login)
+                except BaseException:
                     await catalog.close()
-                found = self._views[visible] = View(
-                    visible, name, Pool(self.catalog.sidecar, name, user=catalog.agent_user))
+                    raise
+                self._view_catalogs.append(catalog)
+                found = self._views[visible] = View(visible, name,
+                                                    Pool(catalog.agent_sidecar, name))
             return found
 
     @classmethod
@@ -94,13 +103,17 @@ class Database:
         database: str | None = None,
         limits: Limits | None = None,
         fns: FnCatalog | Iterable[Fn] | None = None,
+        name: str = DEFAULT_NAME,
+        take_over: bool = False,
     ) -> Database:
         """Start (or find) the sidecar, install the resources' shell tables, and serve them.
 
         With no resources, the bundled demo set is served. ``sidecar`` shares an
         already started sidecar (tests share one per session); ``database``
         names the sidecar database to use in it. ``fns`` are the functions served
-        as ``fn.<name>(…)``.
+        as ``fn.<name>(…)``. ``name`` is the server's name, whose schemas it
+        uses (``catalog.schema_names``); ``take_over`` replaces the tables of running
+        servers of that name that serve other resources, instead of being refused.
         """
         if resources is None:
             from glove_scratchpad.resources.demo import resources as demo
@@ -115,11 +128,16 @@ class Database:
         owns_sidecar = sidecar is None
         if sidecar is None:
             sidecar = ExternalSidecar(sidecar_dsn) if sidecar_dsn else EmbeddedSidecar(sidecar_dir)
-        catalog = await Catalog.open(sidecar, database=database, owns_sidecar=owns_sidecar)
+        catalog = await Catalog.open(sidecar, database=database, owns_sidecar=owns_sidecar,
+                                     name=name)
         try:
-            await catalog.install(resources, system=list(SYSTEM_VIEWS.values()), fns=catalog_fns)
-            for sql in Audit.ddl():
-                await catalog.pool.execute(sql)
+            # The audit's and journal's tables are made under the install lock too:
+            # servers of one name start at once (workers, replicas).
+            await catalog.install(resources, system=list(SYSTEM_VIEWS.values()), fns=catalog_fns,
+                                  take_over=take_over,
+                                  private_ddl=Audit.ddl() + Journal.ddl(catalog.schemas.private))
+            # What a dead server left firing is in doubt.
+            await Journal(catalog.pool, catalog.schemas.private).recover()
             type_names = await catalog.type_names()
         except BaseException:
             await catalog.close()
@@ -157,8 +175,11 @@ class Database:
 
     async def close(self) -> None:
         await self.audit.close()
+        self.guard.close()
         for view in self._views.values():
             await view.pool.close()
+        for catalog in self._view_catalogs:
+            await catalog.close()
         if self._owns_catalog:
             await self.catalog.close()
 

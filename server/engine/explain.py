@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pglast import ast
+
 from glove_scratchpad.catalog import Param, Step
 
 from ..sql.analysis import analyze, deparse
@@ -36,6 +38,9 @@ async def explain_statement(session: Session, sql: str, node: Any, params: list[
     else:
         plan = session.plan(ParsedStatement(sql, node))
     lines, refs = reference_lines(plan, node)
+    lines.extend(session.overlay.explain_lines(  # an INSERT's target is not read
+        ref.resource.name for ref in plan.references
+        if ref is not plan.target or not isinstance(node, ast.InsertStmt)))
     if session.db.fns:
         lines.extend(fn_calls.explain_lines(plan.sql))
     args = (list(params) + [Param(None)] * plan.max_param)[:plan.max_param]

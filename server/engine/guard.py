@@ -2,8 +2,18 @@
 
 Rules:
 - Every resolver call goes through ``Guard.call``: at most ``resource_concurrency``
-  calls of one resource run at once, each within ``resolver_timeout`` seconds,
-  and each is recorded in the audit, whatever its outcome.
+  calls of one resource run at once, each attempt within ``resolver_timeout``
+  seconds, and each attempt is recorded in the audit, whatever its outcome.
+- A plain resolver runs in a worker thread (a pool of ``worker_threads``), under
+  the same slot, timeout and cancellation as an async one, so a slow tool never
+  holds up the event loop. A thread that outlives its timeout or cancel keeps its
+  slot until it ends: a hung tool cannot take every worker. ``inline`` keeps a
+  pure, fast resolver on the loop, where no slot or timeout can act on it.
+- A resource's ``rate`` is a token bucket shared by every session: a call over it
+  waits for its turn (the statement's timeout bounds the wait); it never fails.
+- A read with ``retries`` is made again on ``TransientError`` or a timeout, after
+  an exponential backoff with jitter (at least the ``retry_after`` asked for),
+  while the statement's deadline allows. A write is never retried here.
 - The number of calls a statement will make is checked against ``call_budget``
   before any is made, with the estimate in the error.
 - Results are cut at ``row_limit`` rows (with a NOTICE) and refused beyond
@@ -13,17 +23,28 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import functools
 import inspect
+import itertools
+import random
 import time
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Any
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import Audit
+from glove_scratchpad.resources import CallContext, TransientError
 
-__all__ = ["Guard", "Limits"]
+__all__ = ["Guard", "Limits", "TokenBucket"]
+
+RETRY_BASE = 0.1  # seconds: the first backoff; each retry doubles it
+RETRY_CAP = 10.0  # seconds: no backoff is longer, however many retries
+
 
 @dataclass(frozen=True, slots=True)
 class Limits:
@@ -35,41 +56,133 @@ class Limits:
     resolver_timeout: float = 60.0  # seconds per resolver call
     resource_concurrency: int = 10  # calls of one resource running at once
     statement_timeout: float = 300.0  # seconds; a client's SET can only lower it
+    call_row_cap: int = 1_000_000  # rows one call may give; more are cut, with a NOTICE
+    # Plain resolvers running at once, over every resource: they wait on remote APIs,
+    # so many may; a resource's own share is still resource_concurrency.
+    worker_threads: int = 64
+
+
+class ResolverTimeout(TimeoutError):
+    """An attempt that outlasted ``resolver_timeout`` (not a resolver's own TimeoutError)."""
+
+
+class TokenBucket:
+    """At most ``calls`` calls per ``seconds``: a burst of ``calls``, then one every
+    ``seconds / calls``. Callers wait their turn, first come first served."""
+
+    def __init__(self, calls: int, seconds: float) -> None:
+        self.capacity = float(calls)
+        self.interval = seconds / calls
+        self.tokens = float(calls)
+        self.stamp = time.monotonic()
+        self._turn = asyncio.Lock()
+
+    async def take(self) -> float:
+        """Take a token, waiting for one if need be; returns the seconds waited."""
+        waited = 0.0
+        async with self._turn:
+            while True:
+                now = time.monotonic()
+                self.tokens = min(self.capacity, self.tokens + (now - self.stamp) / self.interval)
+                self.stamp = now
+                if self.tokens >= 1:
+                    self.tokens -= 1
+                    return waited
+                delay = (1 - self.tokens) * self.interval
+                await asyncio.sleep(delay)
+                waited += delay
 
 
 class Guard:
-    """Concurrency, timeout and audit around every resolver call."""
+    """Concurrency, threads, timeouts, rates, retries and audit around every resolver call."""
 
     def __init__(self, limits: Limits, audit: Audit) -> None:
         self.limits = limits
         self.audit = audit
         self._slots: dict[str, asyncio.Semaphore] = defaultdict(
             lambda: asyncio.Semaphore(limits.resource_concurrency))
+        self._buckets: dict[str, TokenBucket] = {}
+        self._threads = ThreadPoolExecutor(limits.worker_threads,
+                                           thread_name_prefix="glove-resolver")
 
-    async def call(self, resource: str, verb: str, fn: Callable[[], Any], *,
-                   arguments: Any, user: str, session: int, statement: str) -> Any:
-        """``fn()``, and its result awaited if it is awaitable.
+    async def call(self, resource: str, verb: str, fn: Callable[..., Any],
+                   args: Sequence[Any] = (), *, arguments: Any, user: str, session: int,
+                   statement: str, inline: bool = True, retries: int = 0,
+                   rate: tuple[int, float] | None = None, deadline: float | None = None,
+                   context: CallContext | None = None) -> Any:
+        """``fn(*args)``, its result awaited if it is awaitable; a plain ``fn`` runs in a
+        worker thread unless ``inline``. An iterator it returns is the caller's to pull
+        (``pull``): lazily, so that a LIMIT stops it.
 
-        The concurrency slot and the timeout apply to the awaiting: a plain
-        function runs to its end without yielding, so neither could act on it.
+        ``deadline`` (``time.monotonic()``) is the statement's: no retry waits past
+        it. ``context``, if given, is passed as ``ctx=`` with each attempt's deadline.
         """
+        attempts = retries + 1
+        for attempt in itertools.count(1):
+            if rate is not None:
+                await self._bucket(resource, rate).take()
+            kwargs: dict[str, Any] = {}
+            if context is not None:
+                ends = time.monotonic() + self.limits.resolver_timeout
+                kwargs["ctx"] = replace(context, deadline=ends if deadline is None
+                                        else min(ends, deadline))
+            try:
+                return await self._attempt(
+                    resource, verb, fn, args, kwargs, inline,
+                    (user, session, statement, arguments))
+            except (TimeoutError, TransientError) as exc:
+                delay = _backoff(attempt, getattr(exc, "retry_after", None))
+                if attempt >= attempts or (
+                        deadline is not None and time.monotonic() + delay >= deadline):
+                    raise self._final(resource, verb, exc, attempt) from (
+                        None if isinstance(exc, ResolverTimeout) else exc)
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _bucket(self, resource: str, rate: tuple[int, float]) -> TokenBucket:
+        bucket = self._buckets.get(resource)
+        if bucket is None:
+            bucket = self._buckets[resource] = TokenBucket(*rate)
+        return bucket
+
+    def _final(self, resource: str, verb: str, exc: BaseException, attempts: int
+               ) -> BaseException:
+        """The error of a call that will not be tried again."""
+        tries = f" ({attempts} attempts)" if attempts > 1 else ""
+        if isinstance(exc, ResolverTimeout):
+            return errors.ExternalRoutineError(
+                f'resource "{resource}" {verb} timed out after '
+                f"{self.limits.resolver_timeout:g} s{tries}",
+                hint="The tool did not answer in time; try again, or narrow the call's "
+                "arguments.")
+        if attempts == 1:
+            return exc  # the caller words a resolver's own error
+        return errors.ExternalRoutineError(
+            f'resource "{resource}" failed in {verb}{tries}: {type(exc).__name__}: {exc}'[:1000],
+            hint="The tool kept failing with an error it calls transient (a rate limit, an "
+            "outage): wait, then try again.",
+            table_name=resource)
+
+    async def _attempt(self, resource: str, verb: str, fn: Callable[..., Any],
+                       args: Sequence[Any], kwargs: dict[str, Any], inline: bool,
+                       who: tuple[str, int, str, Any]) -> Any:
+        """One attempt, recorded in the audit whatever its outcome."""
         started = time.monotonic()
         status, error, rows = "ok", None, None
         try:
-            out = fn()
-            if inspect.isawaitable(out):
-                async with self._slots[resource]:
-                    async with asyncio.timeout(self.limits.resolver_timeout):
-                        out = await out
+            if inline:
+                out = fn(*args, **kwargs)
+                if inspect.isawaitable(out):
+                    async with self._slots[resource]:
+                        out = await self._bounded(out)
+            else:
+                out = await self._in_thread(resource, fn, args, kwargs)
             if isinstance(out, list | tuple):
                 rows = len(out)
             return out
-        except TimeoutError:
+        except ResolverTimeout:
             status, error = "timeout", f"timed out after {self.limits.resolver_timeout:g} s"
-            raise errors.ExternalRoutineError(
-                f'resource "{resource}" {verb} {error}',
-                hint="The tool did not answer in time; try again, or narrow the call's "
-                "arguments.") from None
+            raise
         except asyncio.CancelledError:
             status, error = "canceled", "canceled"
             raise
@@ -77,11 +190,41 @@ class Guard:
             status, error = "error", f"{type(exc).__name__}: {exc}"[:1000]
             raise
         finally:
+            user, session, statement, arguments = who
             # Raw values: the batch write turns them into timestamps and JSON.
             self.audit.record((
                 time.time(), user, session, statement, resource, verb, arguments, status,
                 (time.monotonic() - started) * 1000, rows, error,
             ))
+
+    async def _in_thread(self, resource: str, fn: Callable[..., Any], args: Sequence[Any],
+                         kwargs: dict[str, Any]) -> Any:
+        """A plain resolver in a worker thread, holding the resource's slot until the
+        thread is done (even when this call stopped waiting for it)."""
+        slot = self._slots[resource]
+        await slot.acquire()
+        loop = asyncio.get_running_loop()
+        try:
+            work: Future[Any] = self._threads.submit(
+                contextvars.copy_context().run, functools.partial(fn, *args, **kwargs))
+        except BaseException:
+            slot.release()
+            raise
+        work.add_done_callback(functools.partial(_release, loop, slot))
+        out = await self._bounded(asyncio.wrap_future(work))
+        if inspect.isawaitable(out):
+            out = await self._bounded(out)  # a plain function that gave a coroutine
+        return out
+
+    async def _bounded(self, work: Any) -> Any:
+        timer = asyncio.timeout(self.limits.resolver_timeout)
+        try:
+            async with timer:
+                return await work
+        except TimeoutError:
+            if timer.expired():
+                raise ResolverTimeout from None
+            raise
 
     def check_budget(self, estimate: int) -> None:
         if estimate > self.limits.call_budget:
@@ -90,3 +233,19 @@ class Guard:
                 f"{self.limits.call_budget} per statement",
                 hint="Narrow the IN lists or subqueries that fan out, or split the work "
                 "into several statements.")
+
+    def close(self) -> None:
+        """Stop taking work; threads still running finish on their own."""
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+
+def _backoff(attempt: int, retry_after: float | None) -> float:
+    """Seconds before attempt ``attempt + 1``: exponential, half of it jitter."""
+    ceiling = min(RETRY_CAP, RETRY_BASE * 2 ** (attempt - 1))
+    delay = ceiling / 2 + random.uniform(0, ceiling / 2)
+    return max(delay, retry_after or 0.0)
+
+
+def _release(loop: asyncio.AbstractEventLoop, slot: asyncio.Semaphore, _: Future[Any]) -> None:
+    with contextlib.suppress(RuntimeError):  # the loop is closed: nothing waits on it
+        loop.call_soon_threadsafe(slot.release)

@@ -20,8 +20,10 @@ __all__ = ["missing_key", "missing_verb", "resolver_failed", "set_column"]
 log = logging.getLogger(__name__)
 
 
-def missing_key(resource: Resource, key: str, conditions: tuple[str, ...] = ()) -> errors.SqlError:
-    """A required key with no value: ``conditions`` are the ones on it that cannot bind."""
+def missing_key(resource: Resource, key: str, conditions: tuple[str, ...] = (),
+                feeder: str | None = None) -> errors.SqlError:
+    """A required key with no value: ``conditions`` are the ones on it that cannot bind;
+    ``feeder`` a join of the statement's that could feed it."""
     example = " AND ".join(f"{k} = '…'" for k in resource.keys)
     column = resource.column(key)
     about = f" ({column.description})" if column is not None and column.description else ""
@@ -37,10 +39,15 @@ def missing_key(resource: Resource, key: str, conditions: tuple[str, ...] = ()) 
             table_name=resource.name,
             column_name=key,
         )
+    hint = f"Add it to the WHERE clause, e.g. SELECT * FROM {resource.name} WHERE {example}"
+    if feeder is not None:
+        hint += f"; or let another table's column feed it: {feeder}"
     return errors.MissingRequiredKey(
         f'resource "{resource.name}" needs a value for its required key "{key}"{about}',
-        detail=f"Required keys are the tool's arguments: {', '.join(resource.keys)}.",
-        hint=f"Add it to the WHERE clause, e.g. SELECT * FROM {resource.name} WHERE {example}",
+        detail=f"Required keys are the tool's arguments: {', '.join(resource.keys)}. A key "
+        "is bound by key = value, key IN (…), key = ANY(…), or an equality with another "
+        "table's column (a join, LATERAL or a correlated subquery).",
+        hint=hint,
         table_name=resource.name,
         column_name=key,
     )

@@ -28,14 +28,16 @@ from pydantic import ValidationError
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import SYSTEM_SCHEMA, SYSTEM_VIEWS, Param, Step, result_format
-from glove_scratchpad.resources import Bindings, Resource
+from glove_scratchpad.resources import Bindings, CallContext, Column, Resource
 
 from ..sql.analysis import Plan, Reference, Value, deparse, renumber_params
 from ..sql.parse import parse
 from . import run as sidecar
-from .context import StatementContext, args_key
+from .context import CallArgs, StatementContext
 from .messages import missing_key, missing_verb, resolver_failed
+from .pull import pull
 from .result import Notice, Result
+from .timeouts import timeout
 from .view import IMMUTABLE_CACHE_SIZE
 
 if TYPE_CHECKING:
@@ -46,6 +48,7 @@ __all__ = ["check_keys", "evaluate", "gather", "invoke", "read", "resolve_all", 
 # Column types whose text a pushed-down literal or text parameter holds is not the value
 # itself: pydantic would keep it as str/UTF-8 bytes, so Postgres converts it instead.
 _PARSED_BY_POSTGRES = frozenset(("bytea", "json", "jsonb"))
+_COUNT = Column("limit", "bigint", py_type=int)  # a LIMIT or OFFSET, as a number
 
 
 async def read(session: Session, plan: Plan, params: list[Param], ctx: StatementContext,
@@ -56,7 +59,10 @@ async def read(session: Session, plan: Plan, params: list[Param], ctx: Statement
                              prelude=prelude)
 
 
-def check_keys(refs: Iterable[Reference], verb: str = "select") -> None:
+def check_keys(refs: Iterable[Reference], verb: str = "select",
+               others: Sequence[Reference] = ()) -> None:
+    """Every reference can be called: it has the verb and a value for each key.
+    ``others`` are the statement's other references, for a hint toward a join."""
     for ref in refs:
         resource = ref.resource
         if resource.resolver(verb) is None:
@@ -65,12 +71,29 @@ def check_keys(refs: Iterable[Reference], verb: str = "select") -> None:
         for key in resource.keys:
             if key not in bound:
                 raise missing_key(resource, key, tuple(
-                    text for column, text in ref.unbound if column == key))
+                    text for column, text in ref.unbound if column == key),
+                    feeder=_feeder_hint(ref, key, others))
+
+
+def _feeder_hint(ref: Reference, key: str, others: Sequence[Reference]) -> str | None:
+    """A join that could feed the key: another reference's column of the same name,
+    else of the same type."""
+    column = ref.resource.column(key)
+    for same in (lambda c: c.name == key,
+                 lambda c: column is not None and c.pg_type == column.pg_type):
+        for other in others:
+            if other is ref:
+                continue
+            for c in other.resource.columns:
+                if same(c):
+                    return (f"SELECT … FROM {other.label} JOIN {ref.label} ON "
+                            f"{ref.alias}.{key} = {other.alias}.{c.name}")
+    return None
 
 
 async def resolve_all(session: Session, refs: Sequence[Reference], params: list[Any],
                       ctx: StatementContext) -> dict[int, list[dict[str, Any]]]:
-    check_keys(refs)
+    check_keys(refs, others=refs)
     estimate = sum(math.prod(len(p.values) for p in ref.predicates) for ref in refs)
     session.db.guard.check_budget(ctx.planned + estimate)
     results = await gather(resolve_ref(session, ref, params, ctx) for ref in refs)
@@ -83,7 +106,10 @@ async def resolve_ref(session: Session, ref: Reference, params: list[Any],
     calls = await bindings(session, ref, params, ctx)
     ctx.planned += len(calls)
     session.db.guard.check_budget(ctx.planned)
-    results = await gather(select(session, resource, b, ctx) for b in calls)
+    # The broadest calls first: a narrower one of the same keys may reuse their rows.
+    order = sorted(range(len(calls)), key=lambda i: sum(map(len, calls[i].where.values())))
+    done = await gather(select(session, ref, calls[i], ctx) for i in order)
+    results = [rows for _, rows in sorted(zip(order, done, strict=True))]
     if len(results) == 1:
         rows = list(results[0])
     else:
@@ -98,8 +124,12 @@ async def resolve_ref(session: Session, ref: Reference, params: list[Any],
     # An empty scratchpad view (nothing staged) is an answer, not a filter to re-check.
     if not rows and ref.schema != SYSTEM_SCHEMA:
         # The values the calls were made with, not the $n or expression that gave them.
-        args = " OR ".join(" AND ".join(f"{k} = {_sql_literal(v)}" for k, v in b.items())
-                           for b in calls if b)
+        args = " OR ".join(" AND ".join(f"{k} = {_sql_literal(v)}" for k, v in c.keys.items())
+                           for c in calls if c.keys)
+        filters = ", ".join(f"{c} {op} {_sql_literal(v)}" for c, conds in
+                            (calls[0].where.items() if calls else ()) for op, v in conds)
+        if filters:
+            args = f"{args} (filters: {filters})" if args else filters
         if not calls:  # a NULL or an empty IN: nothing could match, nothing was called
             args = " AND ".join(f"{p.column} = {', '.join(v.sql for v in p.values)}"
                                 for p in ref.predicates) + " (NULL or no value: no call made)"
@@ -112,8 +142,9 @@ async def resolve_ref(session: Session, ref: Reference, params: list[Any],
 
 
 async def bindings(session: Session, ref: Reference, params: list[Any],
-                   ctx: StatementContext) -> list[dict[str, Any]]:
-    """Every call a reference makes: one per combination of its bound values."""
+                   ctx: StatementContext) -> list[CallArgs]:
+    """Every call a reference makes: one per combination of its keys' values, each with
+    the reference's filter conditions and limit."""
     columns: dict[str, list[Any]] = {}
     for pred in ref.predicates:
         column = ref.resource.column(pred.column)
@@ -127,9 +158,53 @@ async def bindings(session: Session, ref: Reference, params: list[Any],
         columns[pred.column] = values
     if any(not vs for vs in columns.values()):
         return []  # col = NULL, or an empty IN: no row can match, so nothing is called
+    where = await _conditions(session, ref, params, ctx)
+    if where is None:
+        return []
+    limit = await _limit(session, ref, params, ctx)
     names = list(columns)
-    return [dict(zip(names, combo, strict=True))
+    return [CallArgs(dict(zip(names, combo, strict=True)), where, limit)
             for combo in itertools.product(*(columns[n] for n in names))]
+
+
+async def _conditions(session: Session, ref: Reference, params: list[Any],
+                      ctx: StatementContext) -> dict[str, tuple[tuple[str, Any], ...]] | None:
+    """The filters' conditions with their values; None when no row can match."""
+    where: dict[str, list[tuple[str, Any]]] = {}
+    for cond in ref.conditions:
+        column = ref.resource.column(cond.column)
+        if cond.op in ("is null", "is not null"):
+            entry: tuple[str, Any] = (cond.op, None)
+        else:
+            values = [v for value in cond.values
+                      for v in await evaluate(session, value, column, params, ctx)]
+            if cond.op == "in":
+                values = list(dict.fromkeys(v for v in values if v is not None))
+                if not values:
+                    return None
+                entry = ("in", values)
+            elif not values or values[0] is None:
+                return None  # a comparison with NULL is never true
+            else:
+                entry = (cond.op, values[0])
+        if entry not in where.setdefault(cond.column, []):
+            where[cond.column].append(entry)
+    return {c: tuple(conds) for c, conds in where.items()}
+
+
+async def _limit(session: Session, ref: Reference, params: list[Any],
+                 ctx: StatementContext) -> int | None:
+    """The LIMIT (plus OFFSET) that applies to this reference alone, as a number."""
+    if ref.limit is None:
+        return None
+    total = 0
+    for value in (ref.limit, ref.offset):
+        if value is not None:
+            got = await evaluate(session, value, _COUNT, params, ctx)
+            if not got or got[0] is None:
+                return None  # LIMIT NULL / ALL: no limit
+            total += max(0, int(got[0]))
+    return total
 
 
 async def evaluate(session: Session, value: Value, column: Any, params: list[Any],
@@ -197,14 +272,17 @@ async def evaluate(session: Session, value: Value, column: Any, params: list[Any
     return out
 
 
-async def select(session: Session, resource: Resource, binding: dict[str, Any],
+async def select(session: Session, ref: Reference, call: CallArgs,
                  ctx: StatementContext) -> list[dict[str, Any]]:
     """One call's rows: made once, by the first statement that needs them (the call's
-    owner, in its own task); other references and statements await its future."""
-    key = (resource.name, args_key(binding))
+    owner, in its own task); other references and statements await its future. A call
+    whose rows another call of the statement covers reuses them."""
+    resource: Resource = ref.resource
+    key = (resource.name, call.identity)
     immutable = session.db.immutable
+    shown = call.shown()
     while True:
-        fut = ctx.memo.get(key)
+        fut = ctx.memo.get(key) or _covering(ctx, resource.name, call)
         owner = False
         if fut is None:
             cache = {"immutable": immutable, "stable": ctx.request.stable}.get(
@@ -222,10 +300,11 @@ async def select(session: Session, resource: Resource, binding: dict[str, Any],
                         del cache[next(iter(cache))]
             elif cache is immutable:
                 cache[key] = cache.pop(key)  # the most recently used is kept longest
-            ctx.touch(resource.name, "select", binding, called=owner)
+            ctx.touch(resource.name, "select", shown, called=owner)
             ctx.memo[key] = fut
+            ctx.calls[key] = call
         if owner:
-            rows = await _own(fut, _call_select(session, resource, binding, ctx))
+            rows = await _own(fut, _call_select(session, ref, call, ctx))
             break
         try:
             rows = await asyncio.shield(fut)  # a waiter's cancel is not the call's
@@ -237,30 +316,62 @@ async def select(session: Session, resource: Resource, binding: dict[str, Any],
             # The owner was cancelled, not this statement: make the call here.
             if ctx.memo.get(key) is fut:
                 del ctx.memo[key]
-    ctx.touch(resource.name, "select", binding, called=False).rows = len(rows)
+    ctx.touch(resource.name, "select", shown, called=False).rows = len(rows)
     return rows
 
 
+def _covering(ctx: StatementContext, resource: str, call: CallArgs) -> Any:
+    """A call of this statement whose rows hold every row this one asks for."""
+    for (name, _), other in ctx.calls.items():
+        if name == resource and other is not call and other.covers(call):
+            return ctx.memo.get((name, other.identity))
+    return None
+
+
 async def invoke(session: Session, resource: Resource, verb: str, args: tuple[Any, ...],
-                 arguments: Any, ctx: StatementContext) -> Any:
-    """One resolver call, under the guard's concurrency, timeout and audit."""
+                 arguments: Any, ctx: StatementContext, *, statement: str | None = None,
+                 key: str | None = None) -> Any:
+    """One resolver call, under the guard's threads, concurrency, timeout, rate, retries
+    (reads only) and audit. ``statement`` is the one that staged a write (COMMIT fires
+    it); ``key`` its idempotency key. A resolver with a ``ctx`` parameter gets them."""
     fn = resource.resolver(verb)
+    assert fn is not None
+    sql = ctx.sql if statement is None else statement
+    context = (CallContext(session.user, session.id, sql, idempotency_key=key)
+               if resource.takes_context(verb) else None)
     try:
         return await session.db.guard.call(
-            resource.name, verb, lambda: fn(*args), arguments=arguments,
-            user=session.user, session=session.id, statement=ctx.sql)
+            resource.name, verb, fn, args, arguments=arguments, user=session.user,
+            session=session.id, statement=sql, inline=resource.on_loop(verb),
+            retries=resource.retries if verb == "select" else 0, rate=resource.rate,
+            deadline=ctx.started + timeout(session) if ctx.timed else None, context=context)
     except errors.SqlError:
         raise
     except Exception as exc:
         raise resolver_failed(resource, verb, exc) from exc
 
 
-async def _call_select(session: Session, resource: Resource, binding: dict[str, Any],
+async def _call_select(session: Session, ref: Reference, call: CallArgs,
                        ctx: StatementContext) -> list[dict]:
-    b = Bindings({k: (v,) for k, v in binding.items()}, resource.name)
-    raw = await invoke(session, resource, "select", (b,), binding, ctx)
-    stamp = {k: binding[k] for k in resource.keys if k in binding}
-    return resource.validate_rows(raw, stamp)
+    resource: Resource = ref.resource
+    b = Bindings(call.values(), resource.name, call.where, call.limit)
+    out = await invoke(session, resource, "select", (b,), call.shown(), ctx)
+    cap = session.db.limits.call_row_cap
+    # With only keys in its WHERE, a LIMIT is the statement's too: pull no more.
+    wanted = min(call.limit, cap + 1) if call.limit is not None and ref.keys_only else cap + 1
+    try:
+        raw = await pull(out, wanted, inline=getattr(resource, "inline", False))
+    except errors.SqlError:
+        raise
+    except Exception as exc:
+        raise resolver_failed(resource, "select", exc) from exc
+    if len(raw) > cap:
+        del raw[cap:]
+        ctx.notices.append(Notice(
+            f'resource "{resource.name}" gave more than {cap} rows in one call; the rest '
+            "were cut", hint="Narrow the call with its keys and filters (\\d+ "
+            f"{resource.name}), or add LIMIT."))
+    return resource.validate_rows(raw, call.keys)
 
 
 async def gather(coros: Iterable[Any]) -> list[Any]:

@@ -10,6 +10,8 @@ Rules:
 
 from __future__ import annotations
 
+import time
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +22,7 @@ from glove_scratchpad.wire import DataRow, FieldDescription
 
 TEXT_OID = 25
 
-__all__ = ["Call", "Notice", "Result", "ResultColumn", "StagedWrite", "Touched"]
+__all__ = ["Call", "Notice", "Result", "ResultColumn", "StagedWrite", "Touched", "new_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,14 +57,23 @@ class Touched:
     rows: int = 0
 
 
+def new_key() -> str:
+    """A fresh idempotency key."""
+    return str(uuid.uuid4())
+
+
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One write a staged statement will make: a verb of a resource and its input."""
+    """One write a staged statement will make: a verb of a resource and its input.
+
+    ``key`` is its idempotency key: made when it is staged, journaled with it, and
+    passed (``CallContext.idempotency_key``) to every attempt to make it."""
 
     verb: str
     rows: tuple[Any, ...] = ()  # insert
     changes: dict[str, Any] | None = None  # update
     bindings: dict[str, Any] | None = None  # update, delete
+    key: str = field(default_factory=new_key, compare=False)
 
     def describe(self, resource: str) -> str:
         if self.verb == "insert":
@@ -83,6 +94,8 @@ class StagedWrite:
     calls: list[Call]
     status: str = "staged"  # staged, fired, failed, not run
     error: str | None = None
+    staged_at: float = field(default_factory=time.time)
+    journal: list[tuple[int, int]] = field(default_factory=list)  # (txid, seq) of each call
 
     @property
     def summary(self) -> str:

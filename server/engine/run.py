@@ -78,12 +78,13 @@ async def run(session: Session, plan: Plan, rows: dict[int, list[dict]], params:
     calls = (await fn_calls.substitute(session, plan, params, args, ctx)
              if session.db.fns else ())
     if calls:
-        rw = rewrite(plan, param_of, returning=returning, replace=calls)
+        rw = rewrite(plan, param_of, returning=returning, replace=calls,
+                     schemas=session.db.schemas)
     else:  # the same plan and RETURNING always rewrite to the same text
         rewrites = session.view.rewrites
         found = rewrites.get((plan.sql, returning))
         if found is None:
-            found = rewrite(plan, param_of, returning=returning)
+            found = rewrite(plan, param_of, returning=returning, schemas=session.db.schemas)
             keep(rewrites, (plan.sql, returning), found)
         rw = found
     main = Step(rw.sql, args, formats)

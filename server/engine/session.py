@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
+import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,6 @@ from pglast import ast, enums
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import (
     CURRENT_VIEW_SOURCE,
-    SYSTEM_SCHEMA,
     SYSTEM_VIEWS,
     Param,
     Step,
@@ -39,11 +39,12 @@ from glove_scratchpad.resources import Resource
 from glove_scratchpad.wire import FieldDescription
 
 from ..sql import gate
+from ..sql.allowlist import system_call
 from ..sql.analysis import Plan, analyze, deparse
 from ..sql.parse import ParsedStatement, is_script, parse
 from ..sql.statement_kinds import statement_name
+from . import commit, resolve, settings, writes
 from . import fns as fn_calls
-from . import resolve, settings, writes
 from . import run as sidecar
 from .context import Request, StatementContext
 from .explain import explain_statement
@@ -59,7 +60,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ParsedStatement", "Session", "parse"]
 
-_SESSION_IDS = itertools.count(1)
+# Session ids are random: unique across processes and restarts, which share the audit.
+_SESSION_ID_BITS = 63
 _TEXT_OIDS = frozenset({19, 25, 1042, 1043})  # name, text, bpchar, varchar
 _POOL_RESETS = (ast.DiscardStmt, ast.DeallocateStmt, ast.ClosePortalStmt, ast.UnlistenStmt)
 _SAVEPOINT_VERBS = {
@@ -79,10 +81,10 @@ class Session:
         self.policy = policy
         self.writes = policy.writes
         self.user = ""
-        self.id = next(_SESSION_IDS)
+        self.id = secrets.randbits(_SESSION_ID_BITS) or 1
         self.tx = Transaction()
         self.settings: dict[str, str] = {}
-        self.overlay = Overlay()
+        self.overlay = Overlay(self.tx)  # fired writes, and the transaction's staged ones
         self._write_ids = itertools.count(1)
 
     # -- public API -------------------------------------------------------------
@@ -101,9 +103,9 @@ class Session:
         self.tx.fail()
 
     def lookup(self, schema: str | None, name: str) -> Resource | None:
-        if schema == SYSTEM_SCHEMA:
+        if schema == self.db.schemas.system:
             return SYSTEM_VIEWS.get(name)
-        if schema in (None, "public") and name in self.view.visible:
+        if schema in (None, self.db.schemas.served) and name in self.view.visible:
             return self.db.resources.get(name)
         return None
 
@@ -155,6 +157,11 @@ class Session:
         node = stmt.node
         if isinstance(node, ast.VariableShowStmt):
             return (), (FieldDescription(node.name, type_oid=25),)
+        call = system_call(node)
+        if call is not None:  # scratchpad.restage(txid): a bigint, or a $1 that is one
+            arg = call.args[0].arg if isinstance(call.args[0], ast.TypeCast) else call.args[0]
+            given = tuple(param_oids) or ((20,) if isinstance(arg, ast.ParamRef) else ())
+            return given, (FieldDescription("restage", type_oid=25),)
         query = node.query if isinstance(node, ast.ExplainStmt) else node
         if not isinstance(query, ast.SelectStmt | ast.InsertStmt | ast.UpdateStmt
                           | ast.DeleteStmt):
@@ -207,13 +214,17 @@ class Session:
                  "calls": s.summary, "status": s.status} for s in self.tx.staged]
 
     def resource_rows(self) -> list[dict[str, Any]]:
-        return [{"name": r.name, "description": r.description, "verbs": ", ".join(r.verbs),
-                 "volatility": r.volatility, "keys": ", ".join(r.keys),
-                 "primary_key": ", ".join(r.primary_key)}
-                for r in self.db.resources.values() if r.name in self.view.visible]
+        """One row per table this session sees: all it needs to call it (catalog/_views.py)."""
+        from glove_scratchpad.catalog._views import resource_row
+
+        visible = [r for r in self.db.resources.values() if r.name in self.view.visible]
+        return [resource_row(r, visible) for r in visible]
 
     async def call_rows(self) -> list[dict[str, Any]]:
-        return await self.db.audit.read(None if self.policy.admin else self.id)
+        return await self.db.audit.read(None if self.policy.admin else self.user)
+
+    async def journal_rows(self, txids: list[int]) -> list[dict[str, Any]]:
+        return await self.db.journal.read(None if self.policy.admin else self.user, txids)
 
     # -- one statement ----------------------------------------------------------
 
@@ -296,6 +307,9 @@ class Session:
     async def _dispatch(self, stmt: ParsedStatement, params: list[Any],
                         request: Request) -> Result:
         node = stmt.node
+        call = system_call(node)
+        if call is not None:  # the gate let it through alone: SELECT scratchpad.restage(…)
+            return await commit.restage(self, call, params)
         if isinstance(node, ast.SelectStmt | ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):
             plan = self.plan(stmt)
             await self._check(stmt, params)
@@ -340,7 +354,7 @@ class Session:
             taken = self.tx.take_for_commit()
             if isinstance(taken, Result):
                 return taken
-            return await writes.commit(self, taken)
+            return await commit.commit(self, taken)
         if kind == k.TRANS_STMT_ROLLBACK:
             return self.tx.rollback()
         if kind in _SAVEPOINT_VERBS:

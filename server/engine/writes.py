@@ -11,8 +11,9 @@ Rules:
   predicate no row matches is ``UPDATE 0``/``DELETE 0``.
 - Otherwise the WHERE must bind the keys (and primary key) with ``=``/``IN``;
   each combination of values is one call.
-- Inside BEGIN the calls are staged, with a NOTICE; outside they fire at once.
-  One INSERT statement is one ``insert`` call with all its rows.
+- Inside BEGIN the calls are staged, with a NOTICE, and later reads of the
+  transaction see them (``overlay``); outside they fire at once, journaled
+  (``commit``). One INSERT statement is one ``insert`` call with all its rows.
 """
 
 from __future__ import annotations
@@ -36,13 +37,13 @@ from glove_scratchpad.catalog import (
     rows_params,
     shell_ddl,
 )
-from glove_scratchpad.resources import Bindings, Resource
+from glove_scratchpad.resources import Resource
 
 from ..sql.analysis import Plan, Reference, deparse, renumber_params
 from ..sql.parse import parse
-from . import resolve
+from . import commit, resolve
 from . import run as sidecar
-from .context import Request, StatementContext
+from .context import StatementContext
 from .messages import missing_verb, set_column
 from .overlay import as_dict
 from .result import Call, Notice, Result, StagedWrite
@@ -51,7 +52,7 @@ from .transaction import TxState
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["fire", "verb_of", "write"]
+__all__ = ["verb_of", "write"]
 
 _VERBS = {ast.InsertStmt: "insert", ast.UpdateStmt: "update", ast.DeleteStmt: "delete"}
 
@@ -84,7 +85,7 @@ def check_allowed(session: Session, plan: Plan) -> Resource:
         raise errors.InsufficientPrivilege(
             f'cannot {verb} relation "{rel.relname}": only resources can be written',
             hint="SELECT table_name FROM information_schema.tables WHERE table_schema = "
-            "'public' lists the resources.",
+            "current_schema() lists the resources.",
         )
     resource: Resource = target.resource
     if resource.resolver(verb) is None or target.schema == SYSTEM_SCHEMA:
@@ -124,10 +125,11 @@ async def write(session: Session, plan: Plan, params: list[Param],
             ctx.notices.append(Notice(
                 f"staged #{staged.id}: {staged.summary} will be called at COMMIT",
                 hint="SELECT * FROM scratchpad.staged shows what is staged; ROLLBACK "
-                "discards it. Reads in this transaction do not see it until COMMIT.",
+                "discards it. Reads in this transaction see it; values the tool assigns "
+                "(ids) are known after COMMIT.",
             ))
     elif calls:
-        returned = await fire(session, staged, ctx)
+        returned = await commit.fire_one(session, staged, ctx)
         if returned:
             rows = returned
     result = Result(tag, notices=ctx.notices, touched=list(ctx.touched.values()),
@@ -176,7 +178,7 @@ async def _plan_change(session: Session, plan: Plan, verb: str, params: list[Any
         )
     resolve.check_keys(plan.reads)
     await resolve.resolve_all(session, plan.reads, params, ctx)
-    calls = await resolve.bindings(session, target, params, ctx)
+    calls = [c.keys for c in await resolve.bindings(session, target, params, ctx)]
     if verb == "delete":
         return [Call("delete", bindings=b) for b in calls], None
     changes: dict[str, Any] = {}
@@ -203,9 +205,13 @@ async def _change_read_rows(session: Session, plan: Plan, verb: str, params: lis
     resolve.check_keys([target, *plan.reads])
     target_rows = await resolve.resolve_ref(session, target, params, ctx)
     rows = await resolve.resolve_all(session, plan.reads, params, ctx)
-    unique = {tuple(r[k] for k in pk): r for r in target_rows}
+    # A staged INSERT's row whose key the tool assigns (NULL until COMMIT) cannot be
+    # named to an update or delete tool: it is read, but not changed.
+    unique = {key: r for r in target_rows
+              if None not in (key := tuple(r[k] for k in pk))}
     prelude = Step(
-        f"INSERT INTO {qualified(resource.name)} SELECT * FROM {populate_sql(resource, 1)}",
+        f"INSERT INTO {qualified(resource.name, session.db.schemas.served)} "
+        f"SELECT * FROM {populate_sql(resource, 1, session.db.schemas.served)}",
         [*map(encode_param, rows_params(resource, unique.values()))], rows=False)
     # The target's own columns, whatever else FROM/USING brings into the statement.
     result = await sidecar.run(session, plan, rows, params, ctx,
@@ -220,64 +226,13 @@ async def _change_read_rows(session: Session, plan: Plan, verb: str, params: lis
     return calls, changed
 
 
-async def fire(session: Session, staged: StagedWrite, ctx: StatementContext) -> list[dict]:
-    """Make a write's calls, in order; returns the rows the resolvers gave back."""
-    resource = session.db.resources[staged.resource]
-    returned: list[dict] = []
-    for call in staged.calls:
-        args = call.bindings or {}
-        ctx.touch(resource.name, call.verb, args if call.verb != "insert"
-                  else {"rows": len(call.rows)}, called=True)
-        b = Bindings({k: (v,) for k, v in args.items()}, resource.name)
-        inputs: tuple[Any, ...] = {
-            "insert": (list(call.rows),), "update": (dict(call.changes or {}), b),
-            "delete": (b,)}[call.verb]
-        arguments = ([as_dict(r) for r in call.rows] if call.verb == "insert"
-                     else {"changes": call.changes, **args} if call.verb == "update"
-                     else args)
-        try:
-            out = await resolve.invoke(session, resource, call.verb, inputs, arguments, ctx)
-        except errors.SqlError:
-            staged.status = "failed"
-            raise
-        finally:
-            session.db.invalidate(resource.name)
-        if isinstance(out, list | tuple) and out and call.verb != "delete":
-            returned.extend(resource.validate_rows(list(out)))
-        session.overlay.remember(resource, call, out)
-    staged.status = "fired"
-    return returned
-
-
-async def commit(session: Session, staged: list[StagedWrite]) -> Result:
-    """Fire the writes a COMMIT took, in order; the first failure stops the rest."""
-    ctx = StatementContext(Request(), "COMMIT")
-    for i, one in enumerate(staged):
-        try:
-            await fire(session, one, ctx)
-        except errors.SqlError as exc:
-            one.status, one.error = "failed", exc.message
-            for rest in staged[i + 1:]:
-                rest.status = "not run"
-            detail = "; ".join(f"#{w.id} {w.summary}: {w.status}" for w in staged)
-            raise errors.ExternalRoutineError(
-                f"COMMIT failed at staged write #{one.id} ({one.resource} {one.verb}):"
-                f" {exc.message}",
-                detail=detail,
-                hint="Writes before it fired and stay done; it and the writes after it did "
-                "not. The transaction is over: re-run what is left in a new one.",
-            ) from None
-    notices = [Notice(f"fired #{w.id}: {w.summary}") for w in staged]
-    return Result("COMMIT", notices=notices, committed=staged,
-                  touched=list(ctx.touched.values()))
-
-
 async def _returning(session: Session, plan: Plan, resource: Resource, target: Reference,
                      rows: list[dict], params: list[Param], formats: Sequence[int]) -> Result:
     start, end = plan.returning_span  # type: ignore[misc]
     returning = plan.sql[start:end].strip()[len("RETURNING"):]
     n = plan.max_param + 1
-    sql = f"SELECT {returning} FROM {populate_sql(resource, n, alias=target.alias)}"
+    sql = (f"SELECT {returning} FROM "
+           f"{populate_sql(resource, n, session.db.schemas.served, alias=target.alias)}")
     node, used = renumber_params(parse(sql)[0].node)
     all_args = [*params, *map(encode_param, rows_params(resource, rows))]
     sql, args = deparse(node), [all_args[i - 1] for i in used]

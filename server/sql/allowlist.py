@@ -14,6 +14,9 @@ Rules:
   ``FUNCTION_REFUSALS`` matches is refused with its own SQLSTATE, reason and
   HINT, unless ``FUNCTIONS`` lists it (``pg_advisory_unlock_all``, which
   connection pools send); any other name is undefined (42883).
+- ``SYSTEM_FUNCTIONS`` (``scratchpad.restage``) are the server's own: each is
+  a statement of its own, ``SELECT scratchpad.<name>(<number or $n>)`` with
+  nothing else, and is refused anywhere else.
 - ``CHECKED_FUNCTIONS`` read or change settings: the gate checks their
   arguments like SHOW and SET (``setting_rules``), so they cannot be called in
   attribute notation, where it cannot.
@@ -22,11 +25,14 @@ Rules:
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, NoReturn
+
+from pglast import ast
 
 from glove_scratchpad import errors
 
 __all__ = [
+    "AGGREGATES",
     "CATALOG_RELATIONS",
     "CHECKED_FUNCTIONS",
     "DISCOVER",
@@ -36,15 +42,18 @@ __all__ = [
     "INFO_SCHEMA_REFUSED",
     "POLL_HINT",
     "RELATION_REFUSALS",
+    "SYSTEM_FUNCTIONS",
     "FunctionRefusal",
     "refuse_catalog",
     "refuse_function",
+    "refuse_system_function",
+    "system_call",
     "undefined_function",
     "undefined_relation",
 ]
 
-DISCOVER = ("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
-            "lists the resources.")
+DISCOVER = ("SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            "current_schema() lists the resources.")
 POLL_HINT = ("Poll a resource instead: run the SELECT again when you need fresh rows; "
              "there is no channel to listen on.")
 
@@ -217,6 +226,9 @@ to_regcollation to_regnamespace to_regoper to_regoperator to_regproc to_regproce
 to_regrole to_regtype to_regtypemod version
 """
 
+# Aggregate and window functions: a LIMIT over them is not a limit on the rows read.
+AGGREGATES = frozenset(_AGGREGATE_WINDOW.split())
+
 FUNCTIONS = frozenset(" ".join((
     _MATH, _STRING, _TEXT_SEARCH, _DATETIME, _JSON, _ARRAY_RANGE, _AGGREGATE_WINDOW, _TYPES,
     _NETWORK_GEOMETRY, _XML, _CATALOG,
@@ -321,6 +333,15 @@ FUNCTION_REFUSALS = (
         "This database answers queries over resources. " + DISCOVER),
 )
 
+# The server's own functions, in schema scratchpad; each is a statement of its own.
+SYSTEM_FUNCTIONS = frozenset({"restage"})
+_SYSTEM_HINT = ("Call it alone, with a transaction id from scratchpad.journal: "
+                "SELECT scratchpad.restage(17)")
+# A SELECT with any of these is not a system call alone.
+_SELECT_CLAUSES = ("distinctClause", "intoClause", "fromClause", "whereClause", "groupClause",
+                   "havingClause", "windowClause", "valuesLists", "sortClause", "limitOffset",
+                   "limitCount", "lockingClause", "withClause", "larg", "rarg")
+
 # Functions whose arguments the gate checks like SET and SHOW; attribute notation (``x.f``),
 # which passes no arguments to check, is refused for them.
 CHECKED_FUNCTIONS = frozenset({"set_config", "current_setting"})
@@ -361,3 +382,32 @@ def refuse_function(name: str) -> None:
             raise refusal.error(f"function {name}() is not allowed: {refusal.reason}",
                                 hint=refusal.hint)
 
+
+def system_call(node: Any) -> Any:
+    """The call of ``SELECT scratchpad.<fn>(…)`` when that is the whole statement (one
+    column, no other clause), else None; refused unless its one argument is a number
+    or ``$n`` (either may be cast)."""
+    if not isinstance(node, ast.SelectStmt) or len(node.targetList or ()) != 1 or any(
+            getattr(node, slot) for slot in _SELECT_CLAUSES):
+        return None
+    call = node.targetList[0].val
+    names = [str(s.sval) for s in getattr(call, "funcname", None) or ()
+             if isinstance(s, ast.String)]
+    if not isinstance(call, ast.FuncCall) or len(names) != 2 or names[0] != "scratchpad" or (
+            names[1] not in SYSTEM_FUNCTIONS or call.over or call.agg_star or call.agg_filter):
+        return None
+    args = list(call.args or ())
+    arg = args[0].arg if len(args) == 1 and isinstance(args[0], ast.TypeCast) else (
+        args[0] if len(args) == 1 else None)
+    if not (isinstance(arg, ast.ParamRef) or (
+            isinstance(arg, ast.A_Const) and isinstance(arg.val, ast.Integer))):
+        raise errors.FeatureNotSupported(
+            "scratchpad.restage() takes one transaction id: a number, or $1", hint=_SYSTEM_HINT)
+    return call
+
+
+def refuse_system_function(what: str = "") -> NoReturn:
+    """``scratchpad.restage`` anywhere but alone (``what``: "EXPLAIN of " in EXPLAIN)."""
+    raise errors.FeatureNotSupported(
+        f"{what}scratchpad.restage() is not supported: it is a statement of its own, that "
+        "stages writes and calls no tool", hint=_SYSTEM_HINT)

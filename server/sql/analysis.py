@@ -2,33 +2,52 @@
 
 The plan names every resource reference in every scope (FROM and JOIN items,
 subqueries anywhere, CTE bodies, set operations, the source of INSERT…SELECT,
-the target of a write) and the arguments pushed down to each.
+the target of a write) and the arguments that reach each one's tool.
 
-Pushdown rules, which keep every answer correct because Postgres re-applies each
-predicate to the rows afterwards:
-- Only top-level AND-ed conjuncts of WHERE bind, and of JOIN … ON on the side
+Rules (docs/planner.md says them at length):
+- A reference's arguments are its required keys and its declared filters;
+  on a write target, also its primary key. Nothing else reaches a tool, and
+  Postgres applies every predicate to the rows afterwards.
+- Only top-level AND-ed conjuncts bind: of WHERE, and of JOIN … ON on the side
   the join filters (both sides of an inner join, the nullable side of an outer
   one, neither side of a full join).
-- A conjunct binds one reference: ``col = v``, ``v = col``, ``col IN (v, …)``,
-  ``col = ANY(v)`` and ``col IN (SELECT …)``, where ``col`` is a declared column
-  of that reference, named unambiguously (qualified by its alias, or
-  unqualified and declared by no other resource of the scope).
-- A value ``v`` references no column of the statement: a literal, a ``$n``, a
-  cast or an expression over those, or an uncorrelated subquery.
+- A key is bound by ``=``, ``IN``, ``= ANY`` and ``IN (SELECT …)`` with a value
+  (a literal, ``$n``, an expression over those, or a subquery that stands
+  alone, CTEs allowed), or by an equality with another FROM item's column: a
+  join, LATERAL, a correlated subquery. That item *feeds* the key
+  (``feeds.py``).
+- A filter takes ``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``IN``, ``= ANY``,
+  ``LIKE``, ``ILIKE``, ``BETWEEN`` (as ``>=`` and ``<=``), ``IS [NOT] NULL``.
+- A LIMIT reaches a reference only when it applies to it alone: the one
+  reference of a plain SELECT whose WHERE binds only keys and filters, with no
+  ORDER BY, aggregate, DISTINCT, GROUP BY, HAVING or window.
 - A name that a visible CTE defines is the CTE, never a resource.
 """
 
 from __future__ import annotations
 
-import copy
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pglast import ast, enums, parser
-from pglast.stream import RawStream
+from pglast import ast, enums
+
+from .feeds import Feed, FeedBuilder
+from .nodes import (
+    Condition,
+    Predicate,
+    Value,
+    deparse,
+    param_numbers,
+    renumber_params,
+    walk,
+)
+from .spans import Spans
+from .values import ValueReader, aggregates, operator
 
 __all__ = [
+    "Condition",
     "Plan",
     "Predicate",
     "Reference",
@@ -41,31 +60,10 @@ __all__ = [
 
 Lookup = Callable[[str | None, str], Any]  # (schema, name) -> Resource | None
 
-_NO_CONST = object()
-
-
-@dataclass(frozen=True, slots=True)
-class Value:
-    """One pushed-down value expression."""
-
-    sql: str
-    node: Any = field(compare=False, repr=False)
-    const: Any = field(default=_NO_CONST, compare=False, repr=False)
-    param: int | None = None
-    is_set: bool = False  # IN (SELECT …) and = ANY(array): a set of values
-    has_subquery: bool = False
-
-    @property
-    def is_const(self) -> bool:
-        return self.const is not _NO_CONST
-
-
-@dataclass(frozen=True, slots=True)
-class Predicate:
-    """``column`` equals one of ``values`` (an IN list has several)."""
-
-    column: str
-    values: tuple[Value, ...]
+# Comparison operators of a filter, as Bindings.where gives them, and their mirror.
+_COMPARE = {"=": "=", "<>": "<>", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+_MIRROR = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_K = enums.A_Expr_Kind
 
 
 @dataclass(slots=True)
@@ -79,14 +77,28 @@ class Reference:
     has_alias: bool
     span: tuple[int, int]  # the relation name's [start, end) in the statement text
     access: str = "read"  # "read" or "write"
-    predicates: list[Predicate] = field(default_factory=list)
+    predicates: list[Predicate] = field(default_factory=list)  # keys: one call per value
+    conditions: list[Condition] = field(default_factory=list)  # declared filters
     # Conjuncts naming this reference's columns that did not bind: (column, their SQL).
     unbound: list[tuple[str, str]] = field(default_factory=list)
+    limit: Value | None = None  # the statement's LIMIT, when it applies to this alone
+    offset: Value | None = None
+    keys_only: bool = False  # with limit: WHERE binds keys only, the server may stop
     resource: Any = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
         return self.name if self.alias == self.name else f"{self.name} AS {self.alias}"
+
+    def role(self, column: str) -> str | None:
+        """"key" (fans out), "filter" (reaches the tool with its operator), or None."""
+        resource = self.resource
+        if column in resource.keys or (self.access == "write" and column in
+                                       resource.primary_key):
+            return "key"
+        if column in getattr(resource, "filters", ()):
+            return "filter"
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,81 +130,53 @@ class Plan:
         return isinstance(self.node, ast.InsertStmt)
 
 
+@dataclass(eq=False, slots=True)
+class _Item:
+    """One FROM item: a resource, a CTE, a subquery, a function, a catalog relation."""
+
+    alias: str
+    node: Any
+    ref: Reference | None
+    scope: _Scope
+    order: int
+
+
 class _Scope:
-    __slots__ = ("ctes", "names", "parent", "refs")
+    __slots__ = ("conjuncts", "ctes", "depth", "items", "names", "parent", "recursive",
+                 "refs", "unbound", "with_nodes")
 
     def __init__(self, parent: _Scope | None) -> None:
         self.parent = parent
+        self.depth = parent.depth + 1 if parent is not None else 0
         self.refs: list[Reference] = []
         self.ctes: set[str] = set()
+        self.with_nodes: list[Any] = []  # this scope's CommonTableExprs, in order
+        self.recursive = False
         self.names: set[str] = set()  # every relation name or alias in this FROM
+        self.items: dict[str, _Item] = {}
+        self.conjuncts: list[Any] = []  # of WHERE and of every ON
+        self.unbound = 0  # WHERE conjuncts that bound nothing
 
     def has_cte(self, name: str) -> bool:
+        return any(name in s.ctes for s in self.chain())
+
+    def chain(self) -> Iterator[_Scope]:
         scope: _Scope | None = self
         while scope is not None:
-            if name in scope.ctes:
-                return True
+            yield scope
             scope = scope.parent
-        return False
 
     def all_refs(self) -> Iterator[Reference]:
-        scope: _Scope | None = self
-        while scope is not None:
+        for scope in self.chain():
             yield from scope.refs
-            scope = scope.parent
-
-
-def deparse(node: Any) -> str:
-    return RawStream()(node)
-
-
-def _walk(node: Any) -> Iterator[Any]:
-    if isinstance(node, tuple | list):
-        for item in node:
-            yield from _walk(item)
-    elif isinstance(node, ast.Node):
-        yield node
-        for name in node.__slots__:
-            yield from _walk(getattr(node, name, None))
 
 
 def _may_rescan(node: Any) -> bool:
-    for n in _walk(node):
+    for n in walk(node):
         if isinstance(n, ast.SubLink) or (isinstance(n, ast.WithClause) and n.recursive) or (
                 isinstance(n, ast.RangeSubselect | ast.RangeFunction) and n.lateral):
             return True
     return False
-
-
-def param_numbers(node: Any) -> set[int]:
-    return {n.number for n in _walk(node) if isinstance(n, ast.ParamRef)}
-
-
-def renumber_params(node: Any) -> tuple[Any, list[int]]:
-    """A copy of ``node`` whose ``$n`` are renumbered 1..m; and the old numbers, in order."""
-    node = copy.deepcopy(node)
-    old = sorted(param_numbers(node))
-    mapping = {n: i + 1 for i, n in enumerate(old)}
-    for n in _walk(node):
-        if isinstance(n, ast.ParamRef):
-            n.number = mapping[n.number]
-    return node, old
-
-
-def _const_value(node: Any) -> Any:
-    if isinstance(node, ast.A_Const):
-        if node.isnull:
-            return None
-        val = node.val
-        if isinstance(val, ast.Integer):
-            return val.ival
-        if isinstance(val, ast.Float):
-            return val.fval  # kept as text: the column type decides
-        if isinstance(val, ast.Boolean):
-            return val.boolval
-        if isinstance(val, ast.String):
-            return val.sval
-    return _NO_CONST
 
 
 def _conjuncts(node: Any) -> list[Any]:
@@ -206,63 +190,33 @@ def _conjuncts(node: Any) -> list[Any]:
     return [node]
 
 
-def _op_is(node: Any, op: str) -> bool:
-    names = getattr(node, "name", None) or ()
-    return len(names) >= 1 and isinstance(names[-1], ast.String) and names[-1].sval == op
-
-
 class _Analyzer:
     def __init__(self, sql: str, lookup: Lookup) -> None:
         self.sql = sql
         self.lookup = lookup
         self.refs: list[Reference] = []
-        self._tokens = parser.scan(sql) if sql else []
-
-    # -- text spans -----------------------------------------------------------
-
-    def _token_index(self, location: int) -> int:
-        for i, tok in enumerate(self._tokens):
-            if tok.start >= location:
-                return i
-        return len(self._tokens)
-
-    def name_span(self, location: int) -> tuple[int, int]:
-        """The span of a possibly qualified relation name starting at ``location``."""
-        i = self._token_index(location)
-        end = location
-        while i < len(self._tokens):
-            tok = self._tokens[i]
-            end = tok.end + 1
-            nxt = self._tokens[i + 1] if i + 1 < len(self._tokens) else None
-            if nxt is not None and nxt.name == "ASCII_46":  # "."
-                i += 2
-                continue
-            break
-        return location, end
-
-    def with_insert_point(self, with_clause: Any) -> int:
-        i = self._token_index(with_clause.location)
-        end = self._tokens[i].end + 1
-        if i + 1 < len(self._tokens) and self._tokens[i + 1].name == "RECURSIVE":
-            end = self._tokens[i + 1].end + 1
-        return end
-
-    def returning_span(self) -> tuple[int, int] | None:
-        for tok in reversed(self._tokens):
-            if tok.name == "RETURNING":
-                return tok.start, len(self.sql.rstrip().rstrip(";").rstrip())
-        return None
+        self.feeds: list[Feed] = []
+        self._order = itertools.count()
+        self.spans = Spans(sql)
+        self.values = ValueReader(lookup)
+        self.value = self.values.value
+        self.subquery_value = self.values.subquery_value
+        self.uncorrelated = self.values.uncorrelated
 
     # -- references -----------------------------------------------------------
 
-    def add_ref(self, rv: ast.RangeVar, scope: _Scope, access: str) -> Reference | None:
-        if rv.schemaname is None and scope.has_cte(rv.relname):
-            scope.names.add(rv.relname)
-            return None
-        alias = rv.alias.aliasname if rv.alias else rv.relname
+    def add_item(self, alias: str, node: Any, ref: Reference | None, scope: _Scope) -> None:
         scope.names.add(alias)
+        scope.items[alias] = _Item(alias, node, ref, scope, next(self._order))
+
+    def add_ref(self, rv: ast.RangeVar, scope: _Scope, access: str) -> Reference | None:
+        alias = rv.alias.aliasname if rv.alias else rv.relname
+        if rv.schemaname is None and scope.has_cte(rv.relname):
+            self.add_item(alias, rv, None, scope)
+            return None
         resource = self.lookup(rv.schemaname, rv.relname)
         if resource is None:
+            self.add_item(alias, rv, None, scope)
             return None
         ref = Reference(
             id=len(self.refs),
@@ -270,12 +224,13 @@ class _Analyzer:
             name=rv.relname,
             alias=alias,
             has_alias=rv.alias is not None,
-            span=self.name_span(rv.location),
+            span=self.spans.name_span(rv.location),
             access=access,
             resource=resource,
         )
         self.refs.append(ref)
         scope.refs.append(ref)
+        self.add_item(alias, rv, ref, scope)
         return ref
 
     # -- walking --------------------------------------------------------------
@@ -293,8 +248,10 @@ class _Analyzer:
     def with_clause(self, with_clause: Any, scope: _Scope) -> None:
         if with_clause is None:
             return
+        scope.recursive = scope.recursive or bool(with_clause.recursive)
         for cte in with_clause.ctes:
             scope.ctes.add(cte.ctename)
+            scope.with_nodes.append(cte)
         for cte in with_clause.ctes:
             self.visit(cte.ctequery, scope)
 
@@ -307,7 +264,7 @@ class _Analyzer:
             return scope
         for item in node.fromClause or ():
             self.from_item(item, scope)
-        self.where(node.whereClause, scope, scope.refs)
+        scope.unbound = self.where(node.whereClause, scope, scope.refs)
         self.visit((node.targetList, node.groupClause, node.havingClause, node.sortClause,
                     node.limitCount, node.limitOffset, node.windowClause,
                     node.distinctClause, node.valuesLists), scope)
@@ -322,21 +279,19 @@ class _Analyzer:
             right = self.from_item(item.rarg, scope)
             if item.alias is not None:
                 scope.names.add(item.alias.aliasname)
-            kind = item.jointype
             targets = {
                 enums.JoinType.JOIN_INNER: left + right,
                 enums.JoinType.JOIN_LEFT: right,
                 enums.JoinType.JOIN_RIGHT: left,
-            }.get(kind, [])
+            }.get(item.jointype, [])
             self.where(item.quals, scope, targets)
             return left + right
+        alias = getattr(item, "alias", None)
+        if isinstance(item, ast.RangeSubselect | ast.RangeFunction) and alias is not None:
+            self.add_item(alias.aliasname, item, None, scope)
         if isinstance(item, ast.RangeSubselect):
-            if item.alias is not None:
-                scope.names.add(item.alias.aliasname)
             self.visit(item.subquery, scope)
             return []
-        if isinstance(item, ast.RangeFunction) and item.alias is not None:
-            scope.names.add(item.alias.aliasname)
         self.visit(item, scope)
         return []
 
@@ -344,6 +299,7 @@ class _Analyzer:
         """Visit a WHERE/ON clause and bind its conjuncts; returns how many did not bind."""
         unbound = 0
         for conj in _conjuncts(clause):
+            scope.conjuncts.append(conj)
             self.visit(conj, scope)
             if not self.bind(conj, scope, targets):
                 unbound += 1
@@ -354,16 +310,17 @@ class _Analyzer:
         """Remember a conjunct that names a reference's column but binds nothing
         (``LIKE``, ``<>``, ``OR``…): a missing-key error shows it."""
         text = None
-        for n in _walk(conj):
+        for n in walk(conj):
             hit = self.resolve_column(n, scope)
             if hit is not None:
                 text = text or deparse(conj)
                 if (hit[1], text) not in hit[0].unbound:
                     hit[0].unbound.append((hit[1], text))
 
-    # -- binding --------------------------------------------------------------
+    # -- columns --------------------------------------------------------------
 
     def resolve_column(self, col: Any, scope: _Scope) -> tuple[Reference, str] | None:
+        """A column of a resource of this very scope, named unambiguously."""
         if not isinstance(col, ast.ColumnRef):
             return None
         fields = col.fields
@@ -384,112 +341,153 @@ class _Analyzer:
                     return ref, names[2]
         return None
 
-    def bind(self, conj: Any, scope: _Scope, targets: list[Reference]) -> bool:
-        found = self.predicate(conj, scope)
-        if found is None:
-            return False
-        ref, pred = found
-        if ref not in targets:
-            return False
-        ref.predicates.append(pred)
-        return True
-
-    def predicate(self, conj: Any, scope: _Scope) -> tuple[Reference, Predicate] | None:
-        if isinstance(conj, ast.A_Expr) and _op_is(conj, "="):
-            kind = conj.kind
-            if kind == enums.A_Expr_Kind.AEXPR_OP:
-                for col, val in ((conj.lexpr, conj.rexpr), (conj.rexpr, conj.lexpr)):
-                    hit = self.resolve_column(col, scope)
-                    value = self.value(val, scope) if hit else None
-                    if hit and value:
-                        return hit[0], Predicate(hit[1], (value,))
-                return None
-            if kind == enums.A_Expr_Kind.AEXPR_IN:
-                hit = self.resolve_column(conj.lexpr, scope)
-                values = [self.value(v, scope) for v in conj.rexpr or ()]
-                if hit and values and all(values):
-                    return hit[0], Predicate(hit[1], tuple(values))  # type: ignore[arg-type]
-                return None
-            if kind == enums.A_Expr_Kind.AEXPR_OP_ANY:
-                hit = self.resolve_column(conj.lexpr, scope)
-                value = self.value(conj.rexpr, scope, is_set=True) if hit else None
-                if hit and value:
-                    return hit[0], Predicate(hit[1], (value,))
+    def resolve_item(self, col: Any, scope: _Scope) -> _Item | None:
+        """The FROM item, in this scope or an enclosing one, that a column belongs to."""
+        if not isinstance(col, ast.ColumnRef) or not all(
+                isinstance(f, ast.String) for f in col.fields):
             return None
-        if (isinstance(conj, ast.SubLink) and conj.subLinkType == enums.SubLinkType.ANY_SUBLINK
-                and (not conj.operName or _op_is(ast.A_Expr(name=conj.operName), "="))):
-            hit = self.resolve_column(conj.testexpr, scope)
-            if hit and self.uncorrelated(conj.subselect, scope):
-                sql = deparse(conj.subselect)
-                return hit[0], Predicate(
-                    hit[1], (Value(sql, conj.subselect, is_set=True, has_subquery=True),)
-                )
+        names = [f.sval for f in col.fields]
+        for s in scope.chain():
+            if len(names) == 1:
+                owners = [it for it in s.items.values() if it.ref is not None
+                          and it.ref.resource.column(names[0]) is not None]
+                if len(owners) > 1:
+                    return None
+                if owners:
+                    return owners[0]
+            elif len(names) == 2 and names[0] in s.items:
+                item = s.items[names[0]]
+                ok = item.ref is None or item.ref.resource.column(names[1]) is not None
+                return item if ok else None
         return None
 
-    def value(self, node: Any, scope: _Scope, is_set: bool = False) -> Value | None:
-        """``node`` as a pushdown value, or None when it reads the statement's rows."""
-        if not self.is_value(node, scope):
+    # -- binding --------------------------------------------------------------
+
+    def bind(self, conj: Any, scope: _Scope, targets: list[Reference]) -> bool:
+        found = self.classify(conj, scope)
+        if found is None or found[0] not in targets:
+            return False
+        ref, bound = found
+        for b in bound:
+            if isinstance(b, Predicate):
+                ref.predicates.append(b)
+            elif isinstance(b, Condition):
+                ref.conditions.append(b)
+            else:
+                self.feeds.append(b)
+        return True
+
+    def classify(self, conj: Any, scope: _Scope
+                 ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
+        """What a conjunct binds: one reference's key values, filter conditions or feed."""
+        if isinstance(conj, ast.NullTest):
+            hit = self.resolve_column(conj.arg, scope)
+            if hit and hit[0].role(hit[1]) == "filter":
+                op = "is null" if conj.nulltesttype == enums.NullTestType.IS_NULL \
+                    else "is not null"
+                return hit[0], [Condition(hit[1], op)]
             return None
-        const = _const_value(node)
-        param = node.number if isinstance(node, ast.ParamRef) else None
-        has_sub = any(isinstance(n, ast.SubLink) for n in _walk(node))
-        return Value(deparse(node), node, const, param, is_set, has_sub)
+        if isinstance(conj, ast.SubLink):
+            return self.in_subquery(conj, scope)
+        if not isinstance(conj, ast.A_Expr):
+            return None
+        op, kind = operator(conj), conj.kind
+        if kind == _K.AEXPR_OP and op in _COMPARE:
+            return self.comparison(conj, _COMPARE[op], scope)
+        if kind in (_K.AEXPR_LIKE, _K.AEXPR_ILIKE) and op in ("~~", "~~*"):
+            hit = self.resolve_column(conj.lexpr, scope)
+            value = self.value(conj.rexpr, scope) if hit else None
+            if hit and value and hit[0].role(hit[1]) == "filter":
+                return hit[0], [Condition(hit[1], "like" if op == "~~" else "ilike", (value,))]
+            return None
+        if kind == _K.AEXPR_BETWEEN:
+            hit = self.resolve_column(conj.lexpr, scope)
+            low, high = (self.value(v, scope) for v in conj.rexpr) if hit else (None, None)
+            if hit and low and high and hit[0].role(hit[1]) == "filter":
+                return hit[0], [Condition(hit[1], ">=", (low,)), Condition(hit[1], "<=", (high,))]
+            return None
+        if kind == _K.AEXPR_IN and op == "=":
+            hit = self.resolve_column(conj.lexpr, scope)
+            values = [self.value(v, scope) for v in conj.rexpr or ()] if hit else []
+            if hit and values and all(values):
+                return self.equal(hit, tuple(values), set_op=True)  # type: ignore[arg-type]
+            return None
+        if kind == _K.AEXPR_OP_ANY and op == "=":
+            hit = self.resolve_column(conj.lexpr, scope)
+            value = self.value(conj.rexpr, scope, is_set=True) if hit else None
+            if hit and value:
+                return self.equal(hit, (value,), set_op=True)
+        return None
 
-    def is_value(self, node: Any, scope: _Scope) -> bool:
-        if isinstance(node, ast.A_Const | ast.ParamRef | ast.SQLValueFunction):
-            return True
-        if isinstance(node, ast.TypeCast):
-            return self.is_value(node.arg, scope)
-        if isinstance(node, ast.A_Expr):
-            return all(self.is_value(x, scope) for x in (node.lexpr, node.rexpr) if x is not None)
-        if isinstance(node, ast.FuncCall):
-            return node.over is None and not node.agg_star and all(
-                self.is_value(a.arg if isinstance(a, ast.NamedArgExpr) else a, scope)
-                for a in node.args or ()
-            )
-        if isinstance(node, ast.A_ArrayExpr):
-            return all(self.is_value(e, scope) for e in node.elements or ())
-        if isinstance(node, ast.SubLink):
-            return node.subLinkType in (
-                enums.SubLinkType.EXPR_SUBLINK, enums.SubLinkType.ARRAY_SUBLINK
-            ) and self.uncorrelated(node.subselect, scope)
-        return False
+    def equal(self, hit: tuple[Reference, str], values: tuple[Value, ...], set_op: bool
+              ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
+        ref, column = hit
+        role = ref.role(column)
+        if role == "key":
+            return ref, [Predicate(column, values)]
+        if role == "filter":
+            return ref, [Condition(column, "in" if set_op else "=", values)]
+        return None
 
-    def uncorrelated(self, subselect: Any, scope: _Scope) -> bool:
-        """Whether a subquery can be evaluated on its own, before the statement runs."""
-        inner_names: set[str] = set()
-        inner_resources: list[Any] = []
-        opaque = False  # an inner relation whose columns are unknown here
-        for n in _walk(subselect):
-            if isinstance(n, ast.RangeVar):
-                if n.schemaname is None and scope.has_cte(n.relname):
-                    return False  # reads a CTE of the enclosing statement
-                inner_names.add(n.alias.aliasname if n.alias else n.relname)
-                resource = self.lookup(n.schemaname, n.relname)
-                if resource is None:
-                    opaque = True
-                else:
-                    inner_resources.append(resource)
-            elif isinstance(n, ast.RangeSubselect | ast.RangeFunction | ast.JoinExpr):
-                opaque = True
-                if n.alias is not None:
-                    inner_names.add(n.alias.aliasname)
-            elif isinstance(n, ast.CommonTableExpr):
-                inner_names.add(n.ctename)
-                opaque = True
-        outer_cols = {c.name for r in scope.all_refs() for c in r.resource.columns}
-        for n in _walk(subselect):
-            if not isinstance(n, ast.ColumnRef):
+    def comparison(self, conj: Any, op: str, scope: _Scope
+                   ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
+        for col, other, this_op in ((conj.lexpr, conj.rexpr, op),
+                                    (conj.rexpr, conj.lexpr, _MIRROR[op])):
+            hit = self.resolve_column(col, scope)
+            if hit is None:
                 continue
-            fields = [f.sval for f in n.fields if isinstance(f, ast.String)]
-            if len(fields) >= 2:
-                if fields[-2] not in inner_names:
-                    return False
-            elif fields and fields[0] in outer_cols and not opaque and not any(
-                r.column(fields[0]) is not None for r in inner_resources
-            ):
+            ref, column = hit
+            value = self.value(other, scope)
+            if value is not None:
+                if this_op == "=":
+                    return self.equal(hit, (value,), set_op=value.is_set)
+                if ref.role(column) == "filter":
+                    return ref, [Condition(column, this_op, (value,))]
+                return None
+            if this_op == "=" and ref.role(column) == "key" and self.feedable(other, scope, ref):
+                return ref, [Feed(ref, column, other, scope)]
+        return None
+
+    def in_subquery(self, conj: Any, scope: _Scope
+                    ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
+        if conj.subLinkType != enums.SubLinkType.ANY_SUBLINK or (
+                conj.operName and operator(ast.A_Expr(name=conj.operName)) != "="):
+            return None
+        hit = self.resolve_column(conj.testexpr, scope)
+        if hit is None or not self.uncorrelated(conj.subselect, scope):
+            return None
+        return self.equal(hit, (self.subquery_value(conj.subselect, scope),), set_op=True)
+
+    def feedable(self, node: Any, scope: _Scope, ref: Reference) -> bool:
+        """Whether ``node`` reads only other FROM items' columns: a join can feed a key."""
+        columns = [n for n in walk(node) if isinstance(n, ast.ColumnRef)]
+        if not columns or aggregates(node) or any(isinstance(n, ast.SubLink)
+                                                     for n in walk(node)):
+            return False
+        for col in columns:
+            item = self.resolve_item(col, scope)
+            if item is None or item.ref is ref:
                 return False
         return True
+
+    # -- LIMIT ----------------------------------------------------------------
+
+    def push_limit(self, node: ast.SelectStmt, scope: _Scope) -> None:
+        """Give the statement's LIMIT to its one reference, when it applies to it alone."""
+        if (node.op != enums.SetOperation.SETOP_NONE or node.limitCount is None
+                or len(self.refs) != 1 or len(scope.items) != 1 or scope.refs != self.refs
+                or scope.unbound or node.sortClause or node.groupClause or node.havingClause
+                or node.distinctClause or node.windowClause or node.lockingClause
+                or aggregates(node.targetList)
+                or any(isinstance(n, ast.SubLink) for n in walk(node))):
+            return
+        ref = self.refs[0]
+        limit = self.value(node.limitCount, scope)
+        offset = self.value(node.limitOffset, scope) if node.limitOffset is not None else None
+        if limit is None or limit.is_set or (node.limitOffset is not None and offset is None):
+            return
+        ref.limit, ref.offset = limit, offset
+        ref.keys_only = not ref.conditions
 
 
 def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
@@ -500,7 +498,7 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
     with_at = None
     with_clause = getattr(node, "withClause", None)
     if with_clause is not None:
-        with_at = a.with_insert_point(with_clause)
+        with_at = a.spans.with_insert_point(with_clause)
     set_columns: tuple[str, ...] = ()
     set_values: tuple[Value | None, ...] = ()
     fully_bound = True
@@ -508,13 +506,15 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
     returning = None
 
     if isinstance(node, ast.SelectStmt):
-        a.select(node, root)
+        scope = a.select(node, root)
+        a.push_limit(node, scope)
     elif isinstance(node, ast.InsertStmt):
         a.with_clause(with_clause, root)
         target = a.add_ref(node.relation, root, "write")
         root.refs.clear()  # the target is written, never read, by an INSERT
+        root.items.clear()
         a.visit(node.selectStmt, root)
-        returning = a.returning_span() if node.returningClause else None
+        returning = a.spans.returning_span() if node.returningClause else None
     elif isinstance(node, ast.UpdateStmt | ast.DeleteStmt):
         a.with_clause(with_clause, root)
         target = a.add_ref(node.relation, root, "write")
@@ -532,10 +532,11 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
                 vals.append(v)
                 a.visit(res.val, root)
             set_columns, set_values = tuple(cols), tuple(vals)
-        returning = a.returning_span() if node.returningClause else None
+        returning = a.spans.returning_span() if node.returningClause else None
     else:
         a.visit(node, root)
 
+    FeedBuilder(a.feeds, a.resolve_item).build_all()
     params = param_numbers(node)
     return Plan(
         rescans=_may_rescan(node),

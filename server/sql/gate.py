@@ -34,7 +34,7 @@ Rules:
   notation ``x.f`` and ``(expr).f``, which Postgres reads as ``f(x)``), is one
   of ``FUNCTIONS``, an ``information_schema`` helper, or a served
   ``fn.<name>``; the refused families each say why, any other name is
-  undefined (42883).
+  undefined (42883); ``scratchpad.restage`` only alone (``system_call``).
 - Settings: ``set_config(name, value, is_local)`` is judged exactly as
   ``SET name = value`` (protected names, one-way values), and is refused for
   the settings the session keeps itself (``statement_timeout`` …: SET them);
@@ -53,7 +53,7 @@ from typing import Any
 from pglast import ast, enums
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import FN_SCHEMA
+from glove_scratchpad.catalog import FN_SCHEMA, SYSTEM_SCHEMA
 
 from .allowlist import (
     CATALOG_RELATIONS,
@@ -62,8 +62,11 @@ from .allowlist import (
     FUNCTIONS,
     INFO_SCHEMA_FUNCTIONS,
     INFO_SCHEMA_REFUSED,
+    SYSTEM_FUNCTIONS,
     refuse_catalog,
     refuse_function,
+    refuse_system_function,
+    system_call,
     undefined_function,
     undefined_relation,
 )
@@ -165,6 +168,8 @@ class _Gate:
         if not isinstance(node, STATEMENT_KINDS):
             refuse_statement(node)
         if isinstance(node, ast.SelectStmt):
+            if system_call(node) is not None:
+                return  # SELECT scratchpad.restage(txid) alone: system_call judged it
             if top:
                 self.settings_read = pinned_settings_read(node, self.secret)
             self.select(node, _Scope(None))
@@ -187,6 +192,8 @@ class _Gate:
                     "EXPLAIN ANALYZE is not supported: it would run the statement",
                     hint="Use EXPLAIN without ANALYZE to see the plan (it calls nothing); "
                     "run the statement itself to see its rows.")
+        if system_call(node.query) is not None:
+            refuse_system_function("EXPLAIN of ")
         self.statement(node.query, top)  # EXPLAIN EXECUTE, … CREATE TABLE AS: refused there
 
     def transaction(self, node: Any) -> None:
@@ -442,6 +449,8 @@ class _Gate:
                 hint="Call the function without a database name.")
         if schema == "information_schema" and name in INFO_SCHEMA_FUNCTIONS:
             return
+        if schema == SYSTEM_SCHEMA and name in SYSTEM_FUNCTIONS:
+            refuse_system_function()
         if schema == FN_SCHEMA or (schema is None and name not in FUNCTIONS
                                    and self.is_function(FN_SCHEMA, name)):
             self.served_function(name, schema)

@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from glove_scratchpad.catalog import (
+    DEFAULT_SCHEMAS,
     INSERT_SCHEMA,
-    SERVED_SCHEMA,
-    SYSTEM_SCHEMA,
+    Schemas,
     populate_sql,
     qualified,
     quote_ident,
@@ -71,12 +71,14 @@ def rewrite(
     *,
     returning: str | None = None,
     replace: Sequence[tuple[int, int, str]] = (),
+    schemas: Schemas = DEFAULT_SCHEMAS,
 ) -> Rewritten:
     """Point each read reference at its rows, parameters from ``params[ref.id]`` on.
 
     The write target, if any, becomes its shell table; ``returning`` replaces the
     statement's RETURNING clause (or is appended when it has none). ``replace``
     are more edits (fn calls' results); a reference inside one is left to it.
+    ``schemas`` are the server name's (``catalog.schema_names``).
     """
     edits: list[tuple[int, int, str]] = list(replace)
     ctes = []
@@ -89,13 +91,13 @@ def rewrite(
         text = name if ref.has_alias else f"{name} AS {quote_ident(ref.name)}"
         if not any(s <= start and end <= e for s, e, _ in replace):
             edits.append((start, end, text))
-        schema = SYSTEM_SCHEMA if ref.schema == SYSTEM_SCHEMA else SERVED_SCHEMA
+        schema = schemas.system if ref.schema == schemas.system else schemas.served
         populate = populate_sql(ref.resource, params[ref.id], schema)
         ctes.append(f"{name} AS {materialized}(SELECT * FROM {populate})")
     target = plan.target
     if target is not None:
         # An INSERT computes its rows against the unconstrained twin table.
-        schema = INSERT_SCHEMA if plan.is_insert else SERVED_SCHEMA
+        schema = INSERT_SCHEMA if plan.is_insert else schemas.served
         text = qualified(target.name, schema)
         if not target.has_alias and plan.is_insert:
             text += f" AS {quote_ident(target.name)}"

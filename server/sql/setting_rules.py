@@ -33,6 +33,7 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from glove_scratchpad import errors
+from glove_scratchpad.catalog import SERVED_SCHEMA
 
 __all__ = [
     "KNOWN_SCHEMAS",
@@ -94,7 +95,8 @@ SETTING_ALIASES = {
 
 # Settings that may be changed only to values that narrow what a statement can do
 # (ONE_WAY_SETTINGS, below, with the rule of each).
-KNOWN_SCHEMAS = ("pg_catalog", "public", "scratchpad", "information_schema", "$user")
+KNOWN_SCHEMAS = ("pg_catalog", SERVED_SCHEMA, "public", "scratchpad", "information_schema",
+                 "$user")
 _TRUE = frozenset({"on", "true", "yes", "1", "t", "y", "tr", "tru", "ye"})
 _UTF8 = frozenset({"utf8", "utf-8", "unicode"})
 

@@ -37,12 +37,12 @@ def handler_of(server: Any, backend_pid: int) -> Any:
 # -- discovery ---------------------------------------------------------------------
 
 TABLES_SQL = ("SELECT table_name FROM information_schema.tables "
-              "WHERE table_schema = 'public' ORDER BY table_name")
+              "WHERE table_schema = 'glove' ORDER BY table_name")
 TABLES = sorted(r.name for r in demo_resources() + wire_resources())
 
 TASK_COLUMNS_SQL = ("SELECT column_name, data_type, is_nullable "
                     "FROM information_schema.columns "
-                    "WHERE table_schema = 'public' AND table_name = 'tasks' "
+                    "WHERE table_schema = 'glove' AND table_name = 'tasks' "
                     "ORDER BY ordinal_position")
 TASK_COLUMNS = [("id", "bigint", "NO"), ("title", "text", "NO"),
                 ("due", "date", "YES"), ("status", "text", "YES")]
@@ -85,7 +85,8 @@ def fired_notice(i: int) -> str:
 
 
 STAGED_HINT = ("SELECT * FROM scratchpad.staged shows what is staged; ROLLBACK discards it. "
-               "Reads in this transaction do not see it until COMMIT.")
+               "Reads in this transaction see it; values the tool assigns (ids) are known "
+               "after COMMIT.")
 
 # -- the error -----------------------------------------------------------------------
 

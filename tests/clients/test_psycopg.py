@@ -133,9 +133,9 @@ async def test_parameterised_query(dsn, mode):
         assert c.rows("SELECT name FROM items WHERE id IN (%s, %s) ORDER BY id", (3, 4),
                       tag="SELECT 2") == [("item 3",), ("item 4",)]
         # A key bound to NULL matches nothing, calls nothing, and says so.
-        assert c.rows("SELECT name FROM items WHERE id = %s", (None,), tag="SELECT 0") == []
+        assert c.rows("SELECT title FROM web WHERE query = %s", (None,), tag="SELECT 0") == []
         [notice] = c.messages()
-        assert notice.startswith('resource "items" returned no rows for id = ')
+        assert notice.startswith('resource "web" returned no rows for query = ')
 
     await in_thread(_with_client, dsn, mode, run)
 

@@ -16,8 +16,8 @@ DATABASE = "test_fidelity"
 
 @pytest.fixture(scope="session")
 async def fidelity_server(sidecar: Any) -> AsyncIterator[Any]:
-    from glove_scratchpad.server.net.server import Server
     from glove_scratchpad.server.config import ServerConfig
+    from glove_scratchpad.server.net.server import Server
 
     db = await Database.create([typed_resource(), *round_trip_resources()], writes=True,
                                sidecar=sidecar, database=DATABASE)

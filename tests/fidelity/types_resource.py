@@ -298,7 +298,7 @@ def _sink(rows: list[Typed]) -> list[Typed]:
 
 def round_trip_resources() -> list[Resource]:
     return [
-        define_resource("echo", schema=Typed, volatility="volatile",
+        define_resource("echo", schema=Typed, volatility="volatile", filters=COLUMNS,
                         description="Returns the bound WHERE values as its row", select=_echo),
         define_resource("sink", schema=Typed, volatility="volatile",
                         description="Records inserted rows", insert=_sink),

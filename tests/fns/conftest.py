@@ -160,8 +160,8 @@ async def fn_db(sidecar: EmbeddedSidecar, fn_calls: Counter[str]) -> AsyncIterat
 
 @pytest.fixture(scope="session")
 async def fn_server(fn_db: Database) -> AsyncIterator[Any]:
-    from glove_scratchpad.server.net.server import Server
     from glove_scratchpad.server.config import ServerConfig
+    from glove_scratchpad.server.net.server import Server
 
     srv = Server(ServerConfig(port=0, writes=True), fn_db)
     await srv.start()

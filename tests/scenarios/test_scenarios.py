@@ -105,14 +105,14 @@ TITEL_HINT = 'Perhaps you meant to reference the column "tasks.title".'
 SCENARIOS = [
     Scenario("discovery", (
         Step("SELECT table_name FROM information_schema.tables "
-             "WHERE table_schema = 'public' ORDER BY table_name",
+             "WHERE table_schema = 'glove' ORDER BY table_name",
              tag=f"SELECT {len(TABLES)}", columns=["table_name"],
              rows=[(t,) for t in TABLES]),
         Step("SELECT column_name, data_type, is_nullable FROM information_schema.columns "
-             "WHERE table_schema = 'public' AND table_name = 'web' ORDER BY ordinal_position",
+             "WHERE table_schema = 'glove' AND table_name = 'web' ORDER BY ordinal_position",
              tag="SELECT 5", columns=["column_name", "data_type", "is_nullable"],
              rows=WEB_COLUMNS),
-        Step("SELECT col_description('public.web'::regclass, 1) AS d",
+        Step("SELECT col_description('glove.web'::regclass, 1) AS d",
              rows=[("Required key. Search terms (required): words to look for",)]),
         Step("SELECT name, verbs, volatility, keys, primary_key FROM scratchpad.resources "
              "WHERE name IN ('web', 'notes', 'items') ORDER BY name",

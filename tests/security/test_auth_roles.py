@@ -13,9 +13,9 @@ import trustme
 
 from glove_scratchpad.resources.demo import demo_resources
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.net.server import Server
-from glove_scratchpad.server.net.auth import User, make_verifier
 from glove_scratchpad.server.config import ServerConfig
+from glove_scratchpad.server.net.auth import User, make_verifier
+from glove_scratchpad.server.net.server import Server
 
 from ..server.fix_wire import wire_resources
 

@@ -48,7 +48,8 @@ async def test_every_attack_fails_or_is_contained_without_the_gate(unguarded_ses
     read-only transaction that is rolled back, leaving the connection exactly as it was."""
     session = unguarded_session
     baseline = await _state(session)
-    assert baseline[0][:2] == (b"scratchpad_agent", b"scratchpad_agent")
+    role = session.db.catalog.agent_user.encode()
+    assert baseline[0][:2] == (role, role) and role.startswith(b"glove_agent_")
     errored = contained = 0
     escaped = []
     for sql, _ in ATTACKS:

@@ -9,9 +9,9 @@ import psycopg
 import pytest
 
 from glove_scratchpad import errors
+from glove_scratchpad.catalog._audit import AUDIT_DELAY
 from glove_scratchpad.resources import define_resource
 from glove_scratchpad.server import Database
-from glove_scratchpad.catalog._audit import AUDIT_DELAY
 from glove_scratchpad.server.engine.guard import Limits
 
 from .corpus import ATTACKS
@@ -108,5 +108,6 @@ async def test_audit_writes_in_batches_under_a_steady_stream_of_calls(limited, m
         n += 1
     assert n > 20
     assert len(copies) <= 4, f"{len(copies)} COPYs for {n} calls"
-    calls = await db.execute("SELECT count(*) FROM scratchpad.calls WHERE resource = 'probe'")
+    calls = await db.execute("SELECT count(*) FROM scratchpad.calls WHERE resource = 'probe' "
+                             f"AND session = {db.default_session.id}")
     assert calls.rows[0][0] == n + 1  # this session's calls: none lost

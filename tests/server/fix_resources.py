@@ -46,7 +46,7 @@ def github_pr(rec: Recorder, volatility: str = "stable") -> Resource:
 
     return define_resource(
         "github_pr", schema=Pr, primary_key=["number"], volatility=volatility,  # type: ignore[arg-type]
-        description="Pull requests", select=select,
+        filters=["number", "merged", "base"], description="Pull requests", select=select,
     )
 
 

@@ -54,7 +54,7 @@ async def test_serve_a_resources_file_and_stop_on_sigterm(tmp_path):
         conn = await asyncpg.connect(f"postgresql://anyone@127.0.0.1:{port}/scratchpad")
         assert await conn.fetchval("SELECT text FROM greeting WHERE name = 'ann'") == "hello ann"
         tables = await conn.fetch("SELECT table_name FROM information_schema.tables "
-                                  "WHERE table_schema = 'public'")
+                                  "WHERE table_schema = 'glove'")
         assert [r[0] for r in tables] == ["greeting"]  # exactly the file's resources
         with pytest.raises(asyncpg.InvalidCatalogNameError) as info:
             await asyncpg.connect(f"postgresql://anyone@127.0.0.1:{port}/other")
@@ -133,7 +133,7 @@ async def test_serve_mcp_servers_named_in_the_config(tmp_path):
         assert day in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
                        "Sunday")
         tables = {r[0] for r in await conn.fetch(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")}
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = 'glove'")}
         assert "time_get_current_time" in tables and "tasks" not in tables
         assert not any(t.startswith("down_") for t in tables)  # the down server fails alone
         await conn.close()

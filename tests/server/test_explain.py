@@ -32,7 +32,8 @@ async def test_explain_warns_about_a_missing_key_instead_of_failing(make_db):
     db = await make_db([search(rec)])
     r = await db.explain("SELECT * FROM search")
     assert rec.total() == 0
-    assert r.references[0]["warnings"] == ["missing required key query: add WHERE query = …"]
+    assert r.references[0]["warnings"] == [
+        "missing required key query: add WHERE query = …, or join it to another table's column"]
 
 
 async def test_explain_of_a_write_calls_nothing(make_db):

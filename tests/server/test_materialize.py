@@ -124,9 +124,9 @@ async def test_both_encodings_refuse_what_the_column_type_refuses(make_db):
 async def test_rows_read_many_times_are_materialized_once(sql, rescans):
     """Rows are inlined where they are read once; where a subquery, LATERAL or recursion
     may read them again, they are made once (MATERIALIZED), not parsed again per read."""
+    from glove_scratchpad.server.engine.session import parse
     from glove_scratchpad.server.sql.analysis import analyze
     from glove_scratchpad.server.sql.rewrite import rewrite
-    from glove_scratchpad.server.engine.session import parse
 
     resources = {r.name: r for r in _resources()}
     [stmt] = parse(sql)

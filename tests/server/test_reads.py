@@ -40,7 +40,7 @@ async def test_filter_on_non_key_column_is_applied_by_postgres(make_db):
     db = await make_db([github_pr(rec)])
     r = await db.execute("SELECT number FROM github_pr WHERE base = 'main' ORDER BY number")
     assert r.rows == [(1,), (2,)]  # the resolver ignored base; Postgres did not
-    # ...and the optional key still reached the resolver as an argument
+    # ...and the declared filter still reached the resolver as an argument
     assert ("select", '{"base": "main"}') in rec.calls
 
 
@@ -114,10 +114,8 @@ async def test_alias_scoped_predicates_bind_only_their_reference(make_db):
         "WHERE a.query = 'x' AND b.query = 'y' AND a.title = 'x result 1' ORDER BY 2"
     )
     assert r.rows == [("x result 1", "y result 1"), ("x result 1", "y result 2")]
-    assert set(rec.calls) == {
-        ("select", '{"query": "x", "title": "x result 1"}'),
-        ("select", '{"query": "y"}'),
-    }
+    # title is neither a key nor a declared filter: Postgres applies it, no tool sees it.
+    assert set(rec.calls) == {("select", '{"query": "x"}'), ("select", '{"query": "y"}')}
 
 
 async def test_unknown_table_and_column_are_postgres_errors_with_position(make_db):
@@ -176,8 +174,8 @@ async def test_empty_read_gets_a_notice(make_db):
     r = await db.execute("SELECT * FROM github_pr WHERE number = 99")
     assert r.rows == []
     assert not r.notices  # upstream returned rows; Postgres filtered them
-    empty = define_resource("empty", columns=[("x", "text")], volatility="volatile",
-                            select=lambda b: [])
+    empty = define_resource("empty", columns=[("x", "text")], filters=["x"],
+                            volatility="volatile", select=lambda b: [])
     db = await make_db([empty])
     r = await db.execute("SELECT * FROM empty WHERE x = 'zz'")
     assert len(r.notices) == 1
@@ -286,7 +284,7 @@ async def test_write_only_resource_cannot_be_read(make_db):
 async def test_catalog_queries_pass_through(make_db):
     db = await make_db([github_pr(Recorder()), search(Recorder())])
     r = await db.execute(
-        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' "
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'glove' "
         "ORDER BY 1"
     )
     assert r.rows == [("github_pr",), ("search",)]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from glove_scratchpad import errors
-from glove_scratchpad.resources import define_resource
 from glove_scratchpad.catalog import Param, Step
+from glove_scratchpad.resources import define_resource
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ async def test_discovery_read_param_join_error_and_reuse(dsn):
     conn = await asyncpg.connect(dsn)
     try:
         tables = await conn.fetch("SELECT table_name FROM information_schema.tables "
-                                  "WHERE table_schema = 'public' ORDER BY 1")
+                                  "WHERE table_schema = 'glove' ORDER BY 1")
         assert "items" in [r[0] for r in tables]
         row = await conn.fetchrow("SELECT name, price FROM items WHERE id = $1", 7)
         assert tuple(row) == ("item 7", 10.5)

@@ -100,7 +100,7 @@ async def test_ddl_is_refused(make_db, sql):
         await db.execute(sql)
     assert info.value.hint
     r = await db.execute("SELECT count(*) FROM information_schema.tables "
-                         "WHERE table_schema = 'public'")
+                         "WHERE table_schema = 'glove'")
     assert r.rows == [(1,)]
 
 
@@ -170,20 +170,22 @@ async def test_error_in_transaction_aborts_it_until_rollback(make_db):
 
 async def test_commit_failure_reports_fired_failed_and_not_run(make_db):
     rec = Recorder()
-    db = await make_db([notes(rec, [Note(id=1, title="a")])])
+    db = await make_db([notes(rec, [Note(id=1, title="a"), Note(id=2, title="b")])])
     s = db.session()
     await s.execute("BEGIN")
     await s.execute("INSERT INTO notes (title) VALUES ('one')")
-    await s.execute("DELETE FROM notes WHERE id = 1")
-    # Staged after the DELETE: at COMMIT the row is gone, and the resolver raises KeyError.
+    await s.execute("DELETE FROM notes WHERE id = 2")
     await s.execute("UPDATE notes SET body = 'x' WHERE id = 1")
     await s.execute("INSERT INTO notes (title) VALUES ('four')")
+    # Another session deletes note 1 meanwhile: at COMMIT the UPDATE's resolver raises.
+    await db.session().execute("DELETE FROM notes WHERE id = 1")
     with pytest.raises(errors.ExternalRoutineError) as info:
         await s.execute("COMMIT")
     assert "#3" in info.value.message
     assert "fired" in info.value.detail and "failed" in info.value.detail
     assert "not run" in info.value.detail
-    assert [w[0] for w in rec.writes] == ["insert", "delete", "update"]  # the 4th never ran
+    # the 4th never ran
+    assert [w[0] for w in rec.writes] == ["delete", "insert", "delete", "update"]
     assert s.tx_status == "I"
 
 

@@ -84,6 +84,8 @@ EXTRA_ACCEPTED: list[str] = [
     "SET TIME ZONE INTERVAL '-08:00' HOUR TO MINUTE",
     "SELECT set_config('standard_conforming_strings', true::text, false)",
     "SELECT s.setting FROM pg_settings s WHERE 'work_mem' = s.name LIMIT 1",
+    "SELECT scratchpad.restage(17)",
+    "SELECT scratchpad.restage($1::bigint) AS restaged",
 ]
 
 # Accepted before their parameter values are known (``values_later``, at Describe); each
@@ -170,6 +172,10 @@ REFUSED: dict[str, Refused] = {
     "administration": Refused("SELECT pg_terminate_backend(1)", PRIV),
     "attribute notation": Refused("SELECT w.set_config FROM web w WHERE query = 'x'", PRIV),
     "attribute notation pg_": Refused("SELECT (w).pg_nope FROM web w WHERE query = 'x'", PRIV),
+    "restage not alone": Refused("SELECT scratchpad.restage(1) FROM web WHERE query = 'x'",
+                                 UNSUPPORTED),
+    "restage of an expression": Refused("SELECT scratchpad.restage(1 + 1)", UNSUPPORTED),
+    "EXPLAIN restage": Refused("EXPLAIN SELECT scratchpad.restage(1)", UNSUPPORTED),
     # settings (gate, setting_rules)
     "SET protected": Refused("SET work_mem = '1GB'", PRIV),
     "SET alias of protected": Refused("SET sort_mem = '1GB'", PRIV),

@@ -1,0 +1,265 @@
+"""The commit journal: every write a COMMIT makes, and its outcome, in the sidecar.
+
+Rules:
+- One row per write (one call of a write tool), keyed by ``(txid, seq)``: the
+  transaction, numbered by a sidecar sequence (unique across processes and
+  restarts), and the write's place in it.
+- A write is journaled before it fires, and each change of its status is
+  awaited, so another session reads it as it is: ``staged`` -> ``firing`` ->
+  ``fired`` or ``failed``; the writes after a failure become ``not run``.
+- At start-up, a write found ``firing`` (its server died while the tool ran)
+  becomes ``in doubt``, and one still ``staged`` becomes ``not run``.
+- ``idempotency_key`` is the write's own, made when it was staged: a restaged
+  write keeps it, so a tool can tell a retry from a new request.
+- A user reads their own rows (an administrator: everyone's).
+- A status the journal could not record (the sidecar gone) is kept and tried
+  again with the next change; it never fails a write that fired.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
+
+__all__ = ["FINAL_STATUSES", "JOURNAL_COLUMNS", "Journal", "JournalEntry", "as_json"]
+
+log = logging.getLogger(__name__)
+
+JOURNAL_COLUMNS = [
+    ("txid", "bigint"), ("seq", "integer"), ("user_name", "text"), ("statement", "text"),
+    ("resource", "text"), ("verb", "text"), ("arguments", "jsonb"),
+    ("idempotency_key", "text"), ("status", "text"), ("result", "jsonb"), ("error", "text"),
+    ("staged_at", "timestamp with time zone"), ("fired_at", "timestamp with time zone"),
+]
+PRIVATE_SCHEMA = "_gs_audit"  # the default server's; a named one's is schema_names().private
+FINAL_STATUSES = frozenset({"fired", "failed", "not run", "in doubt"})
+_RESULT_CHARS = 1_000_000  # a tool's answer kept in the journal, at most (as JSON text)
+
+_FIELDS = ", ".join(n for n, _ in JOURNAL_COLUMNS)
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    """One write as it is journaled when its COMMIT starts."""
+
+    statement: str
+    resource: str
+    verb: str
+    arguments: Any  # JSON-able: {"rows": […]}, {"set": {…}, "where": {…}}, {"where": {…}}
+    key: str
+    staged_at: float  # time.time()
+
+
+def as_json(value: Any) -> str:
+    """A value as JSON text that jsonb takes, whatever a tool returned: models, dates and
+    decimals as JSON gives them, bytes as hex, NaN and Infinity as text, and a NUL
+    character (which jsonb cannot hold) as the six characters ``\\u0000``."""
+    plain = to_jsonable_python(_python(value), by_alias=True, fallback=str)
+    return json.dumps(_jsonb(plain), ensure_ascii=False)
+
+
+def _python(value: Any) -> Any:
+    """Models as dicts and bytes as hex, all the way down (a model's own serializer would
+    decode bytes as UTF-8, and fail on others)."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(by_alias=True)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    if isinstance(value, dict):
+        return {k: _python(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_python(v) for v in value]
+    return value
+
+
+def _jsonb(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str) and "\x00" in value:
+        return value.replace("\x00", "\\u0000")
+    if isinstance(value, dict):
+        return {k: _jsonb(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonb(v) for v in value]
+    return value
+
+
+class Journal:
+    """The journal table, through the server's own (not the agent's) connections."""
+
+    def __init__(self, pool: asyncpg.Pool | None, schema: str = PRIVATE_SCHEMA) -> None:
+        self._pool = pool
+        self.table, self._txids = _names(schema)
+        self._unrecorded: list[tuple[str, tuple[Any, ...]]] = []  # to try again
+        self.committing: set[int] = set()  # txids whose COMMIT runs in this server
+
+    @staticmethod
+    def ddl(schema: str = PRIVATE_SCHEMA) -> list[str]:
+        cols = ", ".join(f'"{n}" {t}' for n, t in JOURNAL_COLUMNS)
+        table, txids = _names(schema)
+        return [f"CREATE SCHEMA IF NOT EXISTS {_quoted(schema)}",
+                f"CREATE SEQUENCE IF NOT EXISTS {txids}",
+                f"CREATE TABLE IF NOT EXISTS {table} ({cols}, PRIMARY KEY (txid, seq))",
+                f"CREATE INDEX IF NOT EXISTS journal_user ON {table} (user_name, txid)",
+                f"CREATE INDEX IF NOT EXISTS journal_key ON {table} (idempotency_key)",
+                # What start-up looks for: the few writes a server left unfinished.
+                f"CREATE INDEX IF NOT EXISTS journal_open ON {table} (status)"
+                " WHERE status IN ('staged', 'firing')"]
+
+    @property
+    def enabled(self) -> bool:
+        return self._pool is not None
+
+    @staticmethod
+    def unavailable(exc: BaseException) -> bool:
+        """Whether an error means the sidecar could not be reached (worth waiting for)."""
+        return isinstance(exc, OSError | asyncpg.InterfaceError
+                          | asyncpg.PostgresConnectionError | asyncpg.CannotConnectNowError)
+
+    async def recover(self) -> int:
+        """At start-up: what a dead server left ``firing`` is ``in doubt``, what it left
+        ``staged`` is ``not run``. Returns how many writes were in doubt."""
+        if self._pool is None:
+            return 0
+        await self._pool.execute(
+            f"UPDATE {self.table} SET status = 'not run' WHERE status = 'staged'")
+        done = await self._pool.execute(
+            f"UPDATE {self.table} SET status = 'in doubt' WHERE status = 'firing'")
+        doubtful = int(done.split()[-1])
+        if doubtful:
+            log.warning("%d journaled writes were firing when a server stopped: in doubt",
+                        doubtful)
+        return doubtful
+
+    async def open(self, user: str, entries: Sequence[JournalEntry]) -> int | None:
+        """Journal a COMMIT's writes, the first ``firing``, the rest ``staged``; its txid
+        (None without a journal)."""
+        if self._pool is None or not entries:
+            return None
+        await self._retry_unrecorded()
+        txid = await self._pool.fetchval(
+            f"INSERT INTO {self.table} (txid, seq, user_name, statement, resource, verb,"
+            " arguments, idempotency_key, status, staged_at)"
+            f" SELECT t.txid, u.seq, $1, u.st, u.r, u.v, u.a::jsonb, u.k,"
+            " CASE WHEN u.seq = 1 THEN 'firing' ELSE 'staged' END, to_timestamp(u.at)"
+            f" FROM (SELECT nextval('{self._txids}') AS txid) AS t,"
+            " unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],"
+            " $8::float8[]) AS u(seq, st, r, v, a, k, at)"
+            " RETURNING txid",
+            user, list(range(1, len(entries) + 1)), [e.statement[:4000] for e in entries],
+            [e.resource for e in entries], [e.verb for e in entries],
+            [as_json(e.arguments) for e in entries], [e.key for e in entries],
+            [e.staged_at for e in entries])
+        self.committing.add(txid)
+        return int(txid)
+
+    async def settle(self, txid: int | None, seq: int, status: str, *, result: Any = None,
+                     error: str | None = None, next_seq: int | None = None) -> bool:
+        """A write's outcome (``fired`` or ``failed``) and the next write ``firing``, in one
+        round trip. False when the next write's ``firing`` could not be recorded: then it
+        must not fire (this outcome is kept, to be recorded later)."""
+        if txid is None:
+            return True
+        fired_at = dt.datetime.now(dt.UTC) if status == "fired" else None
+        try:
+            text = None if result is None else as_json(result)
+        except Exception:  # never fail a write that fired over how its answer is kept
+            text = json.dumps({"unrecorded": repr(result)[:_RESULT_CHARS]})
+        if text is not None and len(text) > _RESULT_CHARS:
+            text = json.dumps({"truncated": text[:_RESULT_CHARS]})
+        sql = (f"UPDATE {self.table} SET"
+               " status = CASE WHEN seq = $2 THEN $3 ELSE 'firing' END,"
+               " result = CASE WHEN seq = $2 THEN $4::jsonb ELSE result END,"
+               " error = CASE WHEN seq = $2 THEN $5 ELSE error END,"
+               " fired_at = CASE WHEN seq = $2 THEN $6 ELSE fired_at END"
+               " WHERE txid = $1 AND (seq = $2 OR seq = $7)")
+        args = (txid, seq, status, text, error and error[:4000], fired_at)
+        if await self._record(sql, (*args, next_seq or -1)):
+            return True
+        self._unrecorded.append((sql, (*args, -1)))
+        return next_seq is None
+
+    async def not_run(self, txid: int | None, first: int) -> None:
+        """The writes from ``first`` on did not fire (an earlier one failed)."""
+        if txid is None:
+            return
+        sql = (f"UPDATE {self.table} SET status = 'not run' WHERE txid = $1 AND seq >= $2"
+               " AND status = 'staged'")
+        if not await self._record(sql, (txid, first)):
+            self._unrecorded.append((sql, (txid, first)))
+
+    def close_transaction(self, txid: int | None) -> None:
+        self.committing.discard(txid)  # type: ignore[arg-type]
+
+    async def _record(self, sql: str, args: tuple[Any, ...]) -> bool:
+        """Run one change now; False (logged) if the sidecar cannot take it."""
+        if self._pool is None:
+            return True
+        await self._retry_unrecorded()
+        try:
+            await self._pool.execute(sql, *args)
+        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError):
+            log.warning("could not journal a write's status; it is kept to be recorded later",
+                        exc_info=True)
+            return False
+        return True
+
+    async def _retry_unrecorded(self) -> None:
+        while self._unrecorded and self._pool is not None:
+            sql, args = self._unrecorded[0]
+            try:
+                await self._pool.execute(sql, *args)
+            except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError):
+                return
+            self._unrecorded.pop(0)
+
+    async def read(self, user: str | None, txids: Sequence[int] = ()) -> list[dict[str, Any]]:
+        """Journal rows, oldest first: one user's (None: everyone's), of some
+        transactions (none given: of all)."""
+        if self._pool is None:
+            return []
+        await self._retry_unrecorded()
+        where, args = [], []
+        if user is not None:
+            args.append(user)
+            where.append(f"user_name = ${len(args)}")
+        if txids:
+            args.append(list(txids))
+            where.append(f"txid = ANY(${len(args)}::bigint[])")
+        sql = f"SELECT {_FIELDS} FROM {self.table}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        rows = await self._pool.fetch(sql + " ORDER BY txid, seq", *args)
+        return [{**r, "arguments": _loads(r["arguments"]), "result": _loads(r["result"])}
+                for r in rows]
+
+    async def fired_keys(self, keys: Sequence[str]) -> set[str]:
+        """Which of these idempotency keys a write has fired with (in any transaction)."""
+        if self._pool is None or not keys:
+            return set()
+        rows = await self._pool.fetch(
+            f"SELECT DISTINCT idempotency_key FROM {self.table}"
+            " WHERE idempotency_key = ANY($1::text[]) AND status = 'fired'", list(keys))
+        return {r[0] for r in rows}
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _names(schema: str) -> tuple[str, str]:
+    """The journal table and its txid sequence in ``schema``, quoted."""
+    return f"{_quoted(schema)}.journal", f"{_quoted(schema)}.txids"
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)

@@ -1,0 +1,64 @@
+"""What a resolver may receive and raise besides its arguments.
+
+Rules:
+- A resolver that declares a parameter named ``ctx`` is passed a ``CallContext``
+  (by keyword): who called, from which statement, by when it must answer, and
+  for a write, the idempotency key its retries reuse.
+- A resolver raises ``TransientError`` for a failure worth trying again (a 429,
+  a 503, a dropped connection). A read of a resource declared with ``retries``
+  is then made again, after a backoff; a write never is by itself.
+- A plain (non-async) resolver runs in a worker thread unless its resource is
+  ``inline``; an async one (or an object whose ``__call__`` is async) runs on
+  the event loop.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CallContext", "TransientError", "is_async", "takes_context"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """The context of one resolver call, passed as ``ctx`` to a resolver that asks for it."""
+
+    user: str  # the user the client connected as ("" in process)
+    session: int  # the session's id, unique across processes and restarts
+    statement: str  # the text of the statement that made (or staged) the call
+    deadline: float | None = None  # time.monotonic() by which the call must answer
+    idempotency_key: str | None = None  # writes: one per staged write, the same on retries
+
+    def remaining(self) -> float | None:
+        """Seconds left before the deadline (None: no deadline)."""
+        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+
+
+class TransientError(Exception):
+    """A failure worth retrying: raise it from a resolver to ask for a retry.
+
+    ``retry_after`` is how long the service asked to wait (HTTP ``Retry-After``),
+    in seconds; the backoff waits at least that long.
+    """
+
+    def __init__(self, message: str = "", *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def takes_context(fn: Any) -> bool:
+    """Whether a resolver declares a parameter named ``ctx``."""
+    try:
+        return "ctx" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
+
+
+def is_async(fn: Any) -> bool:
+    """Whether calling ``fn`` gives a coroutine (an async function, or an object whose
+    ``__call__`` is one), so it runs on the event loop rather than in a thread."""
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None))  # noqa: B004 - the method, not callability

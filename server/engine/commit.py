@@ -1,0 +1,347 @@
+"""COMMIT: staged writes journaled, fired in order and reported; and restaging them.
+
+Rules:
+- Every write is journaled (``catalog.Journal``) before it fires: a COMMIT's
+  writes are written to the journal first, and each is ``firing`` there while
+  its tool runs. A write outside BEGIN is a transaction of its own, journaled
+  the same way. If the journal cannot take them, nothing fires.
+- The first failure stops the rest (``not run``) and ends the transaction, as in
+  Postgres; the error's DETAIL lists every write's outcome, and the journal
+  keeps them.
+- Each call passes its idempotency key (``CallContext.idempotency_key``), made
+  when it was staged; writes are never retried by themselves.
+- The NOTICE of a fired write names its journal row and shows what the tool
+  returned.
+- ``restage(txid)`` stages again, in the open transaction or a new one, the
+  writes of a transaction that did not fire (``failed``, ``not run``, ``in
+  doubt``), each with its own key. A key that has fired since, or is already
+  staged, is skipped: a COMMIT of them skips nothing and repeats nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from pglast import ast
+
+from glove_scratchpad import errors
+from glove_scratchpad.catalog import JournalEntry, as_json
+from glove_scratchpad.resources import Bindings, Resource
+
+from . import resolve
+from .context import Request, StatementContext
+from .overlay import as_dict
+from .result import Call, Notice, Result, StagedWrite
+from .transaction import TxState
+
+if TYPE_CHECKING:
+    from .session import Session
+
+__all__ = ["commit", "fire_writes", "restage", "restage_txid"]
+
+log = logging.getLogger(__name__)
+
+JOURNAL_WAIT = 5.0  # seconds a COMMIT waits for the journal (a sidecar restarting) to answer
+_SHOWN = 500  # characters of a tool's answer a NOTICE shows
+_RESTAGEABLE = ("failed", "not run", "in doubt")
+_ABANDONING: set[asyncio.Future[None]] = set()  # journal updates of canceled COMMITs
+
+
+class _Stopped(Exception):
+    """A write failed: the ones after it did not fire."""
+
+    def __init__(self, write: StagedWrite, error: errors.SqlError, txid: int | None) -> None:
+        super().__init__(error.message)
+        self.write, self.error, self.txid = write, error, txid
+
+
+def journal_arguments(call: Call) -> dict[str, Any]:
+    """A call's input, as the journal keeps it and ``restage`` reads it back."""
+    if call.verb == "insert":
+        return {"rows": [as_dict(r) for r in call.rows]}
+    if call.verb == "update":
+        return {"set": dict(call.changes or {}), "where": dict(call.bindings or {})}
+    return {"where": dict(call.bindings or {})}
+
+
+async def _open(session: Session, staged: list[StagedWrite]) -> int | None:
+    """The writes in the journal, before any fires; retried while the sidecar restarts."""
+    journal = session.db.journal
+    entries = [JournalEntry(w.statement, w.resource, c.verb, journal_arguments(c), c.key,
+                            w.staged_at) for w in staged for c in w.calls]
+    deadline = time.monotonic() + JOURNAL_WAIT
+    delay = 0.1
+    while True:
+        try:
+            return await journal.open(session.user, entries)
+        except Exception as exc:
+            if not journal.unavailable(exc):
+                log.error("the journal refused a COMMIT's writes", exc_info=exc)
+                raise errors.InternalError(
+                    "COMMIT could not journal its writes, so none of them fired",
+                    hint="The transaction is over and nothing was called. Report this to "
+                    "the server's operator.") from exc
+            if time.monotonic() + delay > deadline:
+                raise errors.InvalidTransactionState(
+                    "COMMIT could not journal its writes, so none of them fired: "
+                    f"{type(exc).__name__}: {exc}"[:1000],
+                    hint="The transaction is over and nothing was called. Run it again in "
+                    "a moment.") from exc
+            await asyncio.sleep(delay)
+            delay *= 2
+
+
+async def fire_writes(session: Session, staged: list[StagedWrite], ctx: StatementContext
+                      ) -> tuple[int | None, list[list[dict]]]:
+    """Journal and fire writes, in order: the txid, and the rows each write's tool gave
+    back. The first failure raises ``_Stopped``."""
+    journal = session.db.journal
+    txid = await _open(session, staged)
+    calls = [(w, c) for w in staged for c in w.calls]
+    returned: list[list[dict]] = [[] for _ in staged]
+    index = {id(w): i for i, w in enumerate(staged)}
+    try:
+        for seq, (write, call) in enumerate(calls, 1):
+            if txid is not None:
+                write.journal.append((txid, seq))
+            try:
+                out = await _fire_call(session, write, call, ctx)
+            except errors.SqlError as exc:
+                write.status, write.error = "failed", exc.message
+                await journal.settle(txid, seq, "failed", error=exc.message)
+                await journal.not_run(txid, seq + 1)
+                raise _Stopped(write, exc, txid) from None
+            except asyncio.CancelledError:
+                # The tool may have run: the journal says so, and nothing after it fires.
+                task = asyncio.ensure_future(_abandon(session, txid, seq))
+                _ABANDONING.add(task)
+                task.add_done_callback(_ABANDONING.discard)
+                raise
+            rows = _returned_rows(session.db.resources[write.resource], call, out)
+            returned[index[id(write)]].extend(rows)
+            last = seq == len(calls)
+            if last or calls[seq][0] is not write:
+                write.status = "fired"
+            if not await journal.settle(txid, seq, "fired", result=out,
+                                        next_seq=None if last else seq + 1):
+                nxt = calls[seq][0]
+                error = errors.InvalidTransactionState(
+                    "the journal could not record the next write as firing, so it did not "
+                    "fire", hint="The sidecar is unavailable: run what is left again in a "
+                    "moment.")
+                nxt.status, nxt.error = "failed", error.message
+                raise _Stopped(nxt, error, txid)
+    except _Stopped as stop:
+        seen = False
+        for w in staged:
+            if w is stop.write:
+                seen = True
+            elif seen:
+                w.status = "not run"
+        raise
+    finally:
+        journal.close_transaction(txid)
+    return txid, returned
+
+
+async def _abandon(session: Session, txid: int | None, seq: int) -> None:
+    await session.db.journal.settle(txid, seq, "in doubt", error="canceled while firing")
+    await session.db.journal.not_run(txid, seq + 1)
+
+
+async def _fire_call(session: Session, write: StagedWrite, call: Call,
+                     ctx: StatementContext) -> Any:
+    resource = session.db.resources[write.resource]
+    args = call.bindings or {}
+    ctx.touch(resource.name, call.verb, args if call.verb != "insert"
+              else {"rows": len(call.rows)}, called=True)
+    b = Bindings({k: (v,) for k, v in args.items()}, resource.name)
+    inputs: tuple[Any, ...] = {
+        "insert": (list(call.rows),), "update": (dict(call.changes or {}), b),
+        "delete": (b,)}[call.verb]
+    arguments = ([as_dict(r) for r in call.rows] if call.verb == "insert"
+                 else {"changes": call.changes, **args} if call.verb == "update"
+                 else args)
+    try:
+        out = await resolve.invoke(session, resource, call.verb, inputs, arguments, ctx,
+                                   statement=write.statement, key=call.key)
+    finally:
+        session.db.invalidate(resource.name)
+    session.overlay.remember(resource, call, out)
+    return out
+
+
+def _returned_rows(resource: Resource, call: Call, out: Any) -> list[dict]:
+    if isinstance(out, list | tuple) and out and call.verb != "delete":
+        return resource.validate_rows(list(out))
+    return []
+
+
+def fired_notice(write: StagedWrite, rows: list[dict]) -> Notice:
+    """``fired #n: …``; its DETAIL names the write's journal row(s) and shows what the
+    tool returned."""
+    parts = []
+    if write.journal:
+        seqs = [s for _, s in write.journal]
+        place = f"seq {seqs[0]}" if len(seqs) == 1 else f"seqs {seqs[0]}-{seqs[-1]}"
+        parts.append(f"scratchpad.journal txid {write.journal[0][0]}, {place}")
+    if rows:
+        shown = as_json(rows)
+        parts.append("the tool returned: " + (shown if len(shown) <= _SHOWN
+                                              else shown[:_SHOWN] + "…"))
+    return Notice(f"fired #{write.id}: {write.summary}", detail="; ".join(parts) or None)
+
+
+async def commit(session: Session, staged: list[StagedWrite]) -> Result:
+    """Fire the writes a COMMIT took, in order; the first failure stops the rest."""
+    ctx = StatementContext(Request(), "COMMIT", timed=False)
+    try:
+        _, returned = await fire_writes(session, staged, ctx)
+    except _Stopped as stop:
+        one, exc = stop.write, stop.error
+        detail = "; ".join(f"#{w.id} {w.summary}: {w.status}" for w in staged)
+        again = ""
+        if stop.txid is not None:
+            again = (f" SELECT scratchpad.restage({stop.txid}) stages the writes that did not "
+                     f"fire again, in a new transaction; SELECT * FROM scratchpad.journal "
+                     f"WHERE txid = {stop.txid} shows each one.")
+        raise errors.ExternalRoutineError(
+            f"COMMIT failed at staged write #{one.id} ({one.resource} {one.verb}):"
+            f" {exc.message}",
+            detail=detail,
+            hint="Writes before it fired and stay done; it and the writes after it did "
+            "not. The transaction is over." + (again or " Re-run what is left in a new one."),
+        ) from None
+    notices = [fired_notice(w, rows) for w, rows in zip(staged, returned, strict=True)]
+    return Result("COMMIT", notices=notices, committed=staged,
+                  touched=list(ctx.touched.values()))
+
+
+async def fire_one(session: Session, staged: StagedWrite, ctx: StatementContext
+                   ) -> list[dict]:
+    """A write outside BEGIN: journaled and fired now; the rows its tool gave back
+    (RETURNING shows them). Its failure is the tool's own error."""
+    try:
+        _, returned = await fire_writes(session, [staged], ctx)
+    except _Stopped as stop:
+        raise stop.error from None
+    return returned[0]
+
+
+# -- restage ------------------------------------------------------------------------
+
+
+def restage_txid(call: ast.FuncCall, params: list[Any]) -> int:
+    """The transaction id ``scratchpad.restage(…)`` was given (a number, or ``$n``)."""
+    arg: Any = call.args[0]
+    if isinstance(arg, ast.TypeCast):
+        arg = arg.arg
+    raw: Any = None
+    if isinstance(arg, ast.A_Const):
+        raw = getattr(arg.val, "ival", None) if arg.val is not None else None
+    elif isinstance(arg, ast.ParamRef) and 0 < arg.number <= len(params):
+        param = params[arg.number - 1]
+        value = getattr(param, "value", param)
+        if isinstance(value, bytes) and getattr(param, "format", 0) == 1:
+            raw = int.from_bytes(value, "big", signed=True)
+        elif value is not None:
+            raw = value.decode() if isinstance(value, bytes) else value
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        raise errors.InvalidParameterValue(
+            f"scratchpad.restage() takes a transaction id, not {raw!r}",
+            hint="SELECT DISTINCT txid, status FROM scratchpad.journal lists your "
+            "transactions.") from None
+
+
+async def restage(session: Session, call: ast.FuncCall, params: list[Any]) -> Result:
+    """``SELECT scratchpad.restage(txid)``: the writes of a transaction that did not
+    fire, staged again (with their idempotency keys) in the open transaction or a new one."""
+    txid = restage_txid(call, params)
+    if not session.writes or session.tx.read_only:
+        raise errors.ReadOnlySqlTransaction(
+            "cannot restage writes in a read-only transaction",
+            hint="Writes are not allowed here: end the READ ONLY transaction, or start the "
+            "server with --writes.")
+    journal = session.db.journal
+    if not journal.enabled:
+        raise errors.FeatureNotSupported("this server keeps no commit journal",
+                                         hint="Run the writes again in a new transaction.")
+    if txid in journal.committing:
+        raise errors.InvalidTransactionState(
+            f"transaction {txid} is still committing",
+            hint=f"Wait for its COMMIT to end: SELECT seq, status FROM scratchpad.journal "
+            f"WHERE txid = {txid}.")
+    rows = await journal.read(None if session.policy.admin else session.user, [txid])
+    if not rows:
+        raise errors.InvalidParameterValue(
+            f"transaction {txid} is not in your journal",
+            hint="SELECT DISTINCT txid, status FROM scratchpad.journal lists your "
+            "transactions.")
+    status = {"staged": "not run", "firing": "in doubt"}  # left so by a server gone
+    todo = [r for r in rows if status.get(r["status"], r["status"]) in _RESTAGEABLE]
+    taken = {c.key for w in session.tx.staged for c in w.calls}
+    fired = await journal.fired_keys([r["idempotency_key"] for r in todo])
+    todo = [r for r in todo if r["idempotency_key"] not in fired | taken]
+    if not todo:
+        return Result.text("SELECT 1", ["restage"], [(
+            f"nothing to stage: every write of transaction {txid} has fired or is staged",)],
+            staged=list(session.tx.staged))
+    writes = [_restaged(session, r) for r in todo]
+    if session.tx.state is TxState.IDLE:
+        session.tx.begin(read_only=False)
+    notices = []
+    for write, row in zip(writes, todo, strict=True):
+        session.tx.staged.append(write)
+        was = status.get(row["status"], row["status"])
+        doubt = was == "in doubt"
+        notices.append(Notice(
+            f"staged #{write.id} again: {write.summary} (scratchpad.journal txid {txid}, "
+            f"seq {row['seq']}, {was}), with its idempotency key {row['idempotency_key']}",
+            severity="WARNING" if doubt else "NOTICE",
+            hint="It may have fired before: its tool sees the same idempotency key, and can "
+            "tell this retry from a new request." if doubt else None))
+    n = len(writes)
+    return Result.text("SELECT 1", ["restage"], [(
+        f"staged {n} write{'s' if n != 1 else ''} of transaction {txid} again: COMMIT fires "
+        "them, ROLLBACK discards them",)], notices=notices, staged=list(session.tx.staged))
+
+
+def _restaged(session: Session, row: dict[str, Any]) -> StagedWrite:
+    name = row["resource"]
+    resource = session.db.resources.get(name)
+    if resource is None or session.lookup(None, name) is None:
+        raise errors.UndefinedTable(
+            f'relation "{name}" does not exist: a write of this transaction cannot be '
+            "staged again", hint="Its resource is no longer served.")
+    verb, args = row["verb"], row["arguments"] or {}
+    key = row["idempotency_key"]
+    if verb == "insert":
+        rows = [_typed(resource, row, convert=False) for row in args.get("rows", [])]
+        call = Call("insert", rows=tuple(resource.validate_insert_rows(rows)), key=key)
+    elif verb == "update":
+        call = Call("update", changes=_typed(resource, args.get("set", {})),
+                    bindings=_typed(resource, args.get("where", {})), key=key)
+    else:
+        call = Call("delete", bindings=_typed(resource, args.get("where", {})), key=key)
+    return StagedWrite(session.next_write_id(), name, verb, row["statement"], [call])
+
+
+def _typed(resource: Resource, values: dict[str, Any], convert: bool = True
+           ) -> dict[str, Any]:
+    """Values read back from JSON, as their columns' Python types (``convert``; else
+    only bytes, which the journal keeps as hex, are made bytes again)."""
+    out = {}
+    for name, value in values.items():
+        column = resource.column(name)
+        if value is None or column is None:
+            out[name] = value
+            continue
+        if column.pg_type == "bytea" and isinstance(value, str):
+            value = bytes.fromhex(value)
+        out[name] = column.convert(value) if convert else value
+    return out

@@ -1,0 +1,125 @@
+"""What analysis finds, and the small tree helpers it and its users share. No I/O.
+
+- ``Value``: one pushed-down value expression: a literal, a ``$n``, an
+  expression over those, or a subquery the sidecar evaluates first (which may
+  read CTEs and resources, and is how a join feeds a key: "one call per
+  distinct ``t.title``").
+- ``Predicate``: a column that fans out, one call per value: a required key
+  (and, on a write target, a primary-key column).
+- ``Condition``: a declared filter with its operator; it reaches the resolver
+  as ``(op, value)`` and never fans out.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pglast import ast
+from pglast.stream import RawStream
+
+__all__ = [
+    "NO_CONST",
+    "Condition",
+    "Predicate",
+    "Value",
+    "const_value",
+    "deparse",
+    "param_numbers",
+    "renumber_params",
+    "walk",
+]
+
+NO_CONST = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """One pushed-down value expression."""
+
+    sql: str
+    node: Any = field(compare=False, repr=False)
+    const: Any = field(default=NO_CONST, compare=False, repr=False)
+    param: int | None = None
+    is_set: bool = False  # IN (SELECT …), = ANY(array), a feed: a set of values
+    has_subquery: bool = False
+    source: str = ""  # what EXPLAIN says of where it comes from, when not its SQL
+
+    @property
+    def is_const(self) -> bool:
+        return self.const is not NO_CONST
+
+    @property
+    def described(self) -> str:
+        if self.source:
+            return self.source
+        if self.param is not None and self.sql == f"${self.param}":
+            return f"parameter ${self.param}"
+        return self.sql
+
+
+@dataclass(frozen=True, slots=True)
+class Predicate:
+    """``column`` equals one of ``values`` (an IN list has several): one call each."""
+
+    column: str
+    values: tuple[Value, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A declared filter: ``column op values``.
+
+    ``op`` is one of ``=``, ``<>``, ``<``, ``<=``, ``>``, ``>=``, ``in`` (values: a
+    list), ``like``, ``ilike``, ``is null``, ``is not null`` (no value)."""
+
+    column: str
+    op: str
+    values: tuple[Value, ...] = ()
+
+
+def deparse(node: Any) -> str:
+    return RawStream()(node)
+
+
+def walk(node: Any) -> Iterator[Any]:
+    if isinstance(node, tuple | list):
+        for item in node:
+            yield from walk(item)
+    elif isinstance(node, ast.Node):
+        yield node
+        for name in node.__slots__:
+            yield from walk(getattr(node, name, None))
+
+
+def param_numbers(node: Any) -> set[int]:
+    return {n.number for n in walk(node) if isinstance(n, ast.ParamRef)}
+
+
+def renumber_params(node: Any) -> tuple[Any, list[int]]:
+    """A copy of ``node`` whose ``$n`` are renumbered 1..m; and the old numbers, in order."""
+    node = copy.deepcopy(node)
+    old = sorted(param_numbers(node))
+    mapping = {n: i + 1 for i, n in enumerate(old)}
+    for n in walk(node):
+        if isinstance(n, ast.ParamRef):
+            n.number = mapping[n.number]
+    return node, old
+
+
+def const_value(node: Any) -> Any:
+    if isinstance(node, ast.A_Const):
+        if node.isnull:
+            return None
+        val = node.val
+        if isinstance(val, ast.Integer):
+            return val.ival
+        if isinstance(val, ast.Float):
+            return val.fval  # kept as text: the column type decides
+        if isinstance(val, ast.Boolean):
+            return val.boolval
+        if isinstance(val, ast.String):
+            return val.sval
+    return NO_CONST

@@ -1,0 +1,190 @@
+"""The commit journal, restaging, and each user's own audit, over the wire.
+
+- ``scratchpad.journal`` keeps one row per write of a COMMIT, journaled before it
+  fires: ``firing`` is seen from another session of the same user while the tool
+  runs, and ``fired``/``failed``/``not run`` after; ``result`` is what the tool
+  returned, and the NOTICE of a fired write names its row.
+- ``SELECT scratchpad.restage(txid)`` stages again the writes of a failed COMMIT
+  that did not fire, with their idempotency keys: its COMMIT repeats nothing.
+- A write found ``firing`` when a server starts is ``in doubt``; restaged, its
+  retry carries the same key.
+- A user reads only their own calls and journal rows (an administrator: all),
+  also after a restart, when session ids begin again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import threading
+
+import psycopg
+import pytest
+
+from .fix_reliability import Notes, fresh_name, serve
+
+JOURNAL = ("SELECT seq, resource, verb, status, arguments, result, idempotency_key, error "
+           "FROM scratchpad.journal WHERE txid = %s ORDER BY seq")
+
+
+def txid_of(detail: str | None) -> int:
+    found = re.match(r"scratchpad\.journal txid (\d+), seq", detail or "")
+    assert found, detail
+    return int(found.group(1))
+
+
+async def test_commit_journals_each_write_and_its_notice_names_the_row(sidecar):
+    notes = Notes()
+    async with serve(sidecar, [notes.resource()]) as served:
+        conn = await served.connect()
+        await conn.execute("BEGIN")
+        await conn.execute("INSERT INTO notes (title) VALUES ('third')")
+        await conn.execute("UPDATE notes SET body = 'edited' WHERE id = 1")
+        conn.notices.clear()
+        await conn.execute("COMMIT")
+        (sev, message, detail, _), (_, message2, detail2, _) = conn.notices
+        assert (sev, message) == ("NOTICE", "fired #1: notes.insert(1 row)")
+        txid = txid_of(detail)
+        assert detail.startswith(f"scratchpad.journal txid {txid}, seq 1; the tool returned: ")
+        assert '"id": 3' in detail  # what the tool assigned
+        assert message2.startswith("fired #2: notes.update(")
+        assert detail2 == f"scratchpad.journal txid {txid}, seq 2"
+        cur = await conn.execute(JOURNAL, [txid])
+        (s1, r1, v1, st1, a1, res1, k1, e1), (s2, _, v2, st2, a2, _, k2, _) = \
+            await cur.fetchall()
+        assert (s1, r1, v1, st1, e1) == (1, "notes", "insert", "fired", None)
+        assert a1 == {"rows": [{"id": None, "title": "third", "body": ""}]}
+        assert res1 == [{"id": 3, "title": "third", "body": ""}]
+        assert (s2, v2, st2, a2) == (2, "update", "fired", {"set": {"body": "edited"},
+                                                             "where": {"id": 1}})
+        assert notes.keys() == [k1, k2] and k1 != k2
+        await conn.close()
+
+
+async def test_a_write_reads_firing_from_another_session_while_its_tool_runs(sidecar):
+    notes = Notes(gate=threading.Event())
+    async with serve(sidecar, [notes.resource()]) as served:
+        writer, watcher, other = (await served.connect("ann"), await served.connect("ann"),
+                                  await served.connect("bob"))
+        await writer.execute("BEGIN")
+        await writer.execute("INSERT INTO notes (title) VALUES ('slow')")
+        committing = asyncio.ensure_future(writer.execute("COMMIT"))
+        assert await asyncio.to_thread(notes.entered.wait, 10)
+        cur = await watcher.execute("SELECT txid, status FROM scratchpad.journal")
+        [(txid, status)] = await cur.fetchall()
+        assert status == "firing"
+        cur = await other.execute("SELECT count(*) FROM scratchpad.journal")
+        assert await cur.fetchone() == (0,)  # bob's journal is his own
+        notes.gate.set()
+        await committing
+        cur = await watcher.execute("SELECT status FROM scratchpad.journal WHERE txid = %s",
+                                    [txid])
+        assert await cur.fetchall() == [("fired",)]
+        for conn in (writer, watcher, other):
+            await conn.close()
+
+
+async def test_restage_stages_what_a_failed_commit_did_not_fire(sidecar):
+    notes = Notes(fail_on={"bad"})
+    async with serve(sidecar, [notes.resource()]) as served:
+        conn = await served.connect()
+        await conn.execute("BEGIN")
+        for title in ("good", "bad", "later"):
+            await conn.execute("INSERT INTO notes (title) VALUES (%s)", [title])
+        with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
+            await conn.execute("COMMIT")
+        hint = info.value.diag.message_hint or ""
+        txid = int(re.search(r"scratchpad\.restage\((\d+)\)", hint).group(1))
+        cur = await conn.execute(JOURNAL, [txid])
+        rows = await cur.fetchall()
+        assert [r[3] for r in rows] == ["fired", "failed", "not run"]
+        assert "the notes API refused" in rows[1][7]
+        keys = [r[6] for r in rows]
+        # The tool is fixed; the writes that did not fire are staged again, in a new
+        # transaction, with their keys.
+        notes.fail_on.clear()
+        conn.notices.clear()
+        cur = await conn.execute(f"SELECT scratchpad.restage({txid})")
+        assert (await cur.fetchone())[0].startswith(f"staged 2 writes of transaction {txid}")
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+        assert [n[1].split(" (")[0] for n in conn.notices] == [
+            "staged #4 again: notes.insert(1 row)", "staged #5 again: notes.insert(1 row)"]
+        cur = await conn.execute("SELECT id, status FROM scratchpad.staged")
+        assert await cur.fetchall() == [(4, "staged"), (5, "staged")]
+        await conn.execute("COMMIT")
+        assert [d for v, d in notes.writes()] == [["good"], ["bad"], ["bad"], ["later"]]
+        assert notes.keys() == [keys[0], keys[1], keys[1], keys[2]]
+        # Nothing is left to stage: a second restage fires nothing twice.
+        cur = await conn.execute("SELECT scratchpad.restage(%s)", [txid])
+        assert (await cur.fetchone())[0].startswith("nothing to stage")
+        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        with pytest.raises(psycopg.errors.FeatureNotSupported):
+            await conn.execute("SELECT scratchpad.restage(1) FROM notes")
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            await conn.execute("SELECT scratchpad.restage(987654321)")
+        bob = await served.connect("bob")
+        with pytest.raises(psycopg.errors.InvalidParameterValue):  # not bob's to restage
+            await bob.execute(f"SELECT scratchpad.restage({txid})")
+        await bob.close()
+        await conn.close()
+
+
+async def test_a_write_firing_when_a_server_stops_is_in_doubt_and_keeps_its_key(sidecar):
+    name = fresh_name()
+    before = Notes(gate=threading.Event())
+    async with serve(sidecar, [before.resource()], database=name) as first:
+        conn = await first.connect()
+        await conn.execute("BEGIN")
+        await conn.execute("INSERT INTO notes (title) VALUES ('maybe')")
+        committing = asyncio.ensure_future(conn.execute("COMMIT"))
+        assert await asyncio.to_thread(before.entered.wait, 10)
+        # The server dies here, its tool call in flight: the next one starts on its journal.
+        after = Notes()
+        async with serve(sidecar, [after.resource()], database=name) as second:
+            again = await second.connect()
+            cur = await again.execute("SELECT txid, status, idempotency_key "
+                                      "FROM scratchpad.journal")
+            [(txid, status, key)] = await cur.fetchall()
+            assert status == "in doubt" and before.keys() == [key]
+            again.notices.clear()
+            await again.execute("SELECT scratchpad.restage(%s)", [txid])
+            [(severity, message, _, hint)] = again.notices
+            assert severity == "WARNING" and "in doubt" in message and key in message
+            assert "same idempotency key" in hint
+            await again.execute("COMMIT")
+            assert after.keys() == [key]  # the retry carries the first attempt's key
+            await again.close()
+        before.gate.set()
+        await committing
+        await conn.close()
+
+
+async def test_each_user_reads_their_own_calls_also_after_a_restart(sidecar, monkeypatch):
+    from glove_scratchpad.server.engine import session as session_module
+
+    def new_process() -> None:
+        # What a new process starts from: a counter of session ids, if there still were one.
+        monkeypatch.setattr(session_module, "_SESSION_IDS", itertools.count(1), raising=False)
+
+    name = fresh_name()
+    new_process()
+    async with serve(sidecar, [Notes().resource()], database=name) as first:
+        ann, ann_too = await first.connect("ann"), await first.connect("ann")
+        await ann.execute("SELECT * FROM notes WHERE id = 1")
+        cur = await ann_too.execute("SELECT user_name, session FROM scratchpad.calls")
+        [(user, ann_session)] = await cur.fetchall()  # the user's calls, from any session
+        assert user == "ann"
+        await ann.close()
+        await ann_too.close()
+    new_process()
+    async with serve(sidecar, [Notes().resource()], database=name) as second:
+        bob, root = await second.connect("bob"), await second.connect("root")
+        await bob.execute("SELECT * FROM notes WHERE id = 2")
+        cur = await bob.execute("SELECT user_name, session, resource FROM scratchpad.calls")
+        [(user, bob_session, resource)] = await cur.fetchall()  # not ann's call
+        assert (user, resource) == ("bob", "notes") and bob_session != ann_session
+        cur = await root.execute("SELECT DISTINCT user_name FROM scratchpad.calls ORDER BY 1")
+        assert await cur.fetchall() == [("ann",), ("bob",)]  # an administrator sees all
+        await bob.close()
+        await root.close()
