@@ -75,6 +75,7 @@ items = define_resource(
     volatility="immutable",
     description="A catalog of 100,000 items",
     select=_items,
+    inline=True,  # pure and in memory: no worker thread
 )
 
 
@@ -113,6 +114,7 @@ rows = define_resource(
     volatility="volatile",
     description="n generated rows",
     select=_rows,
+    inline=True,
 )
 
 
@@ -160,6 +162,7 @@ slow_stats = define_resource(
     volatility="volatile",
     description="Peak concurrent calls of slow since the last read",
     select=_slow_stats,
+    inline=True,
 )
 
 
@@ -197,19 +200,24 @@ def _never(b: Bindings) -> list[dict]:
 
 
 customer = define_resource(
-    "customer", schema=Customer, keys=["id"], volatility="stable", select=_never
+    "customer", schema=Customer, keys=["id"], volatility="stable", select=_never,
+    inline=True,
 )
 orders = define_resource(
-    "orders", schema=Order, keys=["customer_id"], volatility="stable", select=_never
+    "orders", schema=Order, keys=["customer_id"], volatility="stable", select=_never,
+    inline=True,
 )
 product = define_resource(
-    "product", schema=Product, keys=["id"], volatility="stable", select=_never
+    "product", schema=Product, keys=["id"], volatility="stable", select=_never,
+    inline=True,
 )
 review = define_resource(
-    "review", schema=Review, keys=["product_id"], volatility="volatile", select=_never
+    "review", schema=Review, keys=["product_id"], volatility="volatile", select=_never,
+    inline=True,
 )
 shipment = define_resource(
-    "shipment", schema=Shipment, keys=["order_id"], volatility="volatile", select=_never
+    "shipment", schema=Shipment, keys=["order_id"], volatility="volatile", select=_never,
+    inline=True,
 )
 
 JOIN_TABLES_SQL = [

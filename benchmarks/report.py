@@ -22,6 +22,10 @@ METHOD = """\
   sidecar runs).
 - pgbench, the server, the relay and Postgres share the machine's cores: with few
   cores, the multi-client figures measure contention as much as each process.
+- **context** is counted, not timed: characters of the text a model receives (the
+  tools' `tools/list` JSON, or the preamble and our two tools' JSON), for real MCP
+  servers started from `tests/mcp/node` and the venv (`make node-deps`), and for
+  generated tools (`benchmarks/context.py`).
 """
 
 

@@ -5,19 +5,30 @@ Rules:
   ``\\d``, ``information_schema`` and joins work on them unchanged.
 - Their rows come from the session running the statement, set in ``CURRENT``
   for the statement's life: the staged writes are that session's own, and the
-  audit is that session's (an administrator's: every session's).
+  audit and the commit journal are its user's (an administrator's: everyone's).
+- One row of ``scratchpad.resources`` is all an agent needs to call a table
+  (``resource_row``): its columns with types and descriptions, keys and where
+  they may come from, filters, verbs, volatility and example statements. So a
+  catalog that lists only table names costs the agent one statement per table
+  it uses, never several.
+- A table's group (``resource_group``) is the same here and in the agent's
+  preamble, so the preamble's counts and the view's ``namespace`` agree.
 """
 
 from __future__ import annotations
 
 import contextvars
+import re
+from collections.abc import Iterable
 from typing import Any, Protocol
 
-from glove_scratchpad.resources import Bindings, Resource, define_resource
+from glove_scratchpad.resources import Bindings, Column, Resource, define_resource
 
 from ._audit import AUDIT_COLUMNS
+from ._journal import JOURNAL_COLUMNS
 
-__all__ = ["CURRENT", "SYSTEM_VIEWS", "ViewSource"]
+__all__ = ["CURRENT", "SYSTEM_VIEWS", "ViewSource", "column_line", "example_statements",
+           "resource_filters", "resource_group", "resource_row", "short_description"]
 
 
 class ViewSource(Protocol):
@@ -29,13 +40,172 @@ class ViewSource(Protocol):
 
     async def call_rows(self) -> list[dict[str, Any]]: ...
 
+    async def journal_rows(self, txids: list[int]) -> list[dict[str, Any]]: ...
+
 
 CURRENT: contextvars.ContextVar[ViewSource] = contextvars.ContextVar("glove_view_source")
 
 _STAGED_COLUMNS = [("id", "bigint"), ("resource", "text"), ("verb", "text"),
                    ("statement", "text"), ("calls", "text"), ("status", "text")]
-_RESOURCE_COLUMNS = [("name", "text"), ("description", "text"), ("verbs", "text"),
-                     ("volatility", "text"), ("keys", "text"), ("primary_key", "text")]
+# The first six are the view's original columns, in their original order.
+_RESOURCE_COLUMNS = [
+    ("name", "The table (a tool)"),
+    ("description", "What it does"),
+    ("verbs", "What it allows: select, insert, update, delete"),
+    ("volatility", "How long an answer is reused: volatile (never), stable (within one "
+     "request), immutable (for the server's life)"),
+    ("keys", "Required keys: the tool's required arguments, bound in WHERE"),
+    ("primary_key", "The columns that identify a row (UPDATE, DELETE)"),
+    ("namespace", "The group it is listed under: a declared group, an MCP server's "
+     "namespace, or the name up to its first underscore"),
+    ("filters", "Optional columns whose conditions (=, <>, <, <=, >, >=, IN, LIKE, ILIKE, "
+     "IS NULL) reach the tool"),
+    ("columns", "One line per column: name, type, role, description"),
+    ("key_sources", "Where each required key's value may come from"),
+    ("example", "Example statements, one per verb"),
+]
+
+# What resources.mcp appends to a tool's description: how an INSERT calls it, and the
+# tool and server it comes from. A short description leaves both out.
+_MCP_ORIGIN = re.compile(r'\s*\(MCP tool "[^"]*" of server "([^"]+)"\.\)')
+_MCP_INSERT_NOTE = re.compile(
+    r"\s*\b(?:One INSERT is one call|Each inserted row is one call)\b.*$", re.S)
+# The end of a first sentence: a full stop (not that of "e.g." or "i.e.") before a space.
+_SENTENCE_END = re.compile(r"(?<!\.[A-Za-z])[.!?](?=\s|$)")
+SHORT_DESCRIPTION = 90  # characters of a one-line description, so a line fits a screen
+FEEDERS_SHOWN = 5  # same-named columns of other tables shown as a key's possible feeders
+
+
+def resource_group(resource: Resource) -> str:
+    """The group a table is listed under when there are many.
+
+    A declared ``group`` (or ``namespace``) attribute; else the MCP server a
+    table was made from; else the name up to its first underscore
+    (``github_pr`` -> ``github``), or the whole name when it has none.
+    """
+    for attr in ("group", "namespace"):
+        declared = getattr(resource, attr, None)
+        if isinstance(declared, str) and declared:
+            return declared
+    found = _MCP_ORIGIN.search(resource.description)
+    if found:
+        return found[1]
+    head, _, rest = resource.name.partition("_")
+    return head if head and rest else resource.name
+
+
+def resource_filters(resource: Resource) -> tuple[str, ...]:
+    """The declared filters (``define_resource(..., filters=[...])``), if it has any."""
+    return tuple(getattr(resource, "filters", None) or ())
+
+
+def short_description(resource: Resource, limit: int = SHORT_DESCRIPTION) -> str:
+    """The description's first sentence, without what the MCP bridge appends, cut at a
+    word near ``limit``."""
+    text = _MCP_INSERT_NOTE.sub("", _MCP_ORIGIN.sub("", resource.description))
+    text = " ".join(text.split())
+    end = _SENTENCE_END.search(text)
+    if end is not None:
+        text = text[:end.start() + 1]
+    if len(text) > limit:
+        text = text[:limit].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+    return text
+
+
+def column_line(resource: Resource, column: Column, *, filters: bool = True) -> str:
+    """``name type, role: description``: how the preamble and the view show a column.
+
+    ``filters=False`` leaves the filter role out (the full preamble lists the
+    filters once, beside the keys)."""
+    marks = [column.pg_type]
+    if column.name in resource.keys:
+        marks.append("required key")
+    elif filters and column.name in resource_filters(resource):
+        marks.append("filter")
+    elif "insert" in resource.verbs and not column.nullable:
+        marks.append("not null")
+    about = f": {column.description}" if column.description else ""
+    return f"{column.name} {', '.join(marks)}{about}"
+
+
+def _placeholder(column: Column | None) -> str:
+    """A value of the column's type, for an example: the agent puts its own in its place."""
+    pg_type = column.pg_type if column is not None else "text"
+    if pg_type.endswith("[]"):
+        return "ARRAY['…']"
+    if pg_type in ("bigint", "integer", "smallint", "numeric", "double precision", "real"):
+        return "1"
+    if pg_type == "boolean":
+        return "true"
+    if pg_type == "date":
+        return "current_date"
+    if pg_type.startswith("timestamp"):
+        return "now()"
+    if pg_type in ("jsonb", "json"):
+        return f"'…'::{pg_type}"
+    return "'…'"
+
+
+def _equalities(resource: Resource, names: Iterable[str]) -> str:
+    return " AND ".join(f"{n} = {_placeholder(resource.column(n))}" for n in names)
+
+
+def example_statements(resource: Resource) -> list[str]:
+    """One example statement per verb, with the required keys bound."""
+    name, out = resource.name, []
+    if "select" in resource.verbs:
+        where = _equalities(resource, resource.keys)
+        out.append(f"SELECT * FROM {name}" + (f" WHERE {where}" if where else ""))
+    if "insert" in resource.verbs:
+        given = list(resource.keys) or [c.name for c in resource.columns if not c.nullable]
+        given = given or [resource.columns[0].name]
+        values = ", ".join(_placeholder(resource.column(c)) for c in given)
+        out.append(f"INSERT INTO {name} ({', '.join(given)}) VALUES ({values}) RETURNING *")
+    row = resource.primary_key or resource.keys
+    where = f" WHERE {_equalities(resource, row)}" if row else ""
+    if "update" in resource.verbs:
+        target = next((c for c in resource.columns if c.name not in row), resource.columns[0])
+        out.append(f"UPDATE {name} SET {target.name} = {_placeholder(target)}{where}")
+    if "delete" in resource.verbs:
+        out.append(f"DELETE FROM {name}{where}")
+    return out
+
+
+def _key_sources(resource: Resource, others: Iterable[Resource]) -> str:
+    lines = []
+    for key in resource.keys:
+        line = (f"{key}: a value ({key} = …, or {key} IN (…) for one call per value: "
+                "constants, $n parameters, an uncorrelated subquery), or another table's "
+                f"column (JOIN {resource.name} x ON x.{key} = t.col, LATERAL, a correlated "
+                "subquery)")
+        feeders = [f"{o.name}.{key}" for o in others if o.name != resource.name
+                   and key not in o.keys and o.column(key) is not None]
+        if feeders:
+            more = ", …" if len(feeders) > FEEDERS_SHOWN else ""
+            line += f"; same-named columns: {', '.join(feeders[:FEEDERS_SHOWN])}{more}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def resource_row(resource: Resource, others: Iterable[Resource] = ()) -> dict[str, Any]:
+    """One row of ``scratchpad.resources``: everything needed to call the table.
+
+    ``others`` are the tables the same session sees, searched for same-named
+    columns that could feed a required key.
+    """
+    return {
+        "name": resource.name,
+        "description": resource.description,
+        "verbs": ", ".join(resource.verbs),
+        "volatility": resource.volatility,
+        "keys": ", ".join(resource.keys),
+        "primary_key": ", ".join(resource.primary_key),
+        "namespace": resource_group(resource),
+        "filters": ", ".join(resource_filters(resource)),
+        "columns": "\n".join(column_line(resource, c) for c in resource.columns),
+        "key_sources": _key_sources(resource, others),
+        "example": "\n".join(example_statements(resource)),
+    }
 
 
 def _staged(b: Bindings) -> list[dict[str, Any]]:
@@ -50,14 +220,30 @@ async def _calls(b: Bindings) -> list[dict[str, Any]]:
     return await CURRENT.get().call_rows()
 
 
+async def _journal(b: Bindings) -> list[dict[str, Any]]:
+    # WHERE txid = … reads one transaction's rows, not the user's whole history.
+    return await CURRENT.get().journal_rows(b.all("txid"))
+
+
 SYSTEM_VIEWS: dict[str, Resource] = {r.name: r for r in (
     define_resource("staged", columns=_STAGED_COLUMNS, volatility="volatile",
                     description="The writes this session has staged in its open transaction.",
-                    select=_staged),
-    define_resource("resources", columns=_RESOURCE_COLUMNS, volatility="volatile",
-                    description="Every resource: its verbs, volatility and keys.",
+                    select=_staged, inline=True),
+    define_resource("resources", volatility="volatile",
+                    columns=[{"name": n, "pg_type": "text", "description": d}
+                             for n, d in _RESOURCE_COLUMNS],
+                    description="Every table with what it takes to call it: columns, keys, "
+                    "filters, verbs, volatility, examples. One table: WHERE name = '…'; one "
+                    "group: WHERE namespace = '…'.",
                     select=_resources),
     define_resource("calls", columns=AUDIT_COLUMNS, volatility="volatile",
-                    description="The audit of tool calls: this session's (an "
-                    "administrator's: every session's).", select=_calls),
+                    description="The audit of tool calls: your own (an administrator's: "
+                    "everyone's).", select=_calls),
+    define_resource("journal", columns=JOURNAL_COLUMNS, volatility="volatile",
+                    filters=["txid"],
+                    description="The commit journal: one row per write a COMMIT made, with its "
+                    "status (staged, firing, fired, failed, not run, in doubt), what the tool "
+                    "returned and its idempotency key; your own (an administrator's: "
+                    "everyone's). SELECT scratchpad.restage(txid) stages a transaction's "
+                    "unfired writes again.", select=_journal),
 )}

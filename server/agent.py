@@ -6,9 +6,17 @@
   adapt them to those APIs' tool formats; no SDK is imported.
 - **The preamble.** ``preamble(db_or_resources)`` is markdown generated from the
   catalog: the discipline (discover, invoke, compose, stage, preview, commit)
-  and every table with its columns, keys, verbs and volatility. It describes
-  schema, never rows, so it is deterministic. ``python -m
-  glove_scratchpad.server.agent > docs/preamble.md`` regenerates the demo set's.
+  and the tables, in one of two forms. The full form gives every table with
+  its columns, keys, verbs and volatility; the compact one gives each table in
+  one line (name, verbs, required keys, a short description) and the one
+  statement that reads everything needed to call a table
+  (``scratchpad.resources``, see ``catalog/_views.py``). With more than
+  ``LIST_LIMIT`` tables the compact form lists groups (namespaces) with their
+  counts, and the one statement that lists a group's tables. ``detail="auto"``
+  (the default) keeps the full form while it is at most ``FULL_LIMIT``
+  characters. It describes schema, never rows, so it is deterministic.
+  ``python -m glove_scratchpad.server.agent > docs/preamble.md`` regenerates
+  the demo set's (``--compact`` prints its compact form).
 - **Handlers.** ``execute_sql(session, sql, params)`` and ``explain_sql(...)``
   return text for a model: the command tag, the rows as TSV (capped, with a
   note when cut), the notices and the staged writes; a SQL error becomes its
@@ -17,7 +25,9 @@
 
 Row values are shown as Postgres wrote them in its text format (``t``/``f``,
 ISO dates, JSON), NULL as ``NULL``; tabs and newlines inside a value are shown
-as ``\\t`` and ``\\n``.
+as ``\\t`` and ``\\n``. A value is cut at ``MAX_CELL`` characters, except in a
+read of ``scratchpad.resources`` alone (``MAX_CATALOG_CELL``): a compact
+catalog promises that one such read is enough to call a table.
 """
 
 from __future__ import annotations
@@ -28,8 +38,15 @@ import datetime as dt
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from glove_scratchpad.catalog import SYSTEM_VIEWS
+from glove_scratchpad.catalog._views import (
+    column_line,
+    resource_filters,
+    resource_group,
+    short_description,
+)
 from glove_scratchpad.errors import SqlError
 from glove_scratchpad.resources import Resource
 
@@ -38,14 +55,22 @@ from .engine.result import Notice, Result, StagedWrite
 from .engine.session import Session
 
 __all__ = [
+    "DISCOVERY_SQL",
     "EXECUTE_SQL",
     "EXPLAIN_SQL",
+    "FULL_LIMIT",
+    "GROUP_SQL",
+    "LIST_LIMIT",
+    "MAX_CATALOG_CELL",
     "MAX_CELL",
     "MAX_ROWS",
+    "SEARCH_SQL",
+    "Detail",
     "ToolReply",
     "anthropic_tool",
     "anthropic_tools",
     "call_tool",
+    "catalog_form",
     "execute_sql",
     "explain_sql",
     "openai_tool",
@@ -58,6 +83,9 @@ __all__ = [
 
 MAX_ROWS = 50  # rows shown per result; the command tag still counts them all
 MAX_CELL = 500  # characters shown per value
+# ... except in a read of scratchpad.resources alone: a table's columns and examples are
+# what the agent asked for, and cut they would cost it more statements, not fewer.
+MAX_CATALOG_CELL = 10_000
 
 # -- tool definitions ----------------------------------------------------------
 
@@ -125,19 +153,47 @@ def anthropic_tools() -> list[dict[str, Any]]:
 
 # -- the preamble --------------------------------------------------------------
 
-_DISCIPLINE = """\
+Detail = Literal["auto", "full", "compact"]
+
+FULL_LIMIT = 8_000  # characters, about 2,000 tokens: "auto" keeps the full form up to this
+LIST_LIMIT = 50  # tables the compact form lists one line each; with more, it lists groups
+GROUP_SAMPLES = 3  # table names a group's line shows, so that its subject is plain
+DISCOVERY_SQL = "SELECT * FROM scratchpad.resources WHERE name = '{table}'"
+GROUP_SQL = ("SELECT name, verbs, keys, description FROM scratchpad.resources "
+             "WHERE namespace = '{group}' ORDER BY name")
+SEARCH_SQL = ("SELECT name, keys, description FROM scratchpad.resources "
+              "WHERE description ILIKE '%{word}%'")
+
+_HEAD = """\
 Your capabilities are tables of one PostgreSQL database. Call `execute_sql` with one SQL \
 statement per call (`params` binds `$1`, `$2`, …); `explain_sql` dry-runs one.
 
 ## How to work
 
+"""
+
+_DISCOVER_FULL = """\
 1. **Discover**: the tables are below; `information_schema.columns` and \
 `SELECT * FROM scratchpad.resources` describe them too.
-2. **Invoke**: `SELECT … FROM t WHERE col = 'v'`. AND-ed `col = value` and `col IN (…)` in \
-WHERE are the tool's arguments (`IN` makes one call per value). Required keys must be given \
-this way, or the read fails before any call.
-3. **Compose**: JOINs, subqueries, CTEs, aggregates, `INSERT INTO a (…) SELECT … FROM b`: \
-one statement does the work of many calls.
+"""
+
+_DISCOVER_COMPACT = """\
+1. **Discover**: the tables are listed below without their columns. Before you use one, \
+read everything needed to call it (columns with types and descriptions, keys, filters, \
+verbs, an example) in one statement: `{discovery}`. `\\d {table}` and \
+`information_schema.columns` work too.
+"""
+
+_INVOKE = """\
+2. **Invoke**: `SELECT … FROM t WHERE key = 'v'`. Required keys are the tool's \
+arguments: give each with `=`, `IN (…)` (one call per value) or `= ANY(…)`, or the read \
+fails before any call. Its filters take any comparison, `LIKE`, `BETWEEN` or `IS NULL` and \
+reach the tool too: `SELECT * FROM events WHERE calendar = 'work' AND at >= '2026-01-01'`. \
+`LIMIT` on a one-table read reaches the tool: `SELECT * FROM web WHERE query = 'x' LIMIT 3`.
+3. **Compose**: a join feeds a key, calling the tool once per distinct value: \
+`SELECT t.title, w.url FROM tasks t JOIN web w ON w.query = t.title` (LATERAL, correlated \
+subqueries and CTEs work the same way). Aggregates, \
+`INSERT INTO a (…) SELECT … FROM b`: one statement does the work of many calls.
 """
 
 _WRITES = """\
@@ -171,29 +227,111 @@ _SCRATCHPAD = """\
 ## The scratchpad schema
 
 - `scratchpad.staged`: the writes staged in the open transaction.
-- `scratchpad.resources`: each table's verbs, volatility and keys.
+- `scratchpad.resources`: one row per table with all it takes to call it: columns, keys, \
+filters, verbs, volatility, examples (`WHERE name = 't'`; a group: `WHERE namespace = 'g'`).
 - `scratchpad.calls`: the audit of the tool calls you made.
 """
 
 
-def preamble(source: Database | Iterable[Resource], *, writes: bool | None = None) -> str:
-    """The priming text for a model: the discipline, then every table, sorted by name.
+def preamble(source: Database | Iterable[Resource], *, writes: bool | None = None,
+             detail: Detail = "auto", full_limit: int = FULL_LIMIT,
+             list_limit: int = LIST_LIMIT) -> str:
+    """The priming text for a model: the discipline, then the tables, sorted by name.
 
     ``source`` is a ``Database`` (its resources and write policy) or resources
     (``writes`` then defaults to True). Only schema goes in, so equal
     resources give equal text.
+
+    ``detail``:
+    - ``"full"``: every table with every column, its keys, verbs and volatility;
+    - ``"compact"``: one line per table (name, verbs, required keys, a short
+      description), and the one statement that reads a table's columns. With
+      more than ``list_limit`` tables, one line per group (namespace) with its
+      count, and the one statement that lists a group's tables;
+    - ``"auto"`` (the default): the full form while it is at most
+      ``full_limit`` characters, else the compact one.
     """
+    resources, writes = _catalog(source, writes)
+    if detail not in ("auto", "full", "compact"):
+        raise ValueError(f"detail must be 'auto', 'full' or 'compact', not {detail!r}")
+    if detail != "compact":
+        full = _full(resources, writes)
+        if detail == "full" or len(full) <= full_limit:
+            return full
+    return _compact(resources, writes, list_limit)
+
+
+def catalog_form(source: Database | Iterable[Resource], *, writes: bool | None = None,
+                 full_limit: int = FULL_LIMIT, list_limit: int = LIST_LIMIT) -> str:
+    """Which form ``preamble(detail="auto")`` gives: "full", "compact" or "compact, grouped"."""
+    resources, writes = _catalog(source, writes)
+    if len(_full(resources, writes)) <= full_limit:
+        return "full"
+    return "compact, grouped" if len(resources) > list_limit else "compact"
+
+
+def _catalog(source: Database | Iterable[Resource], writes: bool | None
+             ) -> tuple[list[Resource], bool]:
     if isinstance(source, Database):
         resources = list(source.resources.values())
         writes = source.writes if writes is None else writes
     else:
         resources = list(source)
         writes = True if writes is None else writes
-    parts = ["# SQL is your tool\n", _DISCIPLINE + (_WRITES if writes else _READ_ONLY) + _ADVICE,
-             "## Tables\n"]
-    parts += [_describe(r) for r in sorted(resources, key=lambda r: r.name)]
+    return sorted(resources, key=lambda r: r.name), bool(writes)
+
+
+def _discipline(discover: str, writes: bool) -> str:
+    return _HEAD + discover + _INVOKE + (_WRITES if writes else _READ_ONLY) + _ADVICE
+
+
+def _full(resources: list[Resource], writes: bool) -> str:
+    parts = ["# SQL is your tool\n", _discipline(_DISCOVER_FULL, writes), "## Tables\n"]
+    parts += [_describe(r) for r in resources]
     parts.append(_SCRATCHPAD)
     return "\n".join(parts).rstrip("\n") + "\n"
+
+
+def _compact(resources: list[Resource], writes: bool, list_limit: int) -> str:
+    table = resources[0].name if resources else "t"
+    discover = _DISCOVER_COMPACT.format(discovery=DISCOVERY_SQL.format(table=table),
+                                        table=table)
+    parts = ["# SQL is your tool\n", _discipline(discover, writes)]
+    if len(resources) <= list_limit:
+        parts.append(f"## Tables ({len(resources)})\n\n"
+                     + "".join(f"- {_one_line(r)}\n" for r in resources))
+    else:
+        parts.append(_groups(resources))
+    parts.append(_SCRATCHPAD)
+    return "\n".join(parts).rstrip("\n") + "\n"
+
+
+def _one_line(resource: Resource) -> str:
+    facts = ", ".join(resource.verbs)
+    if resource.keys:
+        facts += f"; {'keys' if len(resource.keys) > 1 else 'key'}: {', '.join(resource.keys)}"
+    about = short_description(resource)
+    return f"{resource.name} ({facts})" + (f": {about}" if about else "")
+
+
+def _groups(resources: list[Resource]) -> str:
+    groups: dict[str, list[str]] = {}
+    for r in resources:
+        groups.setdefault(resource_group(r), []).append(r.name)
+    first = min(groups)
+    lines = [f"## Tables: {len(resources)}, in {len(groups)} groups\n",
+             "Too many to list: each group is one line below. List a group's tables with "
+             f"`{GROUP_SQL.format(group=first)}`, or search them all: "
+             f"`{SEARCH_SQL.format(word='word')}`.\n"]
+    for name in sorted(groups):
+        names = groups[name]
+        # Spread over the sorted names, so that they show more than one verb or prefix.
+        picked = [names[i * len(names) // GROUP_SAMPLES]
+                  for i in range(min(GROUP_SAMPLES, len(names)))]
+        shown = ", ".join(picked) + (", …" if len(names) > GROUP_SAMPLES else "")
+        noun = "table" if len(names) == 1 else "tables"
+        lines.append(f"- {name}: {len(names)} {noun} ({shown})")
+    return "\n".join(lines) + "\n"
 
 
 def _describe(resource: Resource) -> str:
@@ -208,16 +346,10 @@ def _describe(resource: Resource) -> str:
                      f"(`SELECT * FROM {resource.name} WHERE {example}`)")
     if resource.primary_key:
         facts.append(f"primary key: {', '.join(resource.primary_key)}")
+    if resource_filters(resource):
+        facts.append(f"filters: {', '.join(resource_filters(resource))}")
     lines.append(" · ".join(facts))
-    insertable = "insert" in resource.verbs
-    for col in resource.columns:
-        marks = [col.pg_type]
-        if col.name in resource.keys:
-            marks.append("required key")
-        elif insertable and not col.nullable:
-            marks.append("not null")
-        about = f": {col.description}" if col.description else ""
-        lines.append(f"- {col.name} {', '.join(marks)}{about}")
+    lines += [f"- {column_line(resource, col, filters=False)}" for col in resource.columns]
     return "\n".join(lines) + "\n"
 
 
@@ -337,6 +469,9 @@ class ToolReply:
     is_error: bool = False
 
 
+_CATALOG_VIEW = SYSTEM_VIEWS["resources"].name
+
+
 def _session(target: Session | Database) -> Session:
     return target.default_session if isinstance(target, Database) else target
 
@@ -358,7 +493,17 @@ async def _run(target: Session | Database, sql: str, params: Sequence[Any] | Non
             result = await session.execute(sql, params, decode=False)
     except SqlError as exc:
         return ToolReply(render_error(exc, sql) + _aborted_note(session), is_error=True)
+    if _reads_the_catalog_alone(session, result):
+        max_cell = max(max_cell, MAX_CATALOG_CELL)
     return ToolReply(render_result(result, max_rows=max_rows, max_cell=max_cell))
+
+
+def _reads_the_catalog_alone(session: Session, result: Result) -> bool:
+    """Whether the statement read ``scratchpad.resources`` and nothing else."""
+    if _CATALOG_VIEW in session.db.resources:  # a served table of that name: ambiguous
+        return False
+    touched = [t for part in (result.statements or [result]) for t in part.touched]
+    return bool(touched) and all(t.resource == _CATALOG_VIEW for t in touched)
 
 
 async def execute_sql(session: Session | Database, sql: str,
@@ -415,9 +560,12 @@ def _arguments(arguments: Mapping[str, Any] | str | None) -> tuple[str, list[Any
 
 
 def _main() -> None:
+    import sys
+
     from glove_scratchpad.resources.demo import demo_resources
 
-    print(preamble(demo_resources(), writes=True), end="")
+    detail: Detail = "compact" if "--compact" in sys.argv[1:] else "auto"
+    print(preamble(demo_resources(), writes=True, detail=detail), end="")
 
 
 if __name__ == "__main__":

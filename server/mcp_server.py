@@ -2,9 +2,14 @@
 
 It serves the tools ``execute_sql`` and ``explain_sql`` (``agent.py`` defines,
 runs and renders them) and the catalog, the preamble, as the resource
-``scratchpad://catalog`` and as the server's instructions. Transports: stdio
-(the default) or streamable HTTP (``--http``), through the ``mcp`` SDK's
-low-level ``Server``.
+``scratchpad://catalog`` and as the server's instructions. The catalog's form
+is chosen by size, as ``agent.preamble`` chooses it: every column of every
+table while that is at most ``agent.FULL_LIMIT`` characters, else one line
+per table (or per group, past ``agent.LIST_LIMIT`` tables) and the statement
+that reads a table's columns. ``create_server(catalog=…, full_limit=…,
+list_limit=…)`` and ``serve_mcp`` change the choice. Transports: stdio (the
+default) or streamable HTTP (``--http``), through the ``mcp`` SDK's low-level
+``Server``.
 
 Sessions: a transaction spans tool calls (``BEGIN`` in one call, ``COMMIT`` in
 a later one), so each MCP client session gets its own ``Session``:
@@ -123,12 +128,23 @@ class _State:
     sessions: Sessions
 
 
-def create_server(db: Database, *, transport: Transport = "stdio") -> Server[Any]:
+def create_server(db: Database, *, transport: Transport = "stdio",
+                  catalog: agent.Detail = "auto", full_limit: int = agent.FULL_LIMIT,
+                  list_limit: int = agent.LIST_LIMIT) -> Server[Any]:
     """An MCP server for a Database (which it does not close).
 
-    ``transport`` decides how calls map to sessions (see the module docstring).
+    ``transport`` decides how calls map to sessions (see the module docstring);
+    ``catalog``, ``full_limit`` and ``list_limit`` choose the catalog's form, as
+    ``agent.preamble``'s ``detail`` and limits do.
     """
-    catalog = agent.preamble(db)
+    text = agent.preamble(db, detail=catalog, full_limit=full_limit, list_limit=list_limit)
+    form = agent.catalog_form(db, full_limit=full_limit, list_limit=list_limit)
+    if catalog != "auto":
+        grouped = catalog == "compact" and len(db.resources) > list_limit
+        form = "compact, grouped" if grouped else catalog
+    catalog_resource = types.Resource(
+        uri=CATALOG_URI, name="catalog", title="The database's tables and how to use them",
+        description=_CATALOG_ABOUT[form], mime_type="text/markdown")
     writes = db.writes
 
     @contextlib.asynccontextmanager
@@ -157,11 +173,7 @@ def create_server(db: Database, *, transport: Transport = "stdio") -> Server[Any
                                     is_error=reply.is_error)
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[types.Resource(
-            uri=CATALOG_URI, name="catalog", title="The database's tables and how to use them",
-            description="Every table (tool) with its columns, keys, verbs and volatility, and "
-                        "the discipline: discover, invoke, compose, stage, preview, commit.",
-            mime_type="text/markdown")])
+        return types.ListResourcesResult(resources=[catalog_resource])
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams
                             ) -> types.ReadResourceResult:
@@ -169,10 +181,10 @@ def create_server(db: Database, *, transport: Transport = "stdio") -> Server[Any
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource: {params.uri}",
                            data={"uri": str(params.uri)})
         return types.ReadResourceResult(contents=[types.TextResourceContents(
-            uri=CATALOG_URI, mime_type="text/markdown", text=catalog)])
+            uri=CATALOG_URI, mime_type="text/markdown", text=text)])
 
     server: Server[Any] = Server(
-        "glove-scratchpad", version=_version(), instructions=catalog, lifespan=lifespan,
+        "glove-scratchpad", version=_version(), instructions=text, lifespan=lifespan,
         get_tool_input_schema=_input_schema,
         on_list_tools=list_tools, on_call_tool=call_tool,
         on_list_resources=list_resources, on_read_resource=read_resource,
@@ -182,13 +194,22 @@ def create_server(db: Database, *, transport: Transport = "stdio") -> Server[Any
             # Only the handshake era has sessions, and transactions need one.
             return types.DiscoverResult(supported_versions=list(HANDSHAKE_PROTOCOL_VERSIONS),
                                         capabilities=server.get_capabilities(),
-                                        instructions=catalog)
+                                        instructions=text)
 
         server.add_request_handler("server/discover", types.RequestParams, discover)
     return server
 
 
 _TOOL_NAMES = frozenset(t["name"] for t in agent.tool_definitions())
+_DISCIPLINE = "the discipline: discover, invoke, compose, stage, preview, commit."
+_CATALOG_ABOUT = {
+    "full": f"Every table (tool) with its columns, keys, verbs and volatility, and {_DISCIPLINE}",
+    "compact": "Every table (tool) in one line (verbs, required keys, purpose), the one "
+               f"statement that reads a table's columns and keys, and {_DISCIPLINE}",
+    "compact, grouped": "The tables' groups (namespaces) with their counts, the statements "
+                        "that list a group's tables and read a table's columns and keys, and "
+                        + _DISCIPLINE,
+}
 
 
 def _version() -> str:
@@ -241,6 +262,9 @@ async def serve_mcp(
     mcp_servers: Iterable[McpServerConfig | Mapping[str, Any]] = (),
     fns: Iterable[Fn] | None = None,
     limits: Limits | None = None,
+    catalog: agent.Detail = "auto",
+    full_limit: int = agent.FULL_LIMIT,
+    list_limit: int = agent.LIST_LIMIT,
 ) -> None:
     """Serve until the client goes away (stdio) or SIGTERM/SIGINT (both).
 
@@ -248,10 +272,12 @@ async def serve_mcp(
     add their tools' tables, as ``glove-scratchpad serve`` does: with them and no
     ``resources``, only their tables are served; a server that does not start
     is left out (logged). Over HTTP, ``port`` 0 picks a free port; the URL is
-    printed (and passed to ``ready``) once the server listens.
+    printed (and passed to ``ready``) once the server listens. ``catalog``,
+    ``full_limit`` and ``list_limit`` choose the catalog's form (``create_server``).
     """
     from glove_scratchpad.resources.mcp import McpBridge
 
+    shape = {"catalog": catalog, "full_limit": full_limit, "list_limit": list_limit}
     bridge = McpBridge(mcp_servers)
 
     @contextlib.asynccontextmanager
@@ -271,15 +297,16 @@ async def serve_mcp(
             await bridge.aclose()
 
     if http:
-        await _serve_http(open_db, host, port, ready)
+        await _serve_http(open_db, host, port, ready, shape)
     else:
-        await _serve_stdio(open_db, ready)
+        await _serve_stdio(open_db, ready, shape)
 
 
 _OpenDb = Callable[[], contextlib.AbstractAsyncContextManager[Database]]
 
 
-async def _serve_stdio(open_db: _OpenDb, ready: Callable[[str], None] | None) -> None:
+async def _serve_stdio(open_db: _OpenDb, ready: Callable[[str], None] | None,
+                       shape: Mapping[str, Any]) -> None:
     task = asyncio.current_task()
     assert task is not None
     received: list[int] = []
@@ -297,7 +324,7 @@ async def _serve_stdio(open_db: _OpenDb, ready: Callable[[str], None] | None) ->
     async with stdio_server() as (read, write):
         try:
             async with open_db() as db:
-                server = create_server(db, transport="stdio")
+                server = create_server(db, transport="stdio", **shape)
                 log.info("glove-scratchpad MCP server on stdio")
                 if ready is not None:
                     ready("stdio")
@@ -313,7 +340,7 @@ async def _serve_stdio(open_db: _OpenDb, ready: Callable[[str], None] | None) ->
 
 
 async def _serve_http(open_db: _OpenDb, host: str, port: int,
-                      ready: Callable[[str], None] | None) -> None:
+                      ready: Callable[[str], None] | None, shape: Mapping[str, Any]) -> None:
     import uvicorn
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -322,7 +349,7 @@ async def _serve_http(open_db: _OpenDb, host: str, port: int,
     url = f"http://{shown}:{sock.getsockname()[1]}/mcp"
     try:
         async with open_db() as db:
-            app = create_server(db, transport="http").streamable_http_app(host=host)
+            app = create_server(db, transport="http", **shape).streamable_http_app(host=host)
             uv = _uvicorn_server()(uvicorn.Config(app, log_config=None, access_log=False,
                                                   lifespan="on", timeout_graceful_shutdown=10))
             loop = asyncio.get_running_loop()
