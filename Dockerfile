@@ -4,5 +4,10 @@ FROM python:3.11-slim
 WORKDIR /app
 COPY . /app
 RUN python -m venv /app/.venv && /app/.venv/bin/pip install --no-cache-dir /app
+ENV PATH="/app/.venv/bin:$PATH" \
+    GLOVE_SCRATCHPAD_HOST=0.0.0.0 \
+    GLOVE_SCRATCHPAD_PORT=55432
 EXPOSE 55432
-ENTRYPOINT ["/app/.venv/bin/glove-scratchpad", "serve", "--host", "0.0.0.0", "--port", "55432"]
+HEALTHCHECK --interval=5s --timeout=5s --retries=12 CMD ["glove-scratchpad", "ping"]
+ENTRYPOINT ["glove-scratchpad"]
+CMD ["serve"]

@@ -29,7 +29,9 @@ test: $(STAMP) node-deps
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/hadolint Dockerfile
 
+# Throughput includes c=8 and c=32 with --workers 2 against one worker, in the same run.
 bench: $(STAMP)
 	$(PY) -m benchmarks
 

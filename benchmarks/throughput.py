@@ -1,10 +1,14 @@
 """2. Throughput: the point lookup at 8, 32 and 128 clients (pgbench ``-j 2``).
 
-Server vs direct Postgres vs the plain asyncio byte relay, each in prepared mode.
-Before each timed run, ``checks.lookup`` checks the answer with as many clients.
+Server vs direct Postgres vs the plain asyncio byte relay, each in prepared mode,
+and at 8 and 32 clients the server with ``--workers 2`` (two processes on one
+port, over the same sidecar), in the same run. Before each timed run,
+``checks.lookup`` checks the answer with as many clients.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from . import checks
 from .env import Env
@@ -16,6 +20,9 @@ CLIENTS = (8, 32, 128)
 SMOKE_CLIENTS = (8, 32)
 CHECKED = (8, 32)
 VS_DIRECT, VS_RELAY = 0.25, 0.75
+WORKERS = 2
+WORKER_CLIENTS = (8, 32)
+VS_ONE_WORKER = 1.0  # two workers must beat one at c=8
 
 
 async def run(env: Env) -> Section:
@@ -24,14 +31,29 @@ async def run(env: Env) -> Section:
         "Throughput",
         "Statements per second (pgbench tps, without connection time), `-M prepared -j 2`, "
         "the point-lookup script. Higher is better.",
-        columns=["server", "direct", "relay"],
-        ratios=[("server", "direct"), ("server", "relay")],
+        columns=["server", "direct", "relay", "workers"],
+        ratios=[("server", "direct"), ("server", "relay"), ("workers", "server")],
     )
     script = write_script(env.workdir, "lookup", LOOKUP_SCRIPT)
     checked = []
+    workers_process, found = await env.launch_server(
+        "workers", [*env.server_command(), "--workers", str(WORKERS)])
+    workers = dataclasses.replace(found, name="workers")
+    try:
+        await _measure(env, section, script, checked, workers)
+    finally:
+        workers_process.stop()
+    checks.passed(section, checked)
+    return section
+
+
+async def _measure(env: Env, section: Section, script, checked: list, workers) -> None:  # type: ignore[no-untyped-def]
     for clients in SMOKE_CLIENTS if env.options.smoke else CLIENTS:
         values = {}
-        for ep in (env.server, env.direct, env.relay):
+        eps = [env.server, env.direct, env.relay]
+        if clients in WORKER_CLIENTS:
+            eps.append(workers)
+        for ep in eps:
             assert ep is not None
             checked.append(await checks.lookup(ep, "prepared", env.workdir, clients=clients))
             result = await pgbench(
@@ -61,5 +83,10 @@ async def run(env: Env) -> Section:
                 times(r),
                 None if r is None else r >= VS_RELAY,
             )
-    checks.passed(section, checked)
-    return section
+        if clients == WORKER_CLIENTS[0]:
+            w = ratio(values["workers"], values["server"])
+            section.check(
+                f"throughput at c={clients} with --workers {WORKERS} > one worker's",
+                times(w),
+                None if w is None else w > VS_ONE_WORKER,
+            )

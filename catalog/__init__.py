@@ -3,7 +3,8 @@
 ``Catalog`` owns the shell tables; the sidecar classes start (or find) the
 Postgres it runs on; ``Pool`` and ``SidecarConnection`` run statements on it
 over the project's own client codec (``glove_scratchpad.wire``); ``Audit``
-records tool calls there. Nothing here knows the server or its clients.
+records tool calls there, and ``Journal`` every write a COMMIT makes. Nothing
+here knows the server or its clients.
 """
 
 from ._audit import AUDIT_COLUMNS, Audit
@@ -12,12 +13,16 @@ from ._catalog import (
     SERVED_SCHEMA,
     SYSTEM_SCHEMA,
     Catalog,
+    NameInUse,
+    NotOurs,
     qualified,
     quote_ident,
     shell_ddl,
 )
 from ._client import Param, Pool, SidecarConnection, Step, StepResult
 from ._fns import EVALUATING, FN_SCHEMA, fn_ddl, fns_ddl
+from ._journal import FINAL_STATUSES, JOURNAL_COLUMNS, Journal, JournalEntry, as_json
+from ._names import DEFAULT_NAME, DEFAULT_SCHEMAS, Schemas, check_name, schema_names
 from ._rows import populate_sql, rows_params, rows_to_json
 from ._sidecar import EmbeddedSidecar, ExternalSidecar, Sidecar, SidecarBusy, default_data_dir
 from ._stream import CodecProtocol
@@ -28,9 +33,13 @@ from ._views import SYSTEM_VIEWS, ViewSource
 __all__ = [
     "AUDIT_COLUMNS",
     "CURRENT_VIEW_SOURCE",
+    "DEFAULT_NAME",
+    "DEFAULT_SCHEMAS",
     "EVALUATING",
+    "FINAL_STATUSES",
     "FN_SCHEMA",
     "INSERT_SCHEMA",
+    "JOURNAL_COLUMNS",
     "SERVED_SCHEMA",
     "SYSTEM_SCHEMA",
     "SYSTEM_VIEWS",
@@ -39,14 +48,21 @@ __all__ = [
     "CodecProtocol",
     "EmbeddedSidecar",
     "ExternalSidecar",
+    "Journal",
+    "JournalEntry",
+    "NameInUse",
+    "NotOurs",
     "Param",
     "Pool",
+    "Schemas",
     "Sidecar",
     "SidecarBusy",
     "SidecarConnection",
     "Step",
     "StepResult",
     "ViewSource",
+    "as_json",
+    "check_name",
     "decode_row",
     "decode_value",
     "default_data_dir",
@@ -59,5 +75,6 @@ __all__ = [
     "result_format",
     "rows_params",
     "rows_to_json",
+    "schema_names",
     "shell_ddl",
 ]

@@ -5,6 +5,13 @@ keys, primary key and comments are real, so ``information_schema``,
 ``pg_catalog``, psql's ``\\d+`` and ORM reflection describe resources natively.
 Shell tables never hold rows between statements: resolved rows travel with the
 statement that reads them, as parameters (``_rows``).
+
+Rules:
+- The server creates and changes objects only in the schemas of its name
+  (``_names``), and builds them only when no server of its name runs with
+  other resources (``_claim``); it never drops what it did not make.
+- Statements run as the name's agent role (``_confine``), logged in like the
+  sidecar user, with the served schema alone on its search_path.
 """
 
 from __future__ import annotations
@@ -17,7 +24,10 @@ import asyncpg
 
 from glove_scratchpad.resources import Fn, Resource
 
-from ._fns import FN_SCHEMA, fns_ddl
+from . import _claim
+from ._confine import AgentLogin, confine
+from ._fns import fn_ddl
+from ._names import DEFAULT_NAME, DEFAULT_SCHEMAS, Schemas, agent_role, schema_names
 from ._sidecar import Sidecar
 
 log = logging.getLogger(__name__)
@@ -27,41 +37,15 @@ __all__ = [
     "SERVED_SCHEMA",
     "SYSTEM_SCHEMA",
     "Catalog",
+    "NameInUse",
+    "NotOurs",
     "qualified",
     "quote_ident",
     "shell_ddl",
 ]
 
-# The role every statement runs as in the sidecar (layer 2 of the sandbox).
-AGENT_ROLE = "scratchpad_agent"
-AGENT_STATEMENT_TIMEOUT = "300s"  # the sidecar's own backstop; the server's is finer
-AGENT_TEMP_FILE_LIMIT = "1GB"  # spill to disk a sort or hash may make
-# Functions PUBLIC may run by default that would let a statement outlive its
-# transaction, see other sessions, or hold locks on a pooled connection.
-_REVOKE_FUNCTIONS = """
-DO $$ DECLARE f regprocedure; BEGIN
-  FOR f IN SELECT p.oid::regprocedure FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-           WHERE n.nspname = 'pg_catalog' AND (
-             (p.proname LIKE 'pg\\_advisory%' AND p.proname <> 'pg_advisory_unlock_all')
-             OR p.proname LIKE 'pg\\_try\\_advisory%'
-             OR p.proname LIKE 'lo\\_%' OR p.proname IN ('loread', 'lowrite')
-             OR p.proname LIKE 'pg\\_stat\\_get\\_activity%'
-             OR p.proname LIKE 'pg\\_stat\\_get\\_backend%'
-             OR p.proname LIKE 'txid\\_%' OR p.proname LIKE 'pg\\_current\\_%'
-             OR p.proname LIKE 'pg\\_snapshot\\_%' OR p.proname LIKE 'pg\\_control\\_%'
-             OR p.proname LIKE 'inet\\_%' OR p.proname LIKE 'pg\\_logical\\_%'
-             OR p.proname IN ('pg_backend_pid', 'pg_xact_status', 'pg_show_all_settings',
-                              'pg_tablespace_location', 'pg_relation_filepath', 'pg_lock_status',
-                              'setseed', 'pg_show_all_file_settings', 'pg_prepared_statement',
-                              'pg_cursor', 'pg_prepared_xact', 'pg_get_replication_slots')
-             OR p.proname IN ('pg_notify', 'pg_listening_channels', 'pg_cancel_backend',
-                              'pg_terminate_backend', 'pg_blocking_pids',
-                              'pg_safe_snapshot_blocking_pids', 'pg_stat_reset',
-                              'pg_stat_reset_shared'))
-  LOOP EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f); END LOOP;
-END $$"""
-SERVED_SCHEMA = "public"
-SYSTEM_SCHEMA = "scratchpad"
+SERVED_SCHEMA = DEFAULT_SCHEMAS.served
+SYSTEM_SCHEMA = DEFAULT_SCHEMAS.system
 # An INSERT computes its rows against an unconstrained temporary twin of the
 # shell table, made inside the statement's always rolled-back transaction: ids
 # and other values a tool assigns are NULL until the tool runs, so the shell
@@ -121,40 +105,79 @@ def shell_ddl(resource: Resource, schema: str = SERVED_SCHEMA) -> list[str]:
     return out
 
 
+NameInUse = _claim.NameInUse
+NotOurs = _claim.NotOurs
+
+
+async def _connect(sidecar: Sidecar, database: str) -> asyncpg.Connection:
+    return await asyncpg.connect(host=sidecar.host, port=sidecar.port, user=sidecar.user,
+                                 password=sidecar.password, database=database,
+                                 server_settings={"application_name": "glove-scratchpad"})
+
+
 async def _ensure_database(sidecar: Sidecar, database: str) -> None:
-    conn = await asyncpg.connect(host=sidecar.host, port=sidecar.port, user=sidecar.user,
-                                 password=sidecar.password, database="postgres")
+    conn = await _connect(sidecar, "postgres")
     try:
         if not await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", database):
             await conn.execute(f"CREATE DATABASE {quote_ident(database)}")
     except asyncpg.DuplicateDatabaseError:
         pass
+    except asyncpg.InsufficientPrivilegeError as exc:
+        raise PermissionError(
+            f"the sidecar user {sidecar.user} may not create database {database!r} ({exc}): "
+            "roles whose users see only some resources each need a database of their own, so "
+            "give that user CREATEDB, or serve every user the same resources") from None
     finally:
         await conn.close()
+
+
+def install_ddl(schemas: Schemas, resources: Iterable[Resource], system: Iterable[Resource],
+                fns: Iterable[Fn]) -> list[str]:
+    """Every statement that builds a name's shell tables and functions, in order."""
+    ddl = [sql for r in resources for sql in shell_ddl(r, schemas.served)]
+    ddl += [sql for r in system for sql in shell_ddl(r, schemas.system)]
+    ddl.append(f"COMMENT ON SCHEMA {quote_ident(schemas.fns)} IS " + quote_literal(
+        f"Functions: call {schemas.fns}.<name>(args jsonb) or {schemas.fns}.<name>(x => …); "
+        f"each returns jsonb. \\df+ {schemas.fns}.* lists them."))
+    ddl += [sql for fn in fns for sql in fn_ddl(fn, schemas.fns)]
+    return ddl
 
 
 class Catalog:
     """The sidecar's database as the server sees it: a pool, and the installed shells."""
 
     def __init__(self, sidecar: Sidecar, pool: asyncpg.Pool, database: str, *,
-                 owns_sidecar: bool) -> None:
+                 owns_sidecar: bool, schemas: Schemas = DEFAULT_SCHEMAS,
+                 claim: asyncpg.Connection | None = None, hardened: bool = False,
+                 home: str | None = None) -> None:
         self.sidecar = sidecar
         self.pool = pool
         self.database = database
         self.owns_sidecar = owns_sidecar
+        self.schemas = schemas
+        self.hardened = hardened  # the server created this database: it may close it
+        self.home = home or database  # the database whose role and password it uses
         self.agent_user = sidecar.user  # until install() confines statements to a role
+        self.login = AgentLogin(sidecar.user, sidecar.password)
+        self.instance = 0  # this server's number among those of its name, after install()
+        self._claim = claim
 
     @classmethod
     async def open(
-        cls, sidecar: Sidecar, database: str | None = None, *, owns_sidecar: bool = True
+        cls, sidecar: Sidecar, database: str | None = None, *, owns_sidecar: bool = True,
+        name: str = DEFAULT_NAME, home: str | None = None,
     ) -> Catalog:
         """Connect to the sidecar (starting it if needed); ``database`` is created if missing.
 
-        ``owns_sidecar``: whether ``close()`` stops the sidecar too.
+        ``owns_sidecar``: whether ``close()`` stops the sidecar too. ``name``: the
+        server's name, whose schemas it uses. ``home``: for a role's view database,
+        the server's main database (whose agent role it shares).
         """
+        schemas = schema_names(name)
         await sidecar.start()
         database = database or sidecar.database
-        if database != sidecar.database or sidecar.owns_cluster:
+        hardened = sidecar.owns_cluster or database != sidecar.database
+        if hardened:
             await _ensure_database(sidecar, database)
         pool = await asyncpg.create_pool(
             host=sidecar.host,
@@ -164,69 +187,60 @@ class Catalog:
             database=database,
             min_size=POOL_MIN,
             max_size=POOL_MAX,
-            server_settings={"application_name": "glove-scratchpad"},
+            server_settings={"application_name": "glove-scratchpad",
+                             "search_path": quote_ident(schemas.served)},
         )
-        return cls(sidecar, pool, database, owns_sidecar=owns_sidecar)
+        try:
+            claim = await _connect(sidecar, database)
+        except BaseException:
+            await pool.close()
+            raise
+        return cls(sidecar, pool, database, owns_sidecar=owns_sidecar, schemas=schemas,
+                   claim=claim, hardened=hardened, home=home)
 
     async def install(self, resources: Iterable[Resource], system: Iterable[Resource] = (),
-                      fns: Iterable[Fn] = ()) -> None:
-        """Replace the served schemas' shell tables (and functions) with these (one transaction)."""
-        async with self.pool.acquire() as conn, conn.transaction():
-            # The served schemas belong to the server: they are rebuilt on every start.
-            await conn.execute("SELECT pg_advisory_xact_lock(0x676c6f7665)")
-            for schema in (SERVED_SCHEMA, SYSTEM_SCHEMA):
-                await conn.execute(f"DROP SCHEMA IF EXISTS {quote_ident(schema)} CASCADE")
-                await conn.execute(f"CREATE SCHEMA {quote_ident(schema)}")
-            for resource in resources:
-                for sql in shell_ddl(resource):
-                    await conn.execute(sql)
-            for resource in system:
-                for sql in shell_ddl(resource, SYSTEM_SCHEMA):
-                    await conn.execute(sql)
-            for sql in fns_ddl(fns):
-                await conn.execute(sql)
-            self.agent_user = await self._confine(conn)
+                      fns: Iterable[Fn] = (), *, take_over: bool = False,
+                      login: AgentLogin | None = None, private_ddl: Iterable[str] = ()) -> None:
+        """Build (or find built) this name's shell tables and functions, confine the agent
+        role to them, and hold the name for as long as this catalog is open.
 
-    async def _confine(self, conn: asyncpg.Connection) -> str:
-        """Layer 2: the least-privilege role statements run as, if we may create it.
-
-        It can log in to this database, use the shell tables (its writes there
-        are always rolled back), make temporary tables, and nothing else: no
-        other schema, no sequences, no advisory locks, no other sessions'
-        activity; superuser-only settings and file functions stay closed to it.
+        Refused (``NameInUse``) while a server of this name runs with other resources,
+        unless ``take_over``; refused (``NotOurs``) when one of the name's schemas exists
+        and was not made by a server of this name. ``private_ddl`` (the audit's and the
+        journal's ``CREATE … IF NOT EXISTS``) runs under the same lock, after the build.
         """
-        if not await conn.fetchval("SELECT rolsuper OR rolcreaterole FROM pg_roles "
-                                   "WHERE rolname = current_user"):
-            log.warning("the sidecar user may not create roles: statements run as %s",
-                        self.sidecar.user)
-            return self.sidecar.user
-        if not await conn.fetchval("SELECT 1 FROM pg_roles WHERE rolname = $1", AGENT_ROLE):
-            # Another database's install may make it first.
-            with contextlib.suppress(asyncpg.DuplicateObjectError):
-                await conn.execute(f"CREATE ROLE {AGENT_ROLE} LOGIN NOSUPERUSER NOCREATEDB "
-                                   "NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS")
-        db = quote_ident(self.database)
-        schemas = f"{quote_ident(SERVED_SCHEMA)}, {quote_ident(SYSTEM_SCHEMA)}"
-        fn_schema = quote_ident(FN_SCHEMA)
-        for sql in (
-            f"ALTER ROLE {AGENT_ROLE} SET statement_timeout = '{AGENT_STATEMENT_TIMEOUT}'",
-            f"ALTER ROLE {AGENT_ROLE} SET temp_file_limit = '{AGENT_TEMP_FILE_LIMIT}'",
-            f"ALTER ROLE {AGENT_ROLE} SET idle_in_transaction_session_timeout = '60s'",
-            f"REVOKE ALL ON DATABASE {db} FROM PUBLIC",
-            f"GRANT CONNECT, TEMPORARY ON DATABASE {db} TO {AGENT_ROLE}",
-            f"GRANT USAGE ON SCHEMA {schemas}, {fn_schema} TO {AGENT_ROLE}",
-            f"GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA {fn_schema} TO {AGENT_ROLE}",
-            f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schemas} "
-            f"TO {AGENT_ROLE}",
-            "REVOKE SELECT ON pg_catalog.pg_stat_activity, pg_catalog.pg_locks, "
-            "pg_catalog.pg_prepared_statements, pg_catalog.pg_prepared_xacts, "
-            "pg_catalog.pg_cursors, pg_catalog.pg_replication_slots, pg_catalog.pg_stats, "
-            "pg_catalog.pg_sequences, pg_catalog.pg_db_role_setting, "
-            "pg_catalog.pg_user_mappings, pg_catalog.pg_largeobject_metadata FROM PUBLIC",
-            _REVOKE_FUNCTIONS,
-        ):
-            await conn.execute(sql)
-        return AGENT_ROLE
+        resources, system = list(resources), list(system)
+        s = self.schemas
+        ddl = install_ddl(s, resources, system, fns)
+        names = [r.name for r in resources]
+        conn = self._claim
+        assert conn is not None, "install() on a closed catalog"
+        await _claim.lock(conn, s.name)
+        try:
+            async with conn.transaction():
+                if await _claim.claim(conn, s, self.database, ddl, names, take_over=take_over,
+                                      adopt=self.hardened):
+                    await _claim.build(conn, s, ddl, names)
+                self.instance = await _claim.register(conn, s, ddl)
+                for sql in private_ddl:
+                    await conn.execute(sql)
+            self.login = await confine(conn, s, self.database, agent_role(s.name, self.home),
+                                       sidecar_user=self.sidecar.user, hardened=self.hardened,
+                                       login=login)
+            if self.login.user == self.sidecar.user:  # statements log in as the DSN does
+                self.login = AgentLogin(self.sidecar.user, self.sidecar.password)
+            self.agent_user = self.login.user
+            await _claim.hold_live(conn, s.name)
+        finally:
+            await _claim.unlock(conn, s.name)
+
+    @property
+    def agent_sidecar(self) -> Sidecar:
+        """Where statements log in: the sidecar, as the agent role, on the served schema."""
+        sc = self.sidecar
+        return Sidecar(dsn=sc.dsn, host=sc.host, port=sc.port, user=self.login.user,
+                       password=self.login.password, database=self.database,
+                       parameters={"search_path": quote_ident(self.schemas.served)})
 
     async def type_names(self) -> dict[int, str]:
         """Every type's SQL name by OID, as format_type() spells it."""
@@ -234,6 +248,10 @@ class Catalog:
         return {oid: name for oid, name in rows}
 
     async def close(self) -> None:
+        claim, self._claim = self._claim, None
+        if claim is not None:  # lets go of the name
+            with contextlib.suppress(Exception):
+                await claim.close()
         await self.pool.close()
         if self.owns_sidecar:
             await self.sidecar.stop()

@@ -171,7 +171,7 @@ class SidecarConnection:
                        application_name: str) -> None:
         self._send(StartupMessage(parameters={
             "user": user, "database": database, "application_name": application_name,
-            "client_encoding": "UTF8",
+            "client_encoding": "UTF8", **sidecar.parameters,
         }))
         scram = None
         while True:

@@ -19,7 +19,7 @@ import os
 import shutil
 import tempfile
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
@@ -52,6 +52,8 @@ class Sidecar:
     user: str = "postgres"
     password: str | None = None
     database: str = SIDECAR_DATABASE
+    # Settings every connection starts with (StartupMessage parameters): search_path.
+    parameters: dict[str, str] = field(default_factory=dict)
     owns_cluster = False  # whether the server may create databases in it
 
     async def start(self) -> Sidecar:
@@ -62,9 +64,13 @@ class Sidecar:
 
 
 class ExternalSidecar(Sidecar):
-    """Any Postgres, named by a DSN; never started or stopped by us."""
+    """Any Postgres, named by a DSN; never started or stopped by us.
 
-    def __init__(self, dsn: str) -> None:
+    ``owned``: the cluster is the server's own all the same (the workers of
+    ``--workers`` reach the embedded sidecar their supervisor started by its DSN).
+    """
+
+    def __init__(self, dsn: str, *, owned: bool = False) -> None:
         url = urlsplit(dsn)
         if url.scheme not in ("postgres", "postgresql"):
             raise ValueError(f"a sidecar DSN is a postgresql:// URL, not {dsn!r}")
@@ -77,6 +83,7 @@ class ExternalSidecar(Sidecar):
             password=unquote(url.password) if url.password else query.get("password"),
             database=unquote(url.path.lstrip("/")) or query.get("dbname") or "postgres",
         )
+        self.owns_cluster = owned
 
 
 class EmbeddedSidecar(Sidecar):

@@ -32,8 +32,8 @@ async def main() -> None:
     session = db.session()
     steps = [
         ("discover: which tables are there?",
-         "SELECT table_name, obj_description(('public.' || table_name)::regclass) AS about "
-         "FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"),
+         "SELECT table_name, obj_description(('glove.' || table_name)::regclass) AS about "
+         "FROM information_schema.tables WHERE table_schema = 'glove' ORDER BY 1"),
         ("discover: what does `web` take?",
          "SELECT column_name, data_type, col_description('web'::regclass, ordinal_position) "
          "FROM information_schema.columns WHERE table_name = 'web' ORDER BY ordinal_position"),

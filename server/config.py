@@ -1,18 +1,30 @@
-"""Server settings: command-line options over a TOML config file over defaults."""
+"""Server settings: command-line options over environment variables over a TOML config
+file over defaults.
+
+Every scalar setting may come from ``GLOVE_SCRATCHPAD_<NAME>`` (``ENV_PREFIX``;
+``GLOVE_SCRATCHPAD_SIDECAR_DSN``, ``GLOVE_SCRATCHPAD_WORKERS``, …), so a container is
+configured by its environment alone. ``GLOVE_SCRATCHPAD_USER`` with
+``GLOVE_SCRATCHPAD_PASSWORD`` (or ``GLOVE_SCRATCHPAD_PASSWORD_VERIFIER``) adds one
+user, who signs in with that password from any address.
+"""
 
 from __future__ import annotations
 
+import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from .net.auth import User
 
-__all__ = ["DEFAULT_PORT", "ServerConfig", "load_config"]
+__all__ = ["DEFAULT_PORT", "ENV_PREFIX", "ServerConfig", "env_settings", "load_config"]
 
 DEFAULT_PORT = 55432  # not 5432, so a local Postgres keeps its port
+ENV_PREFIX = "GLOVE_SCRATCHPAD_"
+MAX_WORKERS = 64  # a worker's number travels in 6 bits of each backend key
 
 
 class ServerConfig(BaseModel):
@@ -20,6 +32,11 @@ class ServerConfig(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
+    name: str = Field("glove", description="The server's name: its schemas in the sidecar")
+    take_over: bool = Field(False, description="Replace the tables of running servers of "
+                            "this name that serve other resources, instead of being refused")
+    workers: int = Field(1, ge=1, le=MAX_WORKERS,
+                         description="Server processes on one port (SO_REUSEPORT)")
     database: str = Field("scratchpad", description="The one database name served")
     resources: list[str] = Field(default_factory=list,
                                  description="Modules or .py files with a `resources` list")
@@ -37,6 +54,8 @@ class ServerConfig(BaseModel):
     resolver_timeout: float = Field(60.0, description="Seconds per resolver call")
     resource_concurrency: int = Field(10, description="Calls of one resource at once")
     statement_timeout: float = Field(300.0, description="Seconds; SET can only lower it")
+    call_row_cap: int = Field(1_000_000, description="Rows one tool call may give; the rest "
+                              "are cut, with a NOTICE")
     require_tls: bool = Field(False, description="Refuse connections that do not use TLS")
     mcp_servers: list[dict[str, Any]] = Field(
         default_factory=list, description="[[mcp.servers]] tables: MCP servers served as tables")
@@ -44,15 +63,50 @@ class ServerConfig(BaseModel):
                                    description="[users.NAME] tables; none: loopback trust")
 
 
+    @field_validator("name")
+    @classmethod
+    def _is_a_name(cls, value: str) -> str:
+        from glove_scratchpad.catalog import check_name
+
+        return check_name(value)
+
     def limits(self):  # type: ignore[no-untyped-def]
         from .engine.guard import Limits
 
         return Limits(self.row_limit, self.max_result_bytes, self.call_budget,
-                      self.resolver_timeout, self.resource_concurrency, self.statement_timeout)
+                      self.resolver_timeout, self.resource_concurrency, self.statement_timeout,
+                      self.call_row_cap)
 
 
-def load_config(path: str | Path | None, **overrides: Any) -> ServerConfig:
-    """The config file (if any), with every non-None override applied on top."""
+def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The settings that ``GLOVE_SCRATCHPAD_*`` environment variables give."""
+    environ = os.environ if environ is None else environ
+    scalars = {name for name, field in ServerConfig.model_fields.items()
+               if field.annotation in (str, int, float, bool, str | None, int | None,
+                                       float | None)}
+    found: dict[str, Any] = {}
+    for key, value in environ.items():
+        name = key[len(ENV_PREFIX):].lower() if key.startswith(ENV_PREFIX) else ""
+        if name in scalars:
+            found[name] = value
+    user = environ.get(ENV_PREFIX + "USER")
+    if user:
+        from .net.auth import make_verifier
+
+        verifier = environ.get(ENV_PREFIX + "PASSWORD_VERIFIER")
+        password = environ.get(ENV_PREFIX + "PASSWORD")
+        if not verifier and not password:
+            raise ValueError(f"{ENV_PREFIX}USER needs {ENV_PREFIX}PASSWORD or "
+                             f"{ENV_PREFIX}PASSWORD_VERIFIER")
+        writes = str(found.get("writes", "")).lower() in ("1", "true", "yes", "on")
+        found["users"] = {user: {"password": verifier or make_verifier(password or ""),
+                                 "writes": writes}}
+    return found
+
+
+def load_config(path: str | Path | None, environ: Mapping[str, str] | None = None,
+                **overrides: Any) -> ServerConfig:
+    """The config file (if any), then the environment, then every non-None override."""
     data: dict[str, Any] = {}
     if path is not None:
         with open(path, "rb") as f:
@@ -62,5 +116,9 @@ def load_config(path: str | Path | None, **overrides: Any) -> ServerConfig:
             data["users"] = raw["users"]
         if "mcp" in raw:
             data["mcp_servers"] = raw["mcp"].get("servers", [])
+    env = env_settings(environ)
+    if "users" in env:
+        data["users"] = {**data.get("users", {}), **env.pop("users")}
+    data.update(env)
     data.update({k: v for k, v in overrides.items() if v is not None})
     return ServerConfig.model_validate(data)

@@ -8,8 +8,11 @@
 - ``startup``: SSL/GSS negotiation, the StartupMessage, authentication, ParameterStatus.
 - ``portals``: prepared statements and portals, and the paging of their rows.
 - ``auth``: users and their SCRAM-SHA-256 verifiers.
+- ``relay``: with ``--workers``, a CancelRequest handed to the worker that owns
+  the connection it names.
 
 Imports point one way. ``server`` imports ``connection``, which imports
-``startup`` and ``portals``. ``state`` and ``auth`` import no other module here,
+``startup`` and ``portals``; ``server`` also imports ``relay``, which imports
+``state``. ``state`` and ``auth`` import no other module here,
 and nothing imports ``server``.
 """

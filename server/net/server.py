@@ -10,6 +10,8 @@ Rules:
 - Each role's view of the resources is built before the first connection.
 - The banner says how the server is reached and who may connect, in the words of
   the policy that start-up enforces (``startup.describe_auth``).
+- With ``--workers``, each worker is one Server on the shared port
+  (SO_REUSEPORT), with its own end of the cancel relay (``relay``).
 - A shutdown stops accepting at once. It gives running statements up to
   ``shutdown_grace`` seconds, then cancels every connection's task and waits
   for them all.
@@ -24,6 +26,7 @@ import ssl
 from typing import TYPE_CHECKING
 
 from ..engine.policy import Policy
+from . import relay
 from .connection import ClientHandler
 from .startup import describe_auth
 from .state import ServerState
@@ -37,19 +40,27 @@ __all__ = ["Server"]
 log = logging.getLogger(__name__)
 
 BUSY_POLL = 0.05  # seconds between looks at running statements during a shutdown's grace
+_ANY_ADDRESS = ("0.0.0.0", "::", "")
 
 
 class Server:
     """A PostgreSQL-protocol server over one Database."""
 
-    def __init__(self, config: ServerConfig, db: Database) -> None:
+    def __init__(self, config: ServerConfig, db: Database, *, worker: int = 0,
+                 relay_dir: str | None = None) -> None:
+        """``worker``/``relay_dir``: this process's number among ``config.workers``, and
+        the directory of the workers' relay sockets."""
         self.config = config
         self.db = db
         tls: ssl.SSLContext | None = None
         if config.tls_cert and config.tls_key:
             tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             tls.load_cert_chain(config.tls_cert, config.tls_key)
-        self.state = ServerState(config, db, tls)
+        self.state = ServerState(config, db, tls, worker=worker)
+        self._relay_dir = relay_dir
+        if relay_dir is not None:
+            self.state.forward = relay.forwarder(relay_dir, worker)
+        self._relay: asyncio.AbstractServer | None = None
         self._server: asyncio.Server | None = None
         self.port = config.port
 
@@ -60,26 +71,39 @@ class Server:
         for user in self.config.users.values():
             await self.db.view(Policy.of(user).visible(self.db.resources))
         state = self.state
+        if self._relay_dir is not None:
+            self._relay = await relay.listen(self._relay_dir, state)
         self._server = await asyncio.get_running_loop().create_server(
-            lambda: ClientHandler(state), self.config.host, self.config.port, backlog=1024)
+            lambda: ClientHandler(state), self.config.host, self.config.port, backlog=1024,
+            reuse_port=self.config.workers > 1 or None)
         self.port = self._server.sockets[0].getsockname()[1]
 
     def banner(self) -> str:
         c = self.config
         writes = "writes allowed" if c.writes else "read-only (start with --writes to allow writes)"
         names = ", ".join(sorted(self.db.resources)) or "none"
+        workers = f" ({c.workers} workers)" if c.workers > 1 else ""
+        host = c.host
+        if host in _ANY_ADDRESS:  # listening everywhere: a client names this machine
+            host = "localhost"
+            reach = " (listening on every address: from elsewhere, use this machine's)"
+        else:
+            reach = ""
         return (
-            f"glove-scratchpad serving database \"{c.database}\" on {c.host}:{self.port}\n"
+            f"glove-scratchpad \"{c.name}\" serving database \"{c.database}\" on "
+            f"{c.host or '*'}:{self.port}{workers}\n"
             f"  resources: {names}\n"
             f"  {writes}\n"
             f"  {describe_auth(c)}\n"
-            f"  connect:  psql -h {c.host} -p {self.port} -d {c.database}\n"
+            f"  connect:  psql -h {host} -p {self.port} -d {c.database}{reach}\n"
         )
 
     async def shutdown(self) -> None:
         """Stop accepting, let running statements finish within the grace period, close."""
         if self._server is not None:
             self._server.close()
+        if self._relay is not None:
+            self._relay.close()
         busy = self.state.busy()
         if busy:
             with contextlib.suppress(TimeoutError):

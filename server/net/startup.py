@@ -1,10 +1,11 @@
 """Start-up: a connection from its first byte to its first ReadyForQuery.
 
 An SSLRequest is answered: TLS if the server has a certificate. A GSSENCRequest
-is always refused. A CancelRequest is routed to the connection it names, and
-ends this one. A StartupMessage is checked, authenticated and applied. Then
-come ParameterStatus, BackendKeyData and ReadyForQuery, and ``start_up``
-returns the session.
+is always refused. A CancelRequest is routed to the connection it names (through
+the worker that owns it, with ``--workers``), and ends this one. A
+StartupMessage is checked, authenticated and applied. Then come
+ParameterStatus, BackendKeyData and ReadyForQuery, and ``start_up`` returns the
+session.
 
 Rules:
 - The protocol is 3.0. A newer minor version, or ``_pq_.`` options, is
@@ -120,7 +121,7 @@ async def start_up(channel: Channel, state: ServerState) -> Started | None:
         elif isinstance(msg, GSSENCRequest):
             channel.write(channel.conn.answer_gssenc(False))
         elif isinstance(msg, CancelRequest):
-            state.cancel((msg.process_id, msg.secret_key))
+            await state.route_cancel((msg.process_id, msg.secret_key))
             return None
         elif isinstance(msg, StartupMessage):
             started = await _accept(channel, state, msg)

@@ -52,19 +52,19 @@ public class ClientMatrix {
         step("discovery", () -> {
             DatabaseMetaData md = c.getMetaData();
             List<String> tables = new ArrayList<>();
-            try (ResultSet rs = md.getTables(null, "public", "%", new String[] {"TABLE"})) {
+            try (ResultSet rs = md.getTables(null, "glove", "%", new String[] {"TABLE"})) {
                 while (rs.next()) {
                     tables.add(rs.getString("TABLE_NAME"));
                     out("table." + rs.getString("TABLE_NAME"), rs.getString("REMARKS"));
                 }
             }
             out("tables", String.join(",", tables));
-            try (ResultSet rs = md.getColumns(null, "public", "tasks", "%")) {
+            try (ResultSet rs = md.getColumns(null, "glove", "tasks", "%")) {
                 while (rs.next()) out("column.tasks." + rs.getString("COLUMN_NAME"), rs.getString("TYPE_NAME")
                         + " " + rs.getString("IS_NULLABLE") + " " + rs.getString("REMARKS"));
             }
             List<String> pk = new ArrayList<>();
-            try (ResultSet rs = md.getPrimaryKeys(null, "public", "items")) {
+            try (ResultSet rs = md.getPrimaryKeys(null, "glove", "items")) {
                 while (rs.next()) pk.add(rs.getString("COLUMN_NAME"));
             }
             out("pk.items", String.join(",", pk));

@@ -13,14 +13,14 @@ async function main() {
 
   // discovery
   out.tables = (await client.query(
-    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1",
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = 'glove' ORDER BY 1",
   )).rows.map((r) => r.table_name);
   out.columns = (await client.query(
     "SELECT column_name, data_type, is_nullable FROM information_schema.columns " +
-    "WHERE table_schema = 'public' AND table_name = 'web' ORDER BY ordinal_position",
+    "WHERE table_schema = 'glove' AND table_name = 'web' ORDER BY ordinal_position",
   )).rows;
   out.comment = (await client.query(
-    "SELECT col_description('public.web'::regclass, 1) AS d",
+    "SELECT col_description('glove.web'::regclass, 1) AS d",
   )).rows[0].d;
 
   // a resource read with a pushed-down key (simple protocol: no values)

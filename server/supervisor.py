@@ -1,0 +1,181 @@
+"""``--workers N``: N server processes on one port, sharing one sidecar.
+
+The supervisor starts the sidecar (the embedded one, unless a DSN names one),
+reserves the port, and starts N workers. Each worker is a whole server
+(``cli.serve``): its own Database over the shared sidecar, listening on the
+same port with SO_REUSEPORT, so the kernel spreads connections over them.
+
+Rules:
+- Workers share the server's name and resources, so they share its shell
+  tables; the first to start builds them, the others find them built.
+- A worker's number is in every backend key it hands out (``net.state``); a
+  CancelRequest accepted by another worker is relayed to it (``net.relay``),
+  over Unix sockets in a directory the supervisor makes and removes.
+- The banner is printed once, when every worker is ready.
+- SIGTERM or SIGINT to the supervisor is SIGTERM to every worker, each of which
+  shuts down gracefully; one that has not ended after its grace is killed. A
+  worker that dies stops the others too: the supervisor exits with its status.
+  A worker whose supervisor is gone (killed) stops by itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .config import ServerConfig
+
+__all__ = ["Worker", "run_workers"]
+
+log = logging.getLogger(__name__)
+
+KILL_AFTER = 5.0  # seconds past the shutdown grace before a worker is killed
+READY_TIMEOUT = 300.0  # seconds for every worker to start (install, MCP servers)
+
+
+@dataclass(frozen=True, slots=True)
+class Worker:
+    """What a worker process is told: its number, the relay, and the sidecar."""
+
+    index: int
+    relay_dir: str
+    sidecar_dsn: str
+    sidecar_owned: bool  # the embedded sidecar, started by the supervisor
+    supervisor: int = 0  # its process id: a worker whose supervisor is gone stops
+
+
+async def _start_sidecar(config: ServerConfig) -> tuple[Any, str, bool]:
+    """(the sidecar to stop at the end or None, its DSN, whether the cluster is ours)."""
+    if config.sidecar_dsn:
+        return None, config.sidecar_dsn, False
+    from glove_scratchpad.catalog import Catalog, EmbeddedSidecar
+
+    sidecar = EmbeddedSidecar(config.sidecar_dir)
+    catalog = await Catalog.open(sidecar, owns_sidecar=False)  # creates its database
+    await catalog.close()
+    return sidecar, sidecar.dsn, True
+
+
+def _reserve_port(host: str, port: int) -> socket.socket:
+    """A bound, not listening, SO_REUSEPORT socket: the port the workers will share."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind((host or "0.0.0.0", port))
+    return sock
+
+
+def run_workers(config: ServerConfig, target: Callable[..., None], *,
+                verbose: bool = False) -> int:
+    """Run ``config.workers`` workers until SIGTERM or SIGINT; the exit status.
+
+    ``target(config, worker, report, verbose)`` runs in each worker process (a
+    module-level function: spawned processes import it); ``report.send`` takes
+    ("ready", banner) or ("failed", message).
+    """
+    sidecar, dsn, owned = asyncio.run(_start_sidecar(config))
+    relay_dir = tempfile.mkdtemp(prefix="glove-scratchpad-workers-")
+    reserved = _reserve_port(config.host, config.port)
+    port = reserved.getsockname()[1]
+    cfg = config.model_copy(update={"port": port}).model_dump()
+    ctx = multiprocessing.get_context("spawn")
+    procs: list[Any] = []
+    reports: list[Any] = []
+    stop_r, stop_w = socket.socketpair()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        with contextlib.suppress(OSError):
+            stop_w.send(b"x")
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    status = 0
+    try:
+        for i in range(config.workers):
+            ours, theirs = ctx.Pipe(duplex=False)
+            worker = Worker(i, relay_dir, dsn, owned, os.getpid())
+            proc = ctx.Process(target=target, args=(cfg, worker, theirs, verbose),
+                               name=f"glove-scratchpad-worker-{i}")
+            proc.start()
+            theirs.close()
+            procs.append(proc)
+            reports.append(ours)
+        status = _supervise(procs, reports, stop_r, config)
+    finally:
+        reserved.close()
+        _stop_all(procs, config.shutdown_grace + KILL_AFTER)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        shutil.rmtree(relay_dir, ignore_errors=True)
+        if sidecar is not None:
+            asyncio.run(sidecar.stop())
+    return status
+
+
+def _supervise(procs: list[Any], reports: list[Any], stop: socket.socket,
+               config: ServerConfig) -> int:
+    """Wait for every worker's banner, print it, then wait for a signal or a death."""
+    pending = dict(enumerate(reports))
+    banner = ""
+    loop_deadline = READY_TIMEOUT
+    waiting = [*pending.values(), stop, *(p.sentinel for p in procs)]
+    while pending:
+        ready = multiprocessing.connection.wait(waiting, timeout=loop_deadline)
+        if not ready:
+            print("glove-scratchpad: the workers did not start in time", file=sys.stderr)
+            return 1
+        for item in ready:
+            if item is stop:
+                return 0
+            index = next((i for i, r in pending.items() if r is item), None)
+            if index is None:  # a worker ended before it was ready
+                return _died(procs)
+            try:
+                kind, text = item.recv()
+            except EOFError:
+                waiting.remove(item)
+                del pending[index]
+                return _died(procs)
+            if kind == "failed":
+                print(f"glove-scratchpad: {text}", file=sys.stderr)
+                return 2
+            banner = banner or text
+            waiting.remove(item)
+            del pending[index]
+    print(banner, flush=True)
+    ready = multiprocessing.connection.wait([stop, *(p.sentinel for p in procs)])
+    if stop in ready:
+        print("shutting down", flush=True)
+        return 0
+    return _died(procs)
+
+
+def _died(procs: list[Any]) -> int:
+    dead = [p for p in procs if p.exitcode is not None]
+    for p in dead:
+        log.error("worker %s ended with status %s: stopping the others", p.name, p.exitcode)
+    return next((p.exitcode for p in dead if p.exitcode), 1) or 1
+
+
+def _stop_all(procs: list[Any], patience: float) -> None:
+    for p in procs:
+        if p.is_alive() and p.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, signal.SIGTERM)
+    for p in procs:
+        p.join(patience)
+        if p.is_alive():
+            log.warning("worker %s did not stop in time: killing it", p.name)
+            p.kill()
+            p.join(5)
