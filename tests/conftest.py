@@ -45,12 +45,12 @@ async def make_db(sidecar: EmbeddedSidecar) -> AsyncIterator[Callable[..., Any]]
 @pytest.fixture(scope="session")
 async def server(sidecar: EmbeddedSidecar) -> AsyncIterator[Any]:
     """One wire server for the session, on a free port, serving the demo set plus
-    ``tests/server/fix_wire.py``'s resources, with writes allowed."""
+    ``tests/net/fix_wire.py``'s resources, with writes allowed."""
     from glove_scratchpad.resources.demo import demo_resources
     from glove_scratchpad.server.config import ServerConfig
     from glove_scratchpad.server.net.server import Server
 
-    from .server.fix_wire import wire_resources
+    from .net.fix_wire import wire_resources
 
     db = await Database.create(demo_resources() + wire_resources(), writes=True,
                                sidecar=sidecar, database="test_wire")

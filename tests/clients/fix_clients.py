@@ -7,7 +7,7 @@ driver call goes through ``in_thread`` from an ``async def`` test.
 
 The expectations are exact. The tables the server serves are computed from the
 resource lists rather than spelled out, so that a new resource in the demo set or
-in ``tests/server/fix_wire.py`` does not break every client at once.
+in ``tests/net/fix_wire.py`` does not break every client at once.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from glove_scratchpad.resources.demo import demo_resources
 
-from ..server.fix_wire import wire_resources
+from ..net.fix_wire import wire_resources
 
 T = TypeVar("T")
 

@@ -1,8 +1,8 @@
 """One Database for the scenarios, served in process and by a wire server on port 0.
 
 Both ways in share the Database, so they see the same resources with the same
-state: the demo set, ``tests/server/fix_wire.py``'s ``items``, and
-``tests/server/fix_resources.py``'s recorded resources (``search``, ``notes``,
+state: the demo set, ``tests/net/fix_wire.py``'s ``items``, and
+``tests/engine/fix_resources.py``'s recorded resources (``search``, ``notes``,
 ``github_pr``), plus one function, ``fn.add``. Writes are allowed.
 """
 
@@ -21,8 +21,8 @@ from glove_scratchpad.resources import define_fn
 from glove_scratchpad.resources.demo import demo_resources
 from glove_scratchpad.server import Database
 
-from ..server.fix_resources import Recorder, github_pr, notes, search
-from ..server.fix_wire import wire_resources
+from ..engine.fix_resources import Recorder, github_pr, notes, search
+from ..net.fix_wire import wire_resources
 from .fix_ways import WAYS, Way, open_way
 
 

@@ -27,7 +27,7 @@ from ..clients.fix_clients import (
     WEB_ROWS,
     WEB_SQL,
 )
-from ..server.fix_wire import wire_resources
+from ..net.fix_wire import wire_resources
 from .conftest import World
 from .fix_ways import Failed, Way
 

@@ -17,7 +17,7 @@ from glove_scratchpad.server.config import ServerConfig
 from glove_scratchpad.server.net.auth import User, make_verifier
 from glove_scratchpad.server.net.server import Server
 
-from ..server.fix_wire import wire_resources
+from ..net.fix_wire import wire_resources
 
 
 def _psql() -> str:
