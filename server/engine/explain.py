@@ -41,6 +41,7 @@ async def explain_statement(session: Session, sql: str, node: Any, params: list[
     lines.extend(session.overlay.explain_lines(  # an INSERT's target is not read
         ref.resource.name for ref in plan.references
         if ref is not plan.target or not isinstance(node, ast.InsertStmt)))
+    lines.extend(session.db.kept.explain_lines(session, list(plan.reads)))
     if session.db.fns:
         lines.extend(fn_calls.explain_lines(plan.sql))
     args = (list(params) + [Param(None)] * plan.max_param)[:plan.max_param]

@@ -83,6 +83,10 @@ class Overlay:
             ctx.notice(notice)
         return rows
 
+    def touches(self, resource: str) -> bool:
+        """Whether this session's fired or staged writes change reads of ``resource``."""
+        return bool(self._by_resource.get(resource)) or bool(self._staged(resource))
+
     def explain_lines(self, resources: Iterable[str]) -> list[str]:
         """What EXPLAIN says of the staged writes that reads of these resources see."""
         lines = []

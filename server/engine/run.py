@@ -2,7 +2,8 @@
 
 Rules:
 - A statement's arguments are its own parameters, then each read reference's
-  rows (``catalog.rows_params``); the rewrite points each reference at them.
+  rows (``catalog.rows_params``); the rewrite points each reference at them. A
+  reference whose call is kept (``keep.py``) sends no rows: it reads its table.
 - Everything runs on a pooled connection, in one pipelined round trip, inside a
   transaction that is rolled back: nothing a statement does there outlives it.
   The session's settings travel with it as ``set_config(…, true)``.
@@ -25,6 +26,7 @@ from ..sql.analysis import Plan
 from ..sql.rewrite import Rewritten, rewrite
 from . import fns as fn_calls
 from .context import StatementContext
+from .keep import Kept
 from .result import Result, ResultColumn
 from .timeouts import timeout
 from .view import keep
@@ -35,10 +37,11 @@ if TYPE_CHECKING:
 __all__ = ["check", "materialize", "pipeline", "result_of", "run"]
 
 
-def materialize(plan: Plan, rows: dict[int, list[dict]], params: list[Param]
-                ) -> tuple[dict[int, int], list[Param]]:
+def materialize(plan: Plan, rows: dict[int, list[dict] | Kept], params: list[Param]
+                ) -> tuple[dict[int, int], list[Param], dict[int, str]]:
     """The statement's arguments: its own parameters, then each reference's rows;
-    ``param_of`` is the first parameter of each reference."""
+    ``param_of`` is the first parameter of each reference, ``tables`` the kept table
+    that a reference reads in place of rows (none are sent for it)."""
     if len(params) != plan.max_param:
         raise errors.ProtocolViolation(
             f"bind message supplies {len(params)} parameters, but prepared statement "
@@ -47,10 +50,15 @@ def materialize(plan: Plan, rows: dict[int, list[dict]], params: list[Param]
         )
     args = list(params)
     param_of = {}
+    tables = {}
     for ref in plan.reads:
+        got = rows[ref.id]
+        if isinstance(got, Kept):
+            tables[ref.id] = got.table
+            continue
         param_of[ref.id] = len(args) + 1
-        args.extend(map(encode_param, rows_params(ref.resource, rows[ref.id])))
-    return param_of, args
+        args.extend(map(encode_param, rows_params(ref.resource, got)))
+    return param_of, args, tables
 
 
 async def check(session: Session, sql: str, params: Sequence[Param]) -> Any:
@@ -70,22 +78,25 @@ async def check(session: Session, sql: str, params: Sequence[Param]) -> Any:
     return described
 
 
-async def run(session: Session, plan: Plan, rows: dict[int, list[dict]], params: list[Param],
+async def run(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept],
+              params: list[Param],
               ctx: StatementContext, *, returning: str | None = None,
               prelude: Step | None = None, formats: Sequence[int] = ()) -> Result:
     """Run a planned statement over its references' rows."""
-    param_of, args = materialize(plan, rows, params)
+    param_of, args, tables = materialize(plan, rows, params)
     calls = (await fn_calls.substitute(session, plan, params, args, ctx)
              if session.db.fns else ())
     if calls:
         rw = rewrite(plan, param_of, returning=returning, replace=calls,
-                     schemas=session.db.schemas)
-    else:  # the same plan and RETURNING always rewrite to the same text
+                     schemas=session.db.schemas, tables=tables)
+    else:  # the same plan, RETURNING and kept tables always rewrite to the same text
         rewrites = session.view.rewrites
-        found = rewrites.get((plan.sql, returning))
+        key = (plan.sql, returning, tuple(tables.items())) if tables else (plan.sql, returning)
+        found = rewrites.get(key)  # type: ignore[arg-type]
         if found is None:
-            found = rewrite(plan, param_of, returning=returning, schemas=session.db.schemas)
-            keep(rewrites, (plan.sql, returning), found)
+            found = rewrite(plan, param_of, returning=returning, schemas=session.db.schemas,
+                            tables=tables)
+            keep(rewrites, key, found)
         rw = found
     main = Step(rw.sql, args, formats)
     steps = [prelude, main] if prelude is not None else [main]

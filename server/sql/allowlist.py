@@ -14,9 +14,10 @@ Rules:
   ``FUNCTION_REFUSALS`` matches is refused with its own SQLSTATE, reason and
   HINT, unless ``FUNCTIONS`` lists it (``pg_advisory_unlock_all``, which
   connection pools send); any other name is undefined (42883).
-- ``SYSTEM_FUNCTIONS`` (``scratchpad.restage``) are the server's own: each is
-  a statement of its own, ``SELECT scratchpad.<name>(<number or $n>)`` with
-  nothing else, and is refused anywhere else.
+- ``SYSTEM_FUNCTIONS`` (``scratchpad.restage``, ``scratchpad.refresh``) are the
+  server's own: each is a statement of its own, ``SELECT scratchpad.<name>(<a
+  number, for restage; a table's name, for refresh; or $n>)`` with nothing
+  else, and is refused anywhere else.
 - ``CHECKED_FUNCTIONS`` read or change settings: the gate checks their
   arguments like SHOW and SET (``setting_rules``), so they cannot be called in
   attribute notation, where it cannot.
@@ -334,7 +335,7 @@ FUNCTION_REFUSALS = (
 )
 
 # The server's own functions, in schema scratchpad; each is a statement of its own.
-SYSTEM_FUNCTIONS = frozenset({"restage"})
+SYSTEM_FUNCTIONS = frozenset({"restage", "refresh"})
 _SYSTEM_HINT = ("Call it alone, with a transaction id from scratchpad.journal: "
                 "SELECT scratchpad.restage(17)")
 # A SELECT with any of these is not a system call alone.
@@ -399,6 +400,13 @@ def system_call(node: Any) -> Any:
     args = list(call.args or ())
     arg = args[0].arg if len(args) == 1 and isinstance(args[0], ast.TypeCast) else (
         args[0] if len(args) == 1 else None)
+    if names[1] == "refresh":
+        if not (isinstance(arg, ast.ParamRef) or (
+                isinstance(arg, ast.A_Const) and isinstance(arg.val, ast.String))):
+            raise errors.FeatureNotSupported(
+                "scratchpad.refresh() takes one table's name: a string, or $1",
+                hint="Call it alone: SELECT scratchpad.refresh('items')")
+        return call
     if not (isinstance(arg, ast.ParamRef) or (
             isinstance(arg, ast.A_Const) and isinstance(arg.val, ast.Integer))):
         raise errors.FeatureNotSupported(

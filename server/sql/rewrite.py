@@ -72,14 +72,19 @@ def rewrite(
     returning: str | None = None,
     replace: Sequence[tuple[int, int, str]] = (),
     schemas: Schemas = DEFAULT_SCHEMAS,
+    tables: Mapping[int, str] | None = None,
 ) -> Rewritten:
     """Point each read reference at its rows, parameters from ``params[ref.id]`` on.
 
     The write target, if any, becomes its shell table; ``returning`` replaces the
     statement's RETURNING clause (or is appended when it has none). ``replace``
     are more edits (fn calls' results); a reference inside one is left to it.
-    ``schemas`` are the server name's (``catalog.schema_names``).
+    ``schemas`` are the server name's (``catalog.schema_names``). ``tables`` are the
+    kept tables (qualified) that references read in place of parameters: a table's
+    CTE is never MATERIALIZED, since reading it again costs nothing, and inlined it
+    lets Postgres use the table's index.
     """
+    tables = tables or {}
     edits: list[tuple[int, int, str]] = list(replace)
     ctes = []
     # Read once, a CTE is inlined: its rows are made by the scan of the parameters
@@ -91,6 +96,10 @@ def rewrite(
         text = name if ref.has_alias else f"{name} AS {quote_ident(ref.name)}"
         if not any(s <= start and end <= e for s, e, _ in replace):
             edits.append((start, end, text))
+        table = tables.get(ref.id)
+        if table is not None:
+            ctes.append(f"{name} AS (SELECT * FROM {table})")
+            continue
         schema = schemas.system if ref.schema == schemas.system else schemas.served
         populate = populate_sql(ref.resource, params[ref.id], schema)
         ctes.append(f"{name} AS {materialized}(SELECT * FROM {populate})")

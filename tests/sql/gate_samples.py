@@ -86,6 +86,8 @@ EXTRA_ACCEPTED: list[str] = [
     "SELECT s.setting FROM pg_settings s WHERE 'work_mem' = s.name LIMIT 1",
     "SELECT scratchpad.restage(17)",
     "SELECT scratchpad.restage($1::bigint) AS restaged",
+    "SELECT scratchpad.refresh('web')",
+    "SELECT scratchpad.refresh($1)",
 ]
 
 # Accepted before their parameter values are known (``values_later``, at Describe); each
@@ -176,6 +178,7 @@ REFUSED: dict[str, Refused] = {
                                  UNSUPPORTED),
     "restage of an expression": Refused("SELECT scratchpad.restage(1 + 1)", UNSUPPORTED),
     "EXPLAIN restage": Refused("EXPLAIN SELECT scratchpad.restage(1)", UNSUPPORTED),
+    "refresh of a number": Refused("SELECT scratchpad.refresh(1)", UNSUPPORTED),
     # settings (gate, setting_rules)
     "SET protected": Refused("SET work_mem = '1GB'", PRIV),
     "SET alias of protected": Refused("SET sort_mem = '1GB'", PRIV),

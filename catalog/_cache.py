@@ -1,0 +1,228 @@
+"""Kept calls in the sidecar: one UNLOGGED table per kept call, in a schema of the server's.
+
+A call whose rows last (immutable, or stable with a ttl) is materialized once as
+a table that later statements read in place of rows sent with them. This module
+is the sidecar's side of that: the schema, the tables, and the registry that
+says whose they are. Which calls are kept, for how long, and when they go is the
+engine's (``server/engine/keep.py``).
+
+Rules:
+- The tables live in ``cache_schema(schemas)`` (``_gs_cache`` for the default
+  name, ``_gs_cache_<name>`` otherwise), one per sidecar database the server
+  uses; the agent role may USAGE the schema and SELECT each table, nothing else.
+- Every table is registered in ``<private>.cache_tables`` with the instance
+  that made it before it exists (in the same transaction), and its name carries
+  that instance's number: servers of one name sharing a database never touch
+  each other's tables.
+- A running instance holds the advisory lock ``CACHE_LOCK`` on its name and
+  number, on a connection of its own, for its life. At start-up, ``sweep``
+  drops the registered tables of every instance whose lock is free (a server
+  that died), and nothing that the registry does not name.
+- Rows arrive by binary COPY; a column type the driver cannot encode from the
+  Python values falls back to the text path that statements use
+  (``rows_params``), inside the same transaction.
+- Tables are indexed on the primary key (else the required keys), and analyzed,
+  so a point lookup is an index scan.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import asyncpg
+
+from glove_scratchpad.resources import Resource
+
+from ._catalog import qualified, quote_ident
+from ._names import Schemas
+from ._rows import populate_sql, rows_params
+from ._sidecar import Sidecar
+
+__all__ = ["CACHE_LOCK", "CacheStore", "cache_schema"]
+
+log = logging.getLogger(__name__)
+
+CACHE_LOCK = 1735159672  # advisory lock class of a live instance's kept tables ("glox")
+# Column types whose Python values asyncpg's binary codecs take as pydantic gives them.
+_BINARY = frozenset((
+    "bigint", "integer", "smallint", "text", "boolean", "double precision", "real",
+    "date", "timestamp", "timestamp with time zone", "timestamptz", "time", "uuid",
+    "bytea", "interval", "numeric"))
+_JSON = frozenset(("json", "jsonb"))
+
+
+def cache_schema(schemas: Schemas) -> str:
+    """The schema of a server name's kept tables (next to its private one)."""
+    return schemas.private.replace("_gs_audit", "_gs_cache", 1)
+
+
+class CacheStore:
+    """One sidecar database's kept tables, made and dropped on a connection of its own."""
+
+    def __init__(self, conn: asyncpg.Connection, schemas: Schemas, instance: int,
+                 agent_user: str | None, owner: str | None = None) -> None:
+        self.conn = conn
+        self.owner = owner
+        self.schemas = schemas
+        self.schema = cache_schema(schemas)
+        self.instance = instance
+        self.agent_user = agent_user
+        self.lock = asyncio.Lock()  # one statement at a time on the connection
+        self.on_lost: Callable[[], None] | None = None  # the connection went (a restart)
+        self.closing = False
+        conn.add_termination_listener(self._terminated)
+        self._registry = f"{quote_ident(schemas.private)}.cache_tables"
+
+    @classmethod
+    async def open(cls, sidecar: Sidecar, database: str, schemas: Schemas, instance: int,
+                   agent_user: str | None) -> CacheStore:
+        """Connect as the owner, make the schema and registry if missing, hold the lock."""
+        conn = await asyncpg.connect(host=sidecar.host, port=sidecar.port, user=sidecar.user,
+                                     password=sidecar.password, database=database,
+                                     server_settings={"application_name": "glove-cache"})
+        store = cls(conn, schemas, instance, agent_user, sidecar.user)
+        try:
+            await store._setup()
+        except BaseException:
+            await conn.close()
+            raise
+        return store
+
+    def _terminated(self, conn: Any) -> None:
+        if not self.closing and self.on_lost is not None:
+            self.on_lost()
+
+    def _lock_args(self, instance: int) -> tuple[int, str]:
+        return CACHE_LOCK, f"{self.schemas.name}/{instance}"
+
+    async def _setup(self) -> None:
+        conn, schema = self.conn, quote_ident(self.schema)
+        for attempt in range(3):  # servers of one name starting at once race on IF NOT EXISTS
+            try:
+                async with conn.transaction():
+                    await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+                    await conn.execute(
+                        f"CREATE TABLE IF NOT EXISTS {self._registry} (name text PRIMARY KEY,"
+                        " instance int NOT NULL, made_at timestamptz NOT NULL DEFAULT now())")
+                    if self.agent_user and self.agent_user != self.owner:
+                        await conn.execute(f"GRANT USAGE ON SCHEMA {schema} TO "
+                                           f"{quote_ident(self.agent_user)}")
+                break
+            except (asyncpg.UniqueViolationError, asyncpg.DuplicateObjectError,
+                    asyncpg.DuplicateSchemaError, asyncpg.DuplicateTableError):
+                if attempt == 2:
+                    raise
+        await conn.execute("SELECT pg_advisory_lock($1, hashtext($2))",
+                           *self._lock_args(self.instance))
+
+    async def sweep(self) -> list[str]:
+        """Drop the tables of instances that are not running; the names dropped."""
+        async with self.lock:
+            rows = await self.conn.fetch(
+                f"SELECT instance, array_agg(name) AS names FROM {self._registry}"
+                " WHERE instance <> $1 GROUP BY instance", self.instance)
+            dropped: list[str] = []
+            for row in rows:
+                args = self._lock_args(row["instance"])
+                if not await self.conn.fetchval(
+                        "SELECT pg_try_advisory_lock($1, hashtext($2))", *args):
+                    continue  # that server runs: its tables are its own
+                try:
+                    await self._drop(row["names"])
+                    dropped += row["names"]
+                finally:
+                    await self.conn.execute("SELECT pg_advisory_unlock($1, hashtext($2))",
+                                            *args)
+            return dropped
+
+    def table_name(self, digest: str, generation: int) -> str:
+        return f"c{self.instance}_{digest}_{generation}"
+
+    def qualified(self, name: str) -> str:
+        return qualified(name, self.schema)
+
+    async def make(self, name: str, resource: Resource, rows: Sequence[dict[str, Any]]
+                   ) -> int:
+        """Materialize rows as table ``name``; its size in bytes."""
+        table = self.qualified(name)
+        cols = ", ".join(f"{quote_ident(c.name)} {c.pg_type}" for c in resource.columns)
+        index = resource.primary_key or resource.keys
+        conn = self.conn
+        async with self.lock, conn.transaction():
+            await conn.execute(f"INSERT INTO {self._registry} (name, instance) VALUES ($1, $2)",
+                               name, self.instance)
+            await conn.execute(f"CREATE UNLOGGED TABLE {table} ({cols})")
+            await self._fill(table, name, resource, rows)
+            if index:
+                await conn.execute(f"CREATE INDEX ON {table} "
+                                   f"({', '.join(map(quote_ident, index))})")
+            if self.agent_user and self.agent_user != self.owner:
+                await conn.execute(f"GRANT SELECT ON {table} TO {quote_ident(self.agent_user)}")
+            await conn.execute(f"ANALYZE {table}")
+            return int(await conn.fetchval("SELECT pg_total_relation_size($1::regclass)",
+                                           table))
+
+    async def _fill(self, table: str, name: str, resource: Resource,
+                    rows: Sequence[dict[str, Any]]) -> None:
+        conn = self.conn
+        types = [c.pg_type.lower() for c in resource.columns]
+        if all(t in _BINARY or t in _JSON for t in types):
+            names = resource.column_names
+            records: Iterable[tuple[Any, ...]]
+            jsons = [i for i, t in enumerate(types) if t in _JSON]
+            if jsons:
+                records = (_json_record(row, names, jsons) for row in rows)
+            else:
+                records = (tuple(map(row.get, names)) for row in rows)
+            try:
+                async with conn.transaction():  # a savepoint: the text path may follow
+                    await conn.copy_records_to_table(name, records=records, columns=names,
+                                                     schema_name=self.schema)
+                return
+            except (asyncpg.DataError, TypeError, ValueError, OverflowError) as exc:
+                log.debug("binary COPY into %s failed (%s): the text path", table, exc)
+        params = rows_params(resource, rows)
+        await conn.execute(f"INSERT INTO {table} SELECT * FROM "
+                           f"{populate_sql(resource, 1, self.schemas.served)}", *params)
+
+    async def drop(self, names: Sequence[str]) -> None:
+        if names:
+            async with self.lock:
+                await self._drop(names)
+
+    async def _drop(self, names: Sequence[str]) -> None:
+        async with self.conn.transaction():
+            for name in names:
+                await self.conn.execute(f"DROP TABLE IF EXISTS {self.qualified(name)}")
+            await self.conn.execute(f"DELETE FROM {self._registry} WHERE name = ANY($1)",
+                                    list(names))
+
+    async def close(self) -> None:
+        """Drop every table of this instance and let go of its lock."""
+        self.closing = True
+        if self.conn.is_closed():
+            return
+        try:
+            async with self.lock:
+                names = await self.conn.fetchval(
+                    f"SELECT array_agg(name) FROM {self._registry} WHERE instance = $1",
+                    self.instance)
+                if names:
+                    await self._drop(names)
+        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
+            log.warning("kept tables of instance %s not dropped: %s", self.instance, exc)
+        finally:
+            await self.conn.close()
+
+
+def _json_record(row: dict[str, Any], names: Sequence[str], jsons: Sequence[int]
+                 ) -> tuple[Any, ...]:
+    values = list(map(row.get, names))
+    for i in jsons:
+        if values[i] is not None:
+            values[i] = json.dumps(values[i], default=str)
+    return tuple(values)

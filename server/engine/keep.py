@@ -1,0 +1,327 @@
+"""Kept calls: the results that stay, as sidecar tables that statements read in place.
+
+Rules:
+- A call is kept when its resource is ``immutable`` (for the server's life) or
+  ``stable`` with a ``ttl`` (for that long), it is the one call of its reference,
+  no overlay of the session changes its rows, and it gave between
+  ``cache_min_rows`` and ``cache_max_rows`` rows. Smaller calls travel with the
+  statement (as cheap as reading a table), and stay in memory as before; larger
+  ones are not kept, and EXPLAIN says so.
+- A kept call is one table per (sidecar database, resource, call identity), made
+  once (concurrent statements share the making) and read by every later
+  statement of any session of that view: the rewrite points the reference at
+  it, and no row is sent again. Its name is the identity's hash, so a
+  statement's rewritten text, and the sidecar's prepared statement for it, stay
+  the same while the call is kept.
+- A kept call goes when its ttl ends, when a write fires through its resource
+  (``Database.invalidate``), on ``SELECT scratchpad.refresh('resource')``, or
+  when the kept tables pass ``cache_bytes`` (least recently used first). A table
+  that goes is forgotten at once and dropped once no statement that could have
+  read it is still running (the statement timeout), or at close.
+- Failing to materialize never fails a statement: its rows are sent with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import logging
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pglast import ast
+
+from glove_scratchpad import errors
+from glove_scratchpad.catalog import SYSTEM_SCHEMA, SYSTEM_VIEWS, CacheStore
+
+from .context import CallArgs, StatementContext
+from .result import Result
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from glove_scratchpad.resources import Resource
+
+    from ..sql.analysis import Reference
+    from .guard import Limits
+    from .session import Session
+
+__all__ = ["Kept", "KeptCalls", "lasting", "system_call_name", "system_call_text"]
+
+log = logging.getLogger(__name__)
+
+DROP_GRACE = 1.0  # seconds past the statement timeout before a forgotten table is dropped
+
+
+def lasting(resource: Resource) -> bool:
+    """Whether a resource's calls outlive one request: immutable, or stable with a ttl."""
+    return (resource.volatility == "immutable" or (
+        resource.volatility == "stable" and resource.ttl is not None)
+    ) and resource.name not in SYSTEM_VIEWS
+
+
+def system_call_name(call: Any) -> str:
+    """``restage`` or ``refresh``: the function of a ``system_call``."""
+    return str(call.funcname[-1].sval)
+
+
+def system_call_text(call: Any, params: list[Any]) -> str:
+    """The one text argument of a ``system_call`` (a string, or ``$n``'s value)."""
+    arg = call.args[0].arg if isinstance(call.args[0], ast.TypeCast) else call.args[0]
+    if isinstance(arg, ast.A_Const):
+        return str(arg.val.sval)
+    value = None
+    if 0 < arg.number <= len(params):
+        value = getattr(params[arg.number - 1], "value", params[arg.number - 1])
+    if value is None:
+        raise errors.InvalidParameterValue(
+            f"scratchpad.{system_call_name(call)}() takes a table's name, not NULL",
+            hint="SELECT resource FROM scratchpad.cache lists the kept calls.")
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+
+@dataclass
+class Kept:
+    """One kept call: a table in one sidecar database."""
+
+    table: str  # qualified, as the rewrite names it
+    name: str
+    database: str
+    resource: str
+    arguments: dict[str, Any]
+    user: str | None
+    rows: int
+    bytes: int = 0
+    made_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    deadline: float | None = None  # time.monotonic() when it goes (ttl)
+    hits: int = 0
+
+    @property
+    def expires_at(self) -> dt.datetime | None:
+        if self.deadline is None:
+            return None
+        return dt.datetime.now(dt.UTC) + dt.timedelta(seconds=self.deadline - time.monotonic())
+
+    def fresh(self) -> bool:
+        return self.deadline is None or time.monotonic() < self.deadline
+
+
+Key = tuple[str, str, Any]  # (database, resource, call identity)
+
+
+class KeptCalls:
+    """The kept calls of one Database, over the stores of its sidecar databases."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.stores: dict[str, CacheStore] = {}  # by sidecar database
+        self.entries: OrderedDict[Key, Kept] = OrderedDict()  # least recently used first
+        self.making: dict[Key, asyncio.Future[Kept | None]] = {}
+        self.too_large: dict[str, int] = {}  # resource -> rows of a call not kept
+        self.deadlines: dict[Any, float] = {}  # in-memory calls with a ttl -> deadline
+        self._generation = 0
+        self._dead: list[tuple[str, str, float]] = []  # (database, table, drop after)
+        self._reopening: asyncio.Future[None] | None = None
+
+    # -- in memory: the deadlines of ttl calls -------------------------------------
+
+    def stale(self, key: Any) -> bool:
+        """Whether an in-memory call (resource, identity) has outlived its ttl."""
+        deadline = self.deadlines.get(key)
+        if deadline is None or time.monotonic() < deadline:
+            return False
+        del self.deadlines[key]
+        return True
+
+    def started(self, key: Any, ttl: float | None) -> None:
+        if ttl is not None:
+            self.deadlines[key] = time.monotonic() + ttl
+
+    # -- tables ------------------------------------------------------------------
+
+    def eligible(self, session: Session, ref: Reference) -> bool:
+        resource = ref.resource
+        return (ref.schema != SYSTEM_SCHEMA and lasting(resource)
+                and session.view.database in self.stores
+                and not session.overlay.touches(resource.name))
+
+    async def read(self, session: Session, ref: Reference, call: CallArgs,
+                   ctx: StatementContext, fetch: Callable[[], Awaitable[list[dict]]]
+                   ) -> Kept | list[dict]:
+        """The call's kept table, made from ``fetch()``'s rows if it is not yet; or the
+        rows themselves when the call is not kept."""
+        resource = ref.resource
+        key: Key = (session.view.database, resource.name, call.identity)
+        found = self._find(key)
+        if found is not None:
+            found.hits += 1
+            ctx.touch(resource.name, "select", call.shown(), called=False).rows = found.rows
+            return found
+        rows = await fetch()
+        limits = self.limits
+        if len(rows) > limits.cache_max_rows:
+            self.too_large[resource.name] = len(rows)
+        if not limits.cache_min_rows <= len(rows) <= limits.cache_max_rows:
+            return rows
+        pending = self.making.get(key)
+        if pending is not None:
+            made = await asyncio.shield(pending)
+            return made if made is not None else rows
+        pending = self.making[key] = asyncio.get_running_loop().create_future()
+        made = None
+        try:
+            made = await self._make(session, key, resource, call, rows)
+        except (OSError, errors.SqlError, Exception) as exc:  # the rows still answer
+            log.warning("call of %s not kept: %s", resource.name, exc)
+        finally:
+            del self.making[key]
+            pending.set_result(made)
+        if made is None:
+            return rows
+        # The table holds the rows now: the memory need not.
+        session.db.immutable.pop((resource.name, call.identity), None)
+        return made
+
+    def _find(self, key: Key) -> Kept | None:
+        found = self.entries.get(key)
+        if found is None:
+            return None
+        if not found.fresh():
+            self._forget(key)
+            return None
+        self.entries.move_to_end(key)
+        return found
+
+    async def _make(self, session: Session, key: Key, resource: Resource, call: CallArgs,
+                    rows: list[dict]) -> Kept:
+        database = key[0]
+        store = self.stores[database]
+        digest = hashlib.sha1(repr(key[1:]).encode()).hexdigest()[:16]
+        self._generation += 1
+        name = store.table_name(digest, self._generation)
+        deadline = None
+        if resource.ttl is not None:
+            deadline = self.deadlines.get((resource.name, call.identity)) or (
+                time.monotonic() + resource.ttl)
+        size = await store.make(name, resource, rows)
+        kept = Kept(store.qualified(name), name, database, resource.name, call.shown(),
+                    session.user, len(rows), size, deadline=deadline)
+        self.entries[key] = kept
+        await self._evict()
+        return kept
+
+    async def _evict(self) -> None:
+        total = sum(k.bytes for k in self.entries.values())
+        for key in list(self.entries):
+            if total <= self.limits.cache_bytes:
+                break
+            total -= self.entries[key].bytes
+            self._forget(key)
+        await self.reap()
+
+    def _forget(self, key: Key) -> None:
+        kept = self.entries.pop(key)
+        grace = self.limits.statement_timeout + DROP_GRACE
+        self._dead.append((kept.database, kept.name, time.monotonic() + grace))
+
+    async def reap(self, everything: bool = False) -> None:
+        """Drop the forgotten tables that no running statement can still read."""
+        now = time.monotonic()
+        due = [d for d in self._dead if everything or d[2] <= now]
+        if not due:
+            return
+        self._dead = [d for d in self._dead if d not in due]
+        for database in {d[0] for d in due}:
+            store = self.stores.get(database)
+            if store is not None:
+                await store.drop([d[1] for d in due if d[0] == database])
+
+    def invalidate(self, resource: str) -> int:
+        """Forget every kept call of a resource; how many there were."""
+        keys = [k for k in self.entries if k[1] == resource]
+        for key in keys:
+            self._forget(key)
+        for key in [k for k in self.deadlines if k[0] == resource]:
+            del self.deadlines[key]
+        return len(keys)
+
+    async def refresh(self, session: Session, name: str) -> Result:
+        """``SELECT scratchpad.refresh('resource')``: its kept calls go now."""
+        if session.lookup(None, name) is None:
+            raise errors.UndefinedTable(
+                f'resource "{name}" does not exist',
+                hint="SELECT resource FROM scratchpad.cache lists the kept calls.")
+        n = len([k for k in self.entries if k[1] == name])
+        session.db.invalidate(name)
+        await self.reap()
+        return Result.text("SELECT 1", ["refresh"], [(
+            f"dropped {n} kept call{'s' if n != 1 else ''} of {name}",)])
+
+    def rows(self, session: Session) -> list[dict[str, Any]]:
+        """``scratchpad.cache``: the kept calls this session's view reads; the arguments
+        of another user's call only for an administrator."""
+        out = []
+        for key, kept in list(self.entries.items()):
+            if key[0] != session.view.database or not kept.fresh():
+                continue
+            mine = session.policy.admin or kept.user == session.user
+            out.append({"resource": kept.resource,
+                        "arguments": kept.arguments if mine else None,
+                        "rows": kept.rows, "bytes": kept.bytes, "made_at": kept.made_at,
+                        "expires_at": kept.expires_at, "hits": kept.hits,
+                        "table_name": kept.table})
+        return out
+
+    def explain_lines(self, session: Session, refs: list[Reference]) -> list[str]:
+        lines = []
+        limits = self.limits
+        for resource in {r.resource.name: r.resource for r in refs}.values():
+            if not lasting(resource) or resource.name not in session.view.visible:
+                continue
+            kept = [k for key, k in self.entries.items()
+                    if key[0] == session.view.database and key[1] == resource.name
+                    and k.fresh()]
+            how = (f"for {resource.ttl:g} s" if resource.ttl is not None
+                   else "until a write through it")
+            line = (f"Cache: calls of {resource.name} with {limits.cache_min_rows} to "
+                    f"{limits.cache_max_rows} rows are kept in the sidecar {how}; "
+                    f"{len(kept)} kept now")
+            if kept:
+                line += " (" + ", ".join(f"{k.rows} rows in {k.table}" for k in kept[:3]) + ")"
+            large = self.too_large.get(resource.name)
+            if large is not None:
+                line += (f"; a call gave {large} rows, above cache_max_rows: not kept, its "
+                         "rows are sent with each statement")
+            lines.append(line)
+        return lines
+
+    def lost(self, database: str, reopen: Callable[[], Awaitable[None]]) -> None:
+        """The store's connection went (the sidecar restarted, emptying UNLOGGED
+        tables): forget its kept calls, and open it again in the background."""
+        self.stores.pop(database, None)
+        for key in [k for k in self.entries if k[0] == database]:
+            del self.entries[key]
+        self._dead = [d for d in self._dead if d[0] != database]
+        self._reopening = asyncio.ensure_future(self._reopen(reopen))
+
+    async def _reopen(self, reopen: Callable[[], Awaitable[None]]) -> None:
+        for delay in (0.5, 1, 2, 5, 10):
+            await asyncio.sleep(delay)
+            try:
+                await reopen()
+                return
+            except (OSError, Exception) as exc:  # the sidecar is still down
+                log.warning("kept tables' store not reopened yet: %s", exc)
+
+    async def close(self) -> None:
+        if self._reopening is not None:
+            self._reopening.cancel()
+        self.entries.clear()
+        for store in self.stores.values():
+            await store.close()
+        self.stores.clear()
+        self._dead.clear()

@@ -1,0 +1,260 @@
+"""Kept calls, through the wire: a lasting call is materialized once as a sidecar table
+that later statements of any session read in place of rows sent with them; its ttl,
+a write through it, scratchpad.refresh and the size cap make it go; a restart leaves
+no table behind."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from typing import Any
+
+import asyncpg
+import psycopg
+import pytest
+
+from glove_scratchpad.catalog import cache_schema
+from glove_scratchpad.resources import Bindings, define_resource
+from glove_scratchpad.server import Database
+from glove_scratchpad.server.config import ServerConfig
+from glove_scratchpad.server.engine import run as run_module
+from glove_scratchpad.server.engine.guard import Limits
+from glove_scratchpad.server.net.server import Server
+
+BIG = 100_000
+
+
+class Counts:
+    """Calls per resource, and rows sent with statements as parameters."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {}
+        self.injected = 0
+
+    def call(self, name: str) -> None:
+        self.calls[name] = self.calls.get(name, 0) + 1
+
+
+def resources(counts: Counts, n: int = BIG) -> list[Any]:
+    rows = [{"id": i, "label": f"label {i}"} for i in range(1, n + 1)]
+
+    def big(b: Bindings) -> list[dict[str, Any]]:
+        counts.call("big")
+        return rows
+
+    def prices(b: Bindings) -> list[dict[str, Any]]:
+        counts.call("prices")
+        return [{"sku": i, "price": float(i)} for i in range(1, 51)]
+
+    def price_write(changes: dict[str, Any], b: Bindings) -> list[dict[str, Any]]:
+        counts.call("prices.update")
+        return []
+
+    def small(b: Bindings) -> list[dict[str, Any]]:
+        counts.call("small")
+        return [{"id": i, "label": f"s{i}"} for i in range(1, 61)]
+
+    return [
+        define_resource("big", columns=[("id", "bigint"), ("label", "text")],
+                        primary_key=["id"], volatility="immutable", select=big, inline=True),
+        define_resource("prices", columns=[("sku", "bigint"), ("price", "double precision")],
+                        primary_key=["sku"], volatility="stable", ttl=2, select=prices,
+                        update=price_write, inline=True),
+        define_resource("small", columns=[("id", "bigint"), ("label", "text")],
+                        primary_key=["id"], volatility="immutable", select=small,
+                        inline=True),
+    ]
+
+
+@pytest.fixture
+def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
+    c = Counts()
+    real = run_module.rows_params
+
+    def counting(resource: Any, rows: Any) -> list[str]:
+        rows = list(rows)
+        c.injected += len(rows)
+        return real(resource, rows)
+
+    monkeypatch.setattr(run_module, "rows_params", counting)
+    return c
+
+
+_dbs = iter(range(1_000_000))
+
+
+@pytest.fixture
+async def served(sidecar: Any, counts: Counts) -> AsyncIterator[tuple[Database, str]]:
+    db = await Database.create(resources(counts), writes=True, sidecar=sidecar,
+                               database=f"test_cache_{next(_dbs)}",
+                               limits=Limits(cache_min_rows=20))
+    srv = Server(ServerConfig(port=0, writes=True), db)
+    await srv.start()
+    yield db, f"postgresql://agent@127.0.0.1:{srv.port}/scratchpad"
+    await srv.shutdown()
+    await db.close()
+
+
+async def kept_tables(sidecar: Any, db: Database) -> list[str]:
+    conn = await asyncpg.connect(sidecar.dsn, database=db.catalog.database)
+    try:
+        return [r[0] for r in await conn.fetch(
+            "SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY 1",
+            cache_schema(db.schemas))]
+    finally:
+        await conn.close()
+
+
+async def test_point_lookups_on_a_kept_call_make_no_call_and_send_no_rows(served, counts):
+    db, dsn = served
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        cur = await conn.execute("SELECT label FROM big WHERE id = %s", (4242,))
+        assert await cur.fetchall() == [("label 4242",)]
+        assert counts.calls == {"big": 1}
+        assert counts.injected == 0  # even the first statement reads the table
+        counts.injected = 0
+        ids = random.Random(7).sample(range(1, BIG + 1), 1000)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        for i in ids:
+            cur = await conn.execute("SELECT label FROM big WHERE id = %s", (i,),
+                                     prepare=True)
+            assert await cur.fetchall() == [(f"label {i}",)]
+        elapsed = loop.time() - started
+    assert counts.calls == {"big": 1}
+    assert counts.injected == 0
+    assert elapsed < 10, f"1,000 cached lookups took {elapsed:.1f} s"
+    assert len(db.kept.entries) == 1
+    assert next(iter(db.kept.entries.values())).hits == 1000
+
+
+async def test_a_ttl_call_lasts_across_sessions_until_its_ttl(served, counts):
+    _, dsn = served
+    sql = "SELECT count(*), sum(price) FROM prices"
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as a:
+        assert await (await a.execute(sql)).fetchall() == [(50, 1275.0)]
+    await asyncio.sleep(1)
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as b:
+        assert await (await b.execute(sql)).fetchall() == [(50, 1275.0)]
+        assert counts.calls == {"prices": 1}
+        assert counts.injected == 0
+        await asyncio.sleep(1.1)
+        assert await (await b.execute(sql)).fetchall() == [(50, 1275.0)]
+        assert counts.calls == {"prices": 2}
+
+
+async def test_a_write_through_the_resource_and_refresh_drop_its_kept_calls(served, counts):
+    db, dsn = served
+    sql = "SELECT price FROM prices WHERE sku = 7"
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        await conn.execute(sql)
+        await conn.execute(sql)
+        assert counts.calls == {"prices": 1}
+        # The UPDATE reads the target's rows (a call of its own), then fires.
+        await conn.execute("UPDATE prices SET price = 1 WHERE sku = 7")
+        assert counts.calls["prices.update"] == 1
+        assert not db.kept.entries
+        before = counts.calls["prices"]
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        await conn.execute(sql)  # another session: the write's kept call is gone
+        assert counts.calls["prices"] == before + 1
+        await conn.execute(sql)
+        assert counts.calls["prices"] == before + 1
+        cur = await conn.execute("SELECT scratchpad.refresh(%s)", ("prices",))
+        assert await cur.fetchall() == [("dropped 1 kept call of prices",)]
+        await conn.execute(sql)
+        assert counts.calls["prices"] == before + 2
+        with pytest.raises(psycopg.errors.UndefinedTable):
+            await conn.execute("SELECT scratchpad.refresh('nope')")
+
+
+async def test_scratchpad_cache_lists_kept_calls_and_explain_says_what_is_kept(served, counts):
+    db, dsn = served
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        await conn.execute("SELECT * FROM big WHERE id = 1")
+        await conn.execute("SELECT * FROM big WHERE id = 2")
+        await conn.execute("SELECT * FROM small")
+        await conn.execute("SELECT * FROM prices")
+        cur = await conn.execute(
+            "SELECT resource, arguments, rows, bytes > 0, made_at <= now(), "
+            "expires_at IS NULL, hits FROM scratchpad.cache ORDER BY resource")
+        assert await cur.fetchall() == [
+            ("big", {}, BIG, True, True, True, 1),
+            ("prices", {}, 50, True, True, False, 0),
+            ("small", {}, 60, True, True, True, 0),
+        ]
+        cur = await conn.execute("EXPLAIN SELECT * FROM big WHERE id = 3")
+        plan = "\n".join(r[0] for r in await cur.fetchall())
+    assert "Cache: calls of big with 20 to 2000000 rows are kept" in plan
+    assert "1 kept now (100000 rows in" in plan
+    assert len(await kept_tables(db.catalog.sidecar, db)) == 3
+
+
+async def test_a_call_above_the_row_limit_is_not_kept_and_explain_says_so(sidecar, counts):
+    db = await Database.create(resources(counts, 300), sidecar=sidecar,
+                               database=f"test_cache_{next(_dbs)}",
+                               limits=Limits(cache_min_rows=20, cache_max_rows=100))
+    try:
+        await db.execute("SELECT * FROM big WHERE id = 1")
+        await db.execute("SELECT * FROM big WHERE id = 2")
+        assert counts.calls == {"big": 1}  # in memory still, sent with each statement
+        assert counts.injected == 600
+        assert not db.kept.entries
+        plan = "\n".join(r[0] for r in (await db.explain("SELECT * FROM big")).rows)
+        assert "a call gave 300 rows, above cache_max_rows: not kept" in plan
+    finally:
+        await db.close()
+
+
+async def test_the_size_cap_evicts_the_least_recently_used(sidecar, counts):
+    db = await Database.create(resources(counts, 2000), sidecar=sidecar,
+                               database=f"test_cache_{next(_dbs)}",
+                               limits=Limits(cache_min_rows=20, cache_bytes=150_000))
+    try:
+        await db.execute("SELECT * FROM big WHERE id = 1")  # ~150 kB with its index
+        await db.execute("SELECT * FROM small")
+        await db.execute("SELECT * FROM prices")
+        kept = sorted(k[1] for k in db.kept.entries)
+        assert "big" not in kept and kept == ["prices", "small"]
+        await db.kept.reap(everything=True)
+        assert len(await kept_tables(db.catalog.sidecar, db)) == 2
+        await db.execute("SELECT * FROM big WHERE id = 1")
+        assert counts.calls["big"] == 2  # evicted: called again
+    finally:
+        await db.close()
+
+
+async def test_a_restart_leaves_no_kept_table(sidecar, counts):
+    database = f"test_cache_{next(_dbs)}"
+    limits = Limits(cache_min_rows=20)
+    first = await Database.create(resources(counts, 500), sidecar=sidecar,
+                                  database=database, limits=limits)
+    await first.execute("SELECT * FROM big WHERE id = 1")
+    assert len(await kept_tables(sidecar, first)) == 1
+    await first.close()
+    assert await kept_tables(sidecar, first) == []  # a clean stop drops its own
+
+    # A server that dies leaves its tables; the next one of the name sweeps them, and
+    # leaves a running server's alone.
+    crashed = await Database.create(resources(counts, 500), sidecar=sidecar,
+                                    database=database, limits=limits)
+    running = await Database.create(resources(counts, 500), sidecar=sidecar,
+                                    database=database, limits=limits)
+    await crashed.execute("SELECT * FROM big WHERE id = 1")
+    await running.execute("SELECT * FROM small")
+    assert len(await kept_tables(sidecar, crashed)) == 2
+    for store in crashed.kept.stores.values():
+        store.on_lost = None  # no reopening: this server is gone
+        await store.conn.close()  # dies: its lock goes, its tables stay
+    crashed.kept.stores.clear()
+    restarted = await Database.create(resources(counts, 500), sidecar=sidecar,
+                                      database=database, limits=limits)
+    try:
+        left = await kept_tables(sidecar, restarted)
+        assert left == [next(iter(running.kept.entries.values())).name]
+    finally:
+        await restarted.close()
+        await running.close()
+        await crashed.close()
+    assert await kept_tables(sidecar, restarted) == []
