@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 PORT   ?= 55432
 
-.PHONY: run test lint bench clean node-deps
+.PHONY: run test lint bench soak clean node-deps
 # Node packages the tests drive (node-postgres, npm MCP servers), from their lock files.
 NODE_DIRS := $(patsubst %/package.json,%,$(wildcard tests/*/node/package.json))
 
@@ -34,6 +34,12 @@ lint: $(STAMP)
 # Throughput includes c=8 and c=32 with --workers 2 against one worker, in the same run.
 bench: $(STAMP)
 	$(PY) -m benchmarks
+
+# N clients for M minutes over slow, flaky resources; prints the report (docs/reliability.md).
+CLIENTS ?= 64
+MINUTES ?= 10
+soak: $(STAMP)
+	$(PY) -m soak --clients $(CLIENTS) --minutes $(MINUTES)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

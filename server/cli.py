@@ -109,14 +109,35 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
         from glove_scratchpad.catalog import ExternalSidecar
 
         sidecar = ExternalSidecar(worker.sidecar_dsn, owned=worker.sidecar_owned)
+    # SIGTERM at any time stops the server, and the sidecar it started with it: during
+    # start-up, by cancelling it (what started is stopped on the way out).
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    starting = asyncio.current_task()
+
+    def on_signal() -> None:
+        if not stop.is_set() and starting is not None and not serving:
+            starting.cancel()
+        stop.set()
+
+    serving = False
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, on_signal)
     try:
         db = await Database.create(resources, writes=config.writes,
                                    sidecar_dsn=config.sidecar_dsn, sidecar=sidecar,
                                    sidecar_dir=config.sidecar_dir, limits=config.limits(),
                                    fns=fns, name=config.name, take_over=config.take_over)
+    except asyncio.CancelledError:
+        await bridge.aclose()
+        if stop.is_set():
+            return  # stopped while starting
+        raise
     except BaseException:
         await bridge.aclose()
         raise
+    serving = True
     server = Server(config, db, worker=worker.index if worker else 0,
                     relay_dir=worker.relay_dir if worker else None)
     try:
@@ -129,11 +150,6 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
             report(("ready", server.banner()))
         else:
             print(server.banner(), flush=True)
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            with contextlib.suppress(NotImplementedError):
-                loop.add_signal_handler(sig, stop.set)
         orphaned = None
         if worker is not None and worker.supervisor:
             orphaned = asyncio.ensure_future(_watch_supervisor(worker.supervisor, stop))

@@ -11,6 +11,9 @@ Rules:
 - A worker's number is in every backend key it hands out (``net.state``); a
   CancelRequest accepted by another worker is relayed to it (``net.relay``),
   over Unix sockets in a directory the supervisor makes and removes.
+- The supervisor keeps the embedded sidecar alive: a postmaster that dies is
+  restarted (``EmbeddedSidecar.restart_blocking``) by a thread that watches it;
+  the workers reconnect by themselves, with backoff.
 - The banner is printed once, when every worker is ready.
 - SIGTERM or SIGINT to the supervisor is SIGTERM to every worker, each of which
   shuts down gracefully; one that has not ended after its grace is killed. A
@@ -31,6 +34,7 @@ import signal
 import socket
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +47,7 @@ log = logging.getLogger(__name__)
 
 KILL_AFTER = 5.0  # seconds past the shutdown grace before a worker is killed
 READY_TIMEOUT = 300.0  # seconds for every worker to start (install, MCP servers)
+SIDECAR_POLL = 0.25  # seconds between checks that the embedded sidecar's postmaster lives
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +71,16 @@ async def _start_sidecar(config: ServerConfig) -> tuple[Any, str, bool]:
     catalog = await Catalog.open(sidecar, owns_sidecar=False)  # creates its database
     await catalog.close()
     return sidecar, sidecar.dsn, True
+
+
+def _keep_sidecar(sidecar: Any, stopping: threading.Event) -> None:
+    """Restart the embedded sidecar whenever its postmaster dies, until ``stopping``."""
+    while not stopping.wait(SIDECAR_POLL):
+        if not sidecar.alive():
+            try:
+                sidecar.restart_blocking()
+            except Exception:
+                log.exception("could not restart the sidecar; trying again")
 
 
 def _reserve_port(host: str, port: int) -> socket.socket:
@@ -101,6 +116,12 @@ def run_workers(config: ServerConfig, target: Callable[..., None], *,
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     status = 0
+    stopping = threading.Event()
+    keeper = None
+    if sidecar is not None:
+        keeper = threading.Thread(target=_keep_sidecar, args=(sidecar, stopping),
+                                  name="glove-scratchpad-sidecar", daemon=True)
+        keeper.start()
     try:
         for i in range(config.workers):
             ours, theirs = ctx.Pipe(duplex=False)
@@ -118,6 +139,9 @@ def run_workers(config: ServerConfig, target: Callable[..., None], *,
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         shutil.rmtree(relay_dir, ignore_errors=True)
+        stopping.set()
+        if keeper is not None:
+            keeper.join()
         if sidecar is not None:
             asyncio.run(sidecar.stop())
     return status

@@ -12,6 +12,11 @@ Rules:
   when it was staged; writes are never retried by themselves.
 - The NOTICE of a fired write names its journal row and shows what the tool
   returned.
+- Writes, once a COMMIT starts them, run to the end in a task of their own
+  (``_FIRING``), shielded from the statement's cancellation: a client that goes
+  away mid-COMMIT (its connection's task is cancelled) stops none of them half
+  way, and the journal ends with each one's outcome. Only the server's loop
+  ending (a shutdown past its grace) cancels a write that fires: ``in doubt``.
 - ``restage(txid)`` stages again, in the open transaction or a new one, the
   writes of a transaction that did not fire (``failed``, ``not run``, ``in
   doubt``), each with its own key. A key that has fired since, or is already
@@ -48,6 +53,7 @@ JOURNAL_WAIT = 5.0  # seconds a COMMIT waits for the journal (a sidecar restarti
 _SHOWN = 500  # characters of a tool's answer a NOTICE shows
 _RESTAGEABLE = ("failed", "not run", "in doubt")
 _ABANDONING: set[asyncio.Future[None]] = set()  # journal updates of canceled COMMITs
+_FIRING: set[asyncio.Future[Any]] = set()  # writes firing, whether or not a client waits
 
 
 class _Stopped(Exception):
@@ -74,17 +80,24 @@ async def _open(session: Session, staged: list[StagedWrite]) -> int | None:
                             w.staged_at) for w in staged for c in w.calls]
     deadline = time.monotonic() + JOURNAL_WAIT
     delay = 0.1
+    txid: int | None = None
     while True:
         try:
-            return await journal.open(session.user, entries)
+            # One txid for every attempt: an attempt whose reply was lost may have written
+            # its rows, and a second txid would leave them firing forever.
+            if txid is None:
+                txid = await journal.new_txid()
+            return await journal.open(session.user, entries, txid)
         except Exception as exc:
             if not journal.unavailable(exc):
+                journal.abandon(txid)
                 log.error("the journal refused a COMMIT's writes", exc_info=exc)
                 raise errors.InternalError(
                     "COMMIT could not journal its writes, so none of them fired",
                     hint="The transaction is over and nothing was called. Report this to "
                     "the server's operator.") from exc
             if time.monotonic() + delay > deadline:
+                journal.abandon(txid)
                 raise errors.InvalidTransactionState(
                     "COMMIT could not journal its writes, so none of them fired: "
                     f"{type(exc).__name__}: {exc}"[:1000],
@@ -147,6 +160,22 @@ async def fire_writes(session: Session, staged: list[StagedWrite], ctx: Statemen
     return txid, returned
 
 
+async def _fire_shielded(session: Session, staged: list[StagedWrite], ctx: StatementContext
+                         ) -> tuple[int | None, list[list[dict]]]:
+    """``fire_writes`` in a task of its own, which the caller's cancellation (a client
+    gone) does not stop: the writes finish and are journaled, none twice."""
+    task = asyncio.ensure_future(fire_writes(session, staged, ctx))
+    _FIRING.add(task)
+    task.add_done_callback(_fired)
+    return await asyncio.shield(task)
+
+
+def _fired(task: asyncio.Future[Any]) -> None:
+    _FIRING.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: nobody waits for a COMMIT whose client has gone
+
+
 async def _abandon(session: Session, txid: int | None, seq: int) -> None:
     await session.db.journal.settle(txid, seq, "in doubt", error="canceled while firing")
     await session.db.journal.not_run(txid, seq + 1)
@@ -199,7 +228,7 @@ async def commit(session: Session, staged: list[StagedWrite]) -> Result:
     """Fire the writes a COMMIT took, in order; the first failure stops the rest."""
     ctx = StatementContext(Request(), "COMMIT", timed=False)
     try:
-        _, returned = await fire_writes(session, staged, ctx)
+        _, returned = await _fire_shielded(session, staged, ctx)
     except _Stopped as stop:
         one, exc = stop.write, stop.error
         detail = "; ".join(f"#{w.id} {w.summary}: {w.status}" for w in staged)
@@ -225,7 +254,7 @@ async def fire_one(session: Session, staged: StagedWrite, ctx: StatementContext
     """A write outside BEGIN: journaled and fired now; the rows its tool gave back
     (RETURNING shows them). Its failure is the tool's own error."""
     try:
-        _, returned = await fire_writes(session, [staged], ctx)
+        _, returned = await _fire_shielded(session, [staged], ctx)
     except _Stopped as stop:
         raise stop.error from None
     return returned[0]
