@@ -8,6 +8,7 @@ here knows the server or its clients.
 """
 
 from ._audit import AUDIT_COLUMNS, Audit
+from ._cache import CACHE_LOCK, CacheStore, cache_schema
 from ._catalog import (
     INSERT_SCHEMA,
     SERVED_SCHEMA,
@@ -19,6 +20,7 @@ from ._catalog import (
     quote_ident,
     shell_ddl,
 )
+from ._claim import LIVE_LOCK
 from ._client import Param, Pool, SidecarConnection, Step, StepResult
 from ._fns import EVALUATING, FN_SCHEMA, fn_ddl, fns_ddl
 from ._journal import FINAL_STATUSES, JOURNAL_COLUMNS, Journal, JournalEntry, as_json
@@ -28,10 +30,19 @@ from ._sidecar import EmbeddedSidecar, ExternalSidecar, Sidecar, SidecarBusy, de
 from ._stream import CodecProtocol
 from ._values import decode_row, decode_value, encode_param, result_format
 from ._views import CURRENT as CURRENT_VIEW_SOURCE
-from ._views import SYSTEM_VIEWS, ViewSource
+from ._views import (
+    SYSTEM_VIEWS,
+    ViewSource,
+    column_line,
+    resource_filters,
+    resource_group,
+    resource_row,
+    short_description,
+)
 
 __all__ = [
     "AUDIT_COLUMNS",
+    "CACHE_LOCK",
     "CURRENT_VIEW_SOURCE",
     "DEFAULT_NAME",
     "DEFAULT_SCHEMAS",
@@ -40,10 +51,12 @@ __all__ = [
     "FN_SCHEMA",
     "INSERT_SCHEMA",
     "JOURNAL_COLUMNS",
+    "LIVE_LOCK",
     "SERVED_SCHEMA",
     "SYSTEM_SCHEMA",
     "SYSTEM_VIEWS",
     "Audit",
+    "CacheStore",
     "Catalog",
     "CodecProtocol",
     "EmbeddedSidecar",
@@ -62,7 +75,9 @@ __all__ = [
     "StepResult",
     "ViewSource",
     "as_json",
+    "cache_schema",
     "check_name",
+    "column_line",
     "decode_row",
     "decode_value",
     "default_data_dir",
@@ -72,9 +87,13 @@ __all__ = [
     "populate_sql",
     "qualified",
     "quote_ident",
+    "resource_filters",
+    "resource_group",
+    "resource_row",
     "result_format",
     "rows_params",
     "rows_to_json",
     "schema_names",
     "shell_ddl",
+    "short_description",
 ]

@@ -16,6 +16,7 @@ Rules:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import Iterable
@@ -54,6 +55,10 @@ INSERT_SCHEMA = "pg_temp"
 # Connections for installing resources and other administration; statements
 # run on the server's own pooled relay connections.
 POOL_MIN, POOL_MAX = 1, 2
+# The claim's connection (which holds the name) is checked this often, and when
+# lost (the sidecar restarted) opened again, with backoff up to the maximum.
+CLAIM_POLL, CLAIM_MAX_DELAY = 0.5, 5.0
+_LOST = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 
 def quote_ident(name: str) -> str:
@@ -200,14 +205,17 @@ class Catalog:
 
     async def install(self, resources: Iterable[Resource], system: Iterable[Resource] = (),
                       fns: Iterable[Fn] = (), *, take_over: bool = False,
-                      login: AgentLogin | None = None, private_ddl: Iterable[str] = ()) -> None:
+                      login: AgentLogin | None = None, private_ddl: Iterable[str] = (),
+                      when_alone: Iterable[str] = ()) -> None:
         """Build (or find built) this name's shell tables and functions, confine the agent
         role to them, and hold the name for as long as this catalog is open.
 
         Refused (``NameInUse``) while a server of this name runs with other resources,
         unless ``take_over``; refused (``NotOurs``) when one of the name's schemas exists
         and was not made by a server of this name. ``private_ddl`` (the audit's and the
-        journal's ``CREATE … IF NOT EXISTS``) runs under the same lock, after the build.
+        journal's ``CREATE … IF NOT EXISTS``) runs under the same lock, after the build;
+        ``when_alone`` (the journal's recovery) too, but only when no other server of this
+        name runs: what a running server is firing is not in doubt.
         """
         resources, system = list(resources), list(system)
         s = self.schemas
@@ -224,6 +232,9 @@ class Catalog:
                 self.instance = await _claim.register(conn, s, ddl)
                 for sql in private_ddl:
                     await conn.execute(sql)
+                if await _claim.none_running(conn, s.name):
+                    for sql in when_alone:
+                        await conn.execute(sql)
             self.login = await confine(conn, s, self.database, agent_role(s.name, self.home),
                                        sidecar_user=self.sidecar.user, hardened=self.hardened,
                                        login=login)
@@ -246,6 +257,33 @@ class Catalog:
         """Every type's SQL name by OID, as format_type() spells it."""
         rows = await self.pool.fetch("SELECT oid::int, format_type(oid, NULL) FROM pg_type")
         return {oid: name for oid, name in rows}
+
+    async def keep_claim(self, poll: float = CLAIM_POLL) -> None:
+        """Hold the name again whenever the claim's connection is lost (a sidecar
+        restarted, a network gone): a new connection takes the same shared lock,
+        retried with backoff while the sidecar is down. Runs until cancelled.
+        (The asyncpg pool replaces its closed connections by itself.)"""
+        delay = poll
+        while True:
+            await asyncio.sleep(delay)
+            claim = self._claim
+            if claim is None or not claim.is_closed():
+                delay = poll
+                continue
+            try:
+                conn = await asyncio.wait_for(_connect(self.sidecar, self.database), 10)
+                await _claim.hold_live(conn, self.schemas.name)
+            except _LOST as exc:
+                log.info("the sidecar cannot be reached to hold the name again (%s)", exc)
+                delay = min(delay * 2, CLAIM_MAX_DELAY)
+                continue
+            if self._claim is claim:
+                self._claim = conn
+                log.warning("reconnected to the sidecar: holding the name %r again",
+                            self.schemas.name)
+            else:  # closed meanwhile
+                await conn.close()
+            delay = poll
 
     async def close(self) -> None:
         claim, self._claim = self._claim, None

@@ -34,7 +34,8 @@ import asyncpg
 
 from ._names import Schemas
 
-__all__ = ["INSTALL_LOCK", "LIVE_LOCK", "Built", "NameInUse", "NotOurs", "build", "claim"]
+__all__ = ["INSTALL_LOCK", "LIVE_LOCK", "Built", "NameInUse", "NotOurs", "build", "claim",
+           "none_running"]
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ async def hold_live(conn: asyncpg.Connection, name: str) -> None:
     await conn.execute("SELECT pg_advisory_lock_shared($1, hashtext($2))", LIVE_LOCK, name)
 
 
-async def _none_running(conn: asyncpg.Connection, name: str) -> bool:
+async def none_running(conn: asyncpg.Connection, name: str) -> bool:
     """No server of this name runs (the caller holds the install lock, so none starts)."""
     free = await conn.fetchval("SELECT pg_try_advisory_lock($1, hashtext($2))",
                                LIVE_LOCK, name)
@@ -147,7 +148,7 @@ async def claim(conn: asyncpg.Connection, s: Schemas, database: str, ddl: Sequen
         return True
     if built.fingerprint == fingerprint(ddl):
         return False
-    if not take_over and not await _none_running(conn, s.name):
+    if not take_over and not await none_running(conn, s.name):
         raise NameInUse(_clash_message(s, database, built, resources))
     if take_over:
         log.warning("taking over the server name %r on database %r", s.name, database)

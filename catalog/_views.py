@@ -42,6 +42,8 @@ class ViewSource(Protocol):
 
     async def journal_rows(self, txids: list[int]) -> list[dict[str, Any]]: ...
 
+    def cache_rows(self) -> list[dict[str, Any]]: ...
+
 
 CURRENT: contextvars.ContextVar[ViewSource] = contextvars.ContextVar("glove_view_source")
 
@@ -220,6 +222,24 @@ async def _calls(b: Bindings) -> list[dict[str, Any]]:
     return await CURRENT.get().call_rows()
 
 
+_CACHE_COLUMNS = [
+    ("resource", "text", "The table whose call is kept"),
+    ("arguments", "jsonb", "The call's arguments: keys, filter conditions, limit (another "
+     "user's: NULL)"),
+    ("rows", "bigint", "Rows of the call"),
+    ("bytes", "bigint", "Size of its table in the sidecar"),
+    ("made_at", "timestamp with time zone", "When the call was made and kept"),
+    ("expires_at", "timestamp with time zone", "When it goes (its ttl); NULL: until a write "
+     "through the resource, SELECT scratchpad.refresh('resource'), or eviction"),
+    ("hits", "bigint", "Statements that read it since, with no call"),
+    ("table_name", "text", "The sidecar table statements read in its place"),
+]
+
+
+def _cache(b: Bindings) -> list[dict[str, Any]]:
+    return CURRENT.get().cache_rows()
+
+
 async def _journal(b: Bindings) -> list[dict[str, Any]]:
     # WHERE txid = … reads one transaction's rows, not the user's whole history.
     return await CURRENT.get().journal_rows(b.all("txid"))
@@ -246,4 +266,11 @@ SYSTEM_VIEWS: dict[str, Resource] = {r.name: r for r in (
                     "returned and its idempotency key; your own (an administrator's: "
                     "everyone's). SELECT scratchpad.restage(txid) stages a transaction's "
                     "unfired writes again.", select=_journal),
+    define_resource("cache", volatility="volatile",
+                    columns=[{"name": n, "pg_type": t, "description": d}
+                             for n, t, d in _CACHE_COLUMNS],
+                    description="The kept calls: results of immutable (and stable, with a "
+                    "ttl) tables materialized in the sidecar, read in place of a new call. "
+                    "SELECT scratchpad.refresh('table') drops a table's.",
+                    select=_cache, inline=True),
 )}

@@ -56,6 +56,11 @@ class ServerConfig(BaseModel):
     statement_timeout: float = Field(300.0, description="Seconds; SET can only lower it")
     call_row_cap: int = Field(1_000_000, description="Rows one tool call may give; the rest "
                               "are cut, with a NOTICE")
+    cache_min_rows: int = Field(500, description="Rows a kept call needs to be materialized "
+                                "as a sidecar table (fewer travel with each statement)")
+    cache_max_rows: int = Field(2_000_000, description="Rows above which a call is not kept")
+    cache_bytes: int = Field(256 * 1024 * 1024, description="Bytes of kept tables; the least "
+                             "recently used go")
     require_tls: bool = Field(False, description="Refuse connections that do not use TLS")
     mcp_servers: list[dict[str, Any]] = Field(
         default_factory=list, description="[[mcp.servers]] tables: MCP servers served as tables")
@@ -75,7 +80,8 @@ class ServerConfig(BaseModel):
 
         return Limits(self.row_limit, self.max_result_bytes, self.call_budget,
                       self.resolver_timeout, self.resource_concurrency, self.statement_timeout,
-                      self.call_row_cap)
+                      self.call_row_cap, cache_min_rows=self.cache_min_rows,
+                      cache_max_rows=self.cache_max_rows, cache_bytes=self.cache_bytes)
 
 
 def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:

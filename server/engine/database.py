@@ -5,6 +5,9 @@ Rules:
   database of its own, so a hidden resource is absent from ``pg_catalog`` too.
 - ``immutable`` calls are kept for the Database's life (until a write through
   their resource), at most ``IMMUTABLE_CACHE_SIZE``, least recently used out.
+- Large lasting calls are kept as sidecar tables (``keep.py``), in every sidecar
+  database a view uses; each database's store sweeps, when it opens, the kept
+  tables of servers of this name that are no longer running.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from glove_scratchpad.catalog import (
     DEFAULT_NAME,
     SYSTEM_VIEWS,
     Audit,
+    CacheStore,
     Catalog,
     EmbeddedSidecar,
     ExternalSidecar,
@@ -29,6 +33,7 @@ from glove_scratchpad.catalog import (
 from glove_scratchpad.resources import Fn, FnCatalog, Resource
 
 from .guard import Guard, Limits
+from .keep import KeptCalls
 from .policy import Policy
 from .result import Result, StagedWrite
 from .session import Session
@@ -52,6 +57,7 @@ class Database:
         self.resources = {r.name: r for r in resources}
         self.writes = writes
         self.immutable: dict[Any, asyncio.Future[Any]] = {}
+        self.kept = KeptCalls(limits)  # lasting calls as sidecar tables
         self._owns_catalog = owns_catalog
         self.schemas = catalog.schemas  # the name's schemas (catalog.schema_names)
         self.main = View(frozenset(self.resources), catalog.database,
@@ -60,6 +66,11 @@ class Database:
         self._views: dict[frozenset[str], View] = {self.main.visible: self.main}
         self._view_lock = asyncio.Lock()
         self._default: Session | None = None
+        # The sidecar's life: a dead embedded postmaster is restarted (if ours), and
+        # each catalog holds its name again on a new connection.
+        self._keepers: list[asyncio.Future[None]] = [asyncio.ensure_future(catalog.keep_claim())]
+        if owns_catalog and catalog.owns_sidecar:
+            self._keepers.append(asyncio.ensure_future(catalog.sidecar.watch()))
 
     @property
     def pool(self) -> Pool:
@@ -87,6 +98,8 @@ class Database:
                     await catalog.close()
                     raise
                 self._view_catalogs.append(catalog)
+                await self.open_cache(catalog)
+                self._keepers.append(asyncio.ensure_future(catalog.keep_claim()))
                 found = self._views[visible] = View(visible, name,
                                                     Pool(catalog.agent_sidecar, name))
             return found
@@ -135,15 +148,34 @@ class Database:
             # servers of one name start at once (workers, replicas).
             await catalog.install(resources, system=list(SYSTEM_VIEWS.values()), fns=catalog_fns,
                                   take_over=take_over,
-                                  private_ddl=Audit.ddl() + Journal.ddl(catalog.schemas.private))
-            # What a dead server left firing is in doubt.
-            await Journal(catalog.pool, catalog.schemas.private).recover()
+                                  private_ddl=Audit.ddl() + Journal.ddl(catalog.schemas.private),
+                                  when_alone=Journal.recovery(catalog.schemas.private))
             type_names = await catalog.type_names()
         except BaseException:
             await catalog.close()
             raise
-        return cls(catalog, resources, writes, owns_catalog=True, type_names=type_names,
-                   limits=limits or Limits(), fns=catalog_fns)
+        db = cls(catalog, resources, writes, owns_catalog=True, type_names=type_names,
+                 limits=limits or Limits(), fns=catalog_fns)
+        try:
+            await db.open_cache()
+        except BaseException:
+            await db.close()
+            raise
+        return db
+
+    async def open_cache(self, catalog: Catalog | None = None) -> None:
+        """Open the kept tables' store of a sidecar database (the main one by default),
+        sweeping what dead servers of this name left there."""
+        catalog = catalog or self.catalog
+        if catalog.database in self.kept.stores:
+            return
+        store = await CacheStore.open(catalog.sidecar, catalog.database, catalog.schemas,
+                                      catalog.instance, catalog.agent_user)
+        self.kept.stores[catalog.database] = store
+        # A sidecar that restarts empties UNLOGGED tables: its kept calls are forgotten,
+        # and the store opened again.
+        store.on_lost = lambda: self.kept.lost(catalog.database, lambda: self.open_cache(catalog))
+        await store.sweep()
 
     def session(self, *, writes: bool | None = None) -> Session:
         """A session that sees every resource."""
@@ -172,8 +204,13 @@ class Database:
         """Forget a resource's kept calls: a write went through it."""
         for key in [k for k in self.immutable if k[0] == resource]:
             del self.immutable[key]
+        self.kept.invalidate(resource)
 
     async def close(self) -> None:
+        await self.kept.close()  # drops this server's kept tables
+        for keeper in self._keepers:
+            keeper.cancel()
+        await asyncio.gather(*self._keepers, return_exceptions=True)
         await self.audit.close()
         self.guard.close()
         for view in self._views.values():

@@ -60,6 +60,13 @@ class Limits:
     # Plain resolvers running at once, over every resource: they wait on remote APIs,
     # so many may; a resource's own share is still resource_concurrency.
     worker_threads: int = 64
+    # Kept calls (immutable, or stable with a ttl) materialized as sidecar tables: a call
+    # of at least cache_min_rows rows (fewer travel with the statement as cheaply as a
+    # table is read) and at most cache_max_rows; cache_bytes of them at most, least
+    # recently used out.
+    cache_min_rows: int = 500
+    cache_max_rows: int = 2_000_000
+    cache_bytes: int = 256 * 1024 * 1024
 
 
 class ResolverTimeout(TimeoutError):
@@ -215,6 +222,20 @@ class Guard:
         if inspect.isawaitable(out):
             out = await self._bounded(out)  # a plain function that gave a coroutine
         return out
+
+    async def reading(self, resource: str, verb: str, work: Callable[[], Any] | Any,
+                      inline: bool) -> Any:
+        """Reading the rows of an iterator a resolver returned, under the same rules as the
+        call: a plain ``work()`` in a worker thread with the resource's slot (unless
+        ``inline``), an awaitable as it is, each within the resolver timeout."""
+        try:
+            if not callable(work):
+                return await self._bounded(work)
+            if inline:
+                return work()
+            return await self._in_thread(resource, work, (), {})
+        except ResolverTimeout as exc:
+            raise self._final(resource, verb, exc, 1) from None
 
     async def _bounded(self, work: Any) -> Any:
         timer = asyncio.timeout(self.limits.resolver_timeout)

@@ -4,17 +4,18 @@ Rules:
 - Rows are pulled lazily and no more than ``cap``: at a pushed LIMIT the server
   stops asking (it never calls ``next`` past it), and at the per-call row cap
   the answer is cut (the caller says so in a NOTICE).
-- A plain iterator is pulled in a worker thread unless the resource is
-  ``inline``: its ``next`` may wait on a remote API.
+- A plain iterator is pulled as a plain resolver runs (a worker thread unless the
+  resource is ``inline``: its ``next`` may wait on a remote API), within the
+  resolver timeout, as an async one is.
 - An error raised while pulling is the tool's own, as a resolver's error is;
   a generator left unfinished is closed.
 """
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import inspect
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -24,8 +25,16 @@ from glove_scratchpad import errors
 __all__ = ["pull"]
 
 
-async def pull(out: Any, cap: int, inline: bool = False) -> list[Any]:
-    """At most ``cap`` rows of a resolver's answer; ``next`` is called at most ``cap`` times."""
+Reader = Callable[[Any], Awaitable[Any]]  # runs a pull: a plain function or an awaitable
+
+
+async def _here(work: Any) -> Any:
+    return work() if callable(work) else await work
+
+
+async def pull(out: Any, cap: int, read: Reader = _here) -> list[Any]:
+    """At most ``cap`` rows of a resolver's answer; ``next`` is called at most ``cap`` times.
+    ``read`` runs the pulling: the guard's, so that it is bounded like the call itself."""
     if out is None:
         return []
     if isinstance(out, BaseModel | Mapping):
@@ -33,16 +42,14 @@ async def pull(out: Any, cap: int, inline: bool = False) -> list[Any]:
     if isinstance(out, list | tuple):
         return list(out[:cap]) if len(out) > cap else list(out)
     if hasattr(out, "__aiter__"):
-        return await _pull_async(out, cap)
+        return await read(_pull_async(out, cap))
     if not hasattr(out, "__iter__"):
         raise errors.ExternalRoutineError(
             f"a select resolver returned {type(out).__name__}, not rows",
             hint="A select resolver returns a list, an iterator or generator, or an async "
             "one, of pydantic models or dicts.")
     it = iter(out)
-    if inline:
-        return _take(it, cap)
-    return await asyncio.to_thread(_take, it, cap)
+    return await read(functools.partial(_take, it, cap))
 
 
 def _take(it: Iterator[Any], cap: int) -> list[Any]:

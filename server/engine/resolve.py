@@ -34,6 +34,7 @@ from ..sql.analysis import Plan, Reference, Value, deparse, renumber_params
 from ..sql.parse import parse
 from . import run as sidecar
 from .context import CallArgs, StatementContext
+from .keep import Kept, lasting
 from .messages import missing_key, missing_verb, resolver_failed
 from .pull import pull
 from .result import Notice, Result
@@ -92,24 +93,52 @@ def _feeder_hint(ref: Reference, key: str, others: Sequence[Reference]) -> str |
 
 
 async def resolve_all(session: Session, refs: Sequence[Reference], params: list[Any],
-                      ctx: StatementContext) -> dict[int, list[dict[str, Any]]]:
+                      ctx: StatementContext) -> dict[int, list[dict[str, Any]] | Kept]:
+    """Each reference's rows, or the kept table that holds them (``keep.py``)."""
     check_keys(refs, others=refs)
     estimate = sum(math.prod(len(p.values) for p in ref.predicates) for ref in refs)
     session.db.guard.check_budget(ctx.planned + estimate)
-    results = await gather(resolve_ref(session, ref, params, ctx) for ref in refs)
+    results = await gather(_resolve_read(session, ref, params, ctx) for ref in refs)
     return {ref.id: rows for ref, rows in zip(refs, results, strict=True)}
 
 
-async def resolve_ref(session: Session, ref: Reference, params: list[Any],
-                      ctx: StatementContext) -> list[dict[str, Any]]:
-    resource: Resource = ref.resource
+async def _resolve_read(session: Session, ref: Reference, params: list[Any],
+                        ctx: StatementContext) -> list[dict[str, Any]] | Kept:
+    kept = session.db.kept
+    if not kept.eligible(session, ref):
+        return await resolve_ref(session, ref, params, ctx)
     calls = await bindings(session, ref, params, ctx)
+    if len(calls) != 1:  # several calls (or none): their rows travel with the statement
+        return await resolve_ref(session, ref, params, ctx, calls)
+    ctx.planned += 1
+    session.db.guard.check_budget(ctx.planned)
+    out = await kept.read(session, ref, calls[0], ctx,
+                          lambda: select(session, ref, calls[0], ctx))
+    if isinstance(out, Kept):
+        return out
+    return _answer(session, ref, calls, [out], ctx)
+
+
+async def resolve_ref(session: Session, ref: Reference, params: list[Any],
+                      ctx: StatementContext, calls: list[CallArgs] | None = None
+                      ) -> list[dict[str, Any]]:
+    if calls is None:
+        calls = await bindings(session, ref, params, ctx)
     ctx.planned += len(calls)
     session.db.guard.check_budget(ctx.planned)
     # The broadest calls first: a narrower one of the same keys may reuse their rows.
     order = sorted(range(len(calls)), key=lambda i: sum(map(len, calls[i].where.values())))
     done = await gather(select(session, ref, calls[i], ctx) for i in order)
     results = [rows for _, rows in sorted(zip(order, done, strict=True))]
+    return _answer(session, ref, calls, results, ctx)
+
+
+def _answer(session: Session, ref: Reference, calls: list[CallArgs],
+            results: list[list[dict[str, Any]]], ctx: StatementContext
+            ) -> list[dict[str, Any]]:
+    """A reference's rows: its calls' rows, deduplicated, under the session's overlay,
+    with a NOTICE when there are none."""
+    resource: Resource = ref.resource
     if len(results) == 1:
         rows = list(results[0])
     else:
@@ -287,14 +316,21 @@ async def select(session: Session, ref: Reference, call: CallArgs,
         if fut is None:
             cache = {"immutable": immutable, "stable": ctx.request.stable}.get(
                 resource.volatility)
+            if lasting(resource):  # a stable ttl call lasts across requests too
+                cache = immutable
             if resource.name in SYSTEM_VIEWS:
                 cache = None
             fut = cache.get(key) if cache is not None else None
+            if fut is not None and cache is immutable and session.db.kept.stale(key):
+                del cache[key]  # its ttl is over
+                fut = None
             if fut is None or (fut.done() and (fut.cancelled() or fut.exception())):
                 fut = asyncio.get_running_loop().create_future()
                 owner = True
                 if cache is not None:
                     cache[key] = fut
+                    if cache is immutable:
+                        session.db.kept.started(key, resource.ttl)
                     fut.add_done_callback(functools.partial(_forget_failure, cache, key))
                     if cache is immutable and len(cache) > IMMUTABLE_CACHE_SIZE:
                         del cache[next(iter(cache))]
@@ -360,7 +396,9 @@ async def _call_select(session: Session, ref: Reference, call: CallArgs,
     # With only keys in its WHERE, a LIMIT is the statement's too: pull no more.
     wanted = min(call.limit, cap + 1) if call.limit is not None and ref.keys_only else cap + 1
     try:
-        raw = await pull(out, wanted, inline=getattr(resource, "inline", False))
+        inline = getattr(resource, "inline", False)
+        raw = await pull(out, wanted, lambda work: session.db.guard.reading(
+            resource.name, "select", work, inline))
     except errors.SqlError:
         raise
     except Exception as exc:

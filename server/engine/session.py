@@ -34,6 +34,7 @@ from glove_scratchpad.catalog import (
     Param,
     Step,
     encode_param,
+    resource_row,
 )
 from glove_scratchpad.resources import Resource
 from glove_scratchpad.wire import FieldDescription
@@ -48,6 +49,7 @@ from . import fns as fn_calls
 from . import run as sidecar
 from .context import Request, StatementContext
 from .explain import explain_statement
+from .keep import system_call_name, system_call_text
 from .overlay import Overlay
 from .policy import Policy
 from .result import Notice, Result, StagedWrite
@@ -160,8 +162,10 @@ class Session:
         call = system_call(node)
         if call is not None:  # scratchpad.restage(txid): a bigint, or a $1 that is one
             arg = call.args[0].arg if isinstance(call.args[0], ast.TypeCast) else call.args[0]
-            given = tuple(param_oids) or ((20,) if isinstance(arg, ast.ParamRef) else ())
-            return given, (FieldDescription("restage", type_oid=25),)
+            name = system_call_name(call)
+            oid = 25 if name == "refresh" else 20  # refresh('resource') takes a name
+            given = tuple(param_oids) or ((oid,) if isinstance(arg, ast.ParamRef) else ())
+            return given, (FieldDescription(name, type_oid=25),)
         query = node.query if isinstance(node, ast.ExplainStmt) else node
         if not isinstance(query, ast.SelectStmt | ast.InsertStmt | ast.UpdateStmt
                           | ast.DeleteStmt):
@@ -215,13 +219,14 @@ class Session:
 
     def resource_rows(self) -> list[dict[str, Any]]:
         """One row per table this session sees: all it needs to call it (catalog/_views.py)."""
-        from glove_scratchpad.catalog._views import resource_row
-
         visible = [r for r in self.db.resources.values() if r.name in self.view.visible]
         return [resource_row(r, visible) for r in visible]
 
     async def call_rows(self) -> list[dict[str, Any]]:
         return await self.db.audit.read(None if self.policy.admin else self.user)
+
+    def cache_rows(self) -> list[dict[str, Any]]:
+        return self.db.kept.rows(self)
 
     async def journal_rows(self, txids: list[int]) -> list[dict[str, Any]]:
         return await self.db.journal.read(None if self.policy.admin else self.user, txids)
@@ -309,6 +314,8 @@ class Session:
         node = stmt.node
         call = system_call(node)
         if call is not None:  # the gate let it through alone: SELECT scratchpad.restage(…)
+            if system_call_name(call) == "refresh":
+                return await self.db.kept.refresh(self, system_call_text(call, params))
             return await commit.restage(self, call, params)
         if isinstance(node, ast.SelectStmt | ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):
             plan = self.plan(stmt)

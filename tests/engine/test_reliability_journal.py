@@ -19,8 +19,11 @@ import itertools
 import re
 import threading
 
+import asyncpg
 import psycopg
 import pytest
+
+from glove_scratchpad.catalog import LIVE_LOCK
 
 from .fix_reliability import Notes, fresh_name, serve
 
@@ -139,7 +142,9 @@ async def test_a_write_firing_when_a_server_stops_is_in_doubt_and_keeps_its_key(
         await conn.execute("INSERT INTO notes (title) VALUES ('maybe')")
         committing = asyncio.ensure_future(conn.execute("COMMIT"))
         assert await asyncio.to_thread(before.entered.wait, 10)
-        # The server dies here, its tool call in flight: the next one starts on its journal.
+        # The server dies here, its tool call in flight: its hold on the name goes with it,
+        # and the next one starts on its journal.
+        await _lose_the_name(sidecar, name)
         after = Notes()
         async with serve(sidecar, [after.resource()], database=name) as second:
             again = await second.connect()
@@ -188,3 +193,38 @@ async def test_each_user_reads_their_own_calls_also_after_a_restart(sidecar, mon
         assert await cur.fetchall() == [("ann",), ("bob",)]  # an administrator sees all
         await bob.close()
         await root.close()
+
+
+async def _lose_the_name(sidecar, database: str) -> None:
+    """What a server's death does to the database: its sessions end, its locks go."""
+    admin = await asyncpg.connect(sidecar.dsn, database=database)
+    try:
+        await admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
+            "AND classid = $1::bigint::oid AND pid <> pg_backend_pid()", LIVE_LOCK)
+    finally:
+        await admin.close()
+
+
+async def test_a_write_firing_in_a_running_server_is_not_in_doubt_for_another(sidecar):
+    # Two servers of one name share the journal: a second one starting while the first
+    # fires a write must leave it firing, or a restage would fire it twice.
+    name = fresh_name()
+    first_notes = Notes(gate=threading.Event())
+    async with serve(sidecar, [first_notes.resource()], database=name) as first:
+        conn = await first.connect()
+        await conn.execute("BEGIN")
+        await conn.execute("INSERT INTO notes (title) VALUES ('once')")
+        committing = asyncio.ensure_future(conn.execute("COMMIT"))
+        assert await asyncio.to_thread(first_notes.entered.wait, 10)
+        async with serve(sidecar, [Notes().resource()], database=name) as second:
+            other = await second.connect()
+            cur = await other.execute("SELECT status FROM scratchpad.journal")
+            assert await cur.fetchall() == [("firing",)]
+            await other.close()
+        first_notes.gate.set()
+        await committing
+        cur = await conn.execute("SELECT status FROM scratchpad.journal")
+        assert await cur.fetchall() == [("fired",)]
+        assert len(first_notes.keys()) == 1
+        await conn.close()

@@ -1,0 +1,62 @@
+"""A lazy resolver's rows are read like the call itself: a plain generator off the event
+loop, within the resolver timeout; one that fails midway fails with its own message."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from glove_scratchpad.resources import Bindings, define_resource
+from glove_scratchpad.server.engine.guard import Limits
+
+from .fix_reliability import serve
+
+
+def _slow_pages(b: Bindings) -> Iterator[dict[str, Any]]:
+    for n in range(3):
+        time.sleep(0.6 if n == 2 else 0)  # the third page waits on a slow API
+        yield {"q": b.one("q"), "n": n}
+
+
+def _broken_pages(b: Bindings) -> Iterator[dict[str, Any]]:
+    yield {"q": b.one("q"), "n": 0}
+    raise ConnectionError("the API dropped the connection after page 1")
+
+
+RESOURCES = [
+    define_resource("slow_pages", columns=[("q", "text"), ("n", "bigint")], keys=["q"],
+                    volatility="volatile", select=_slow_pages),
+    define_resource("broken_pages", columns=[("q", "text"), ("n", "bigint")], keys=["q"],
+                    volatility="volatile", select=_broken_pages),
+]
+
+
+async def test_a_generator_is_read_off_the_loop_and_within_the_timeout(sidecar):
+    async with serve(sidecar, RESOURCES, limits=Limits(resolver_timeout=0.3)) as served:
+        slow, other = await served.connect(), await served.connect()
+        reading = asyncio.ensure_future(slow.execute("SELECT n FROM slow_pages WHERE q = 'x'"))
+        await asyncio.sleep(0.1)
+        started = time.monotonic()
+        await other.execute("SELECT 1")
+        assert time.monotonic() - started < 0.3  # the sleeping generator blocks no one
+        with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
+            await reading
+        assert "timed out" in info.value.diag.message_primary
+        await slow.close()
+        await other.close()
+
+
+async def test_a_generator_failing_midway_fails_with_its_own_message(sidecar):
+    async with serve(sidecar, RESOURCES) as served:
+        conn = await served.connect()
+        with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
+            await conn.execute("SELECT n FROM broken_pages WHERE q = 'x'")
+        assert "the API dropped the connection after page 1" in info.value.diag.message_primary
+        cur = await conn.execute("SELECT 1")  # the session goes on
+        assert await cur.fetchall() == [(1,)]
+        await conn.close()
