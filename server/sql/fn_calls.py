@@ -24,6 +24,7 @@ from pglast import ast, parser
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import FN_SCHEMA
 
+from .nodes import walk
 from .parse import parse
 
 __all__ = ["CACHE_SIZE", "EVAL_MARK", "ROWS_HINT", "FnCall", "at_location", "explain_lines",
@@ -74,16 +75,6 @@ def _fn_name(node: Any) -> str | None:
     return None
 
 
-def _nodes(node: Any) -> Iterator[Any]:
-    if isinstance(node, tuple | list):
-        for item in node:
-            yield from _nodes(item)
-    elif isinstance(node, ast.Node):
-        yield node
-        for name in getattr(node, "__slots__", ()):
-            yield from _nodes(getattr(node, name, None))
-
-
 def _outside_subqueries(node: Any) -> Iterator[Any]:
     """The nodes of an expression, not descending into subqueries (which are yielded)."""
     stack = [node]
@@ -124,7 +115,7 @@ class _Finder:
             if n.withClause is not None:
                 ctes = ctes | {c.ctename for c in n.withClause.ctes or ()}
             if not isinstance(n, ast.SelectStmt) and n.returningClause:
-                for inner in _nodes(n.returningClause):
+                for inner in walk(n.returningClause):
                     if _fn_name(inner):
                         raise at_location(errors.FeatureNotSupported(
                             "fn.* functions cannot be called in RETURNING",
@@ -201,9 +192,9 @@ class _Finder:
                     self.uncorrelated(n.subselect, name, ctes)
 
     def uncorrelated(self, subselect: Any, name: str, ctes: frozenset[str]) -> None:
-        inner_ctes = {n.ctename for n in _nodes(subselect) if isinstance(n, ast.CommonTableExpr)}
+        inner_ctes = {n.ctename for n in walk(subselect) if isinstance(n, ast.CommonTableExpr)}
         names = set(inner_ctes)
-        for n in _nodes(subselect):
+        for n in walk(subselect):
             if isinstance(n, ast.RangeVar):
                 if n.schemaname is None and n.relname in ctes and n.relname not in inner_ctes:
                     raise at_location(errors.FeatureNotSupported(
@@ -220,7 +211,7 @@ class _Finder:
                         parts = [getattr(s, "sval", "") for s in getattr(func, "funcname", ())]
                         if parts:
                             names.add(parts[-1])
-        for n in _nodes(subselect):
+        for n in walk(subselect):
             if isinstance(n, ast.ColumnRef):
                 fields = [str(f.sval) for f in n.fields or () if isinstance(f, ast.String)]
                 if len(fields) >= 2 and len(fields) == len(n.fields or ()) and (
