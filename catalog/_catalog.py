@@ -28,7 +28,14 @@ from glove_scratchpad.resources import Fn, Resource
 from . import _claim
 from ._confine import AgentLogin, confine
 from ._fns import fn_ddl
-from ._names import DEFAULT_NAME, DEFAULT_SCHEMAS, Schemas, agent_role, schema_names
+from ._names import (
+    DEFAULT_NAME,
+    DEFAULT_SCHEMAS,
+    Schemas,
+    agent_role,
+    quote_ident,
+    schema_names,
+)
 from ._sidecar import Sidecar
 
 log = logging.getLogger(__name__)
@@ -59,11 +66,6 @@ POOL_MIN, POOL_MAX = 1, 2
 # lost (the sidecar restarted) opened again, with backoff up to the maximum.
 CLAIM_POLL, CLAIM_MAX_DELAY = 0.5, 5.0
 _LOST = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
-
-
-def quote_ident(name: str) -> str:
-    """Always quoted, so reserved words (``user``, ``time``) work as names."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 def quote_literal(text: str) -> str:

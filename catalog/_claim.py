@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from ._names import Schemas
+from ._names import Schemas, quote_ident
 
 __all__ = ["INSTALL_LOCK", "LIVE_LOCK", "Built", "NameInUse", "NotOurs", "build", "claim",
            "none_running"]
@@ -67,10 +67,6 @@ def fingerprint(ddl: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(ddl).encode()).hexdigest()
 
 
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 async def lock(conn: asyncpg.Connection, name: str) -> None:
     await conn.execute("SELECT pg_advisory_lock($1, hashtext($2))", INSTALL_LOCK, name)
 
@@ -93,7 +89,7 @@ async def none_running(conn: asyncpg.Connection, name: str) -> bool:
 
 
 async def _registry(conn: asyncpg.Connection, s: Schemas) -> Built | None:
-    p = _q(s.private)
+    p = quote_ident(s.private)
     await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {p}")
     await conn.execute(
         f"CREATE TABLE IF NOT EXISTS {p}.built (fingerprint text NOT NULL, resources text[],"
@@ -144,7 +140,7 @@ async def claim(conn: asyncpg.Connection, s: Schemas, database: str, ddl: Sequen
                 "another --name, or drop that schema yourself.")
         for schema in strangers:  # an older version's, in a database the server made
             log.info("replacing schema %s, left by an older version", schema)
-            await conn.execute(f"DROP SCHEMA {_q(schema)} CASCADE")
+            await conn.execute(f"DROP SCHEMA {quote_ident(schema)} CASCADE")
         return True
     if built.fingerprint == fingerprint(ddl):
         return False
@@ -158,7 +154,7 @@ async def claim(conn: asyncpg.Connection, s: Schemas, database: str, ddl: Sequen
 async def build(conn: asyncpg.Connection, s: Schemas, ddl: Sequence[str],
                 resources: Sequence[str]) -> None:
     """Drop what the registry says this name made, then run ``ddl`` and record it."""
-    p = _q(s.private)
+    p = quote_ident(s.private)
     built = await _registry(conn, s)
     if built is not None:
         for fn in built.functions:
@@ -166,7 +162,7 @@ async def build(conn: asyncpg.Connection, s: Schemas, ddl: Sequence[str],
         for table in built.tables:
             await conn.execute(f"DROP TABLE IF EXISTS {table}")
     for schema in s.owned:
-        await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {_q(schema)}")
+        await conn.execute(f"CREATE SCHEMA IF NOT EXISTS {quote_ident(schema)}")
     for sql in ddl:
         await conn.execute(sql)
     tables = await conn.fetch(
@@ -186,5 +182,5 @@ async def build(conn: asyncpg.Connection, s: Schemas, ddl: Sequence[str],
 async def register(conn: asyncpg.Connection, s: Schemas, ddl: Sequence[str]) -> int:
     """This server's instance number among those of its name in this database."""
     return int(await conn.fetchval(
-        f"INSERT INTO {_q(s.private)}.instances (host, pid, fingerprint) VALUES ($1, $2, $3)"
-        " RETURNING id", socket.gethostname(), os.getpid(), fingerprint(ddl)))
+        f"INSERT INTO {quote_ident(s.private)}.instances (host, pid, fingerprint)"
+        " VALUES ($1, $2, $3) RETURNING id", socket.gethostname(), os.getpid(), fingerprint(ddl)))

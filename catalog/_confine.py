@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from ._names import Schemas
+from ._names import Schemas, quote_ident
 
 __all__ = ["AgentLogin", "confine"]
 
@@ -90,10 +90,6 @@ class AgentLogin:
     unset: tuple[str, ...] = ()  # caps the sidecar user may not set (said once at start)
 
 
-def _q(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 def scram_verifier(password: str, iterations: int = 4096) -> str:
     """A SCRAM-SHA-256 verifier, so the password itself never travels in a statement."""
     salt = os.urandom(16)
@@ -107,7 +103,7 @@ def scram_verifier(password: str, iterations: int = 4096) -> str:
 
 async def _password(conn: asyncpg.Connection, s: Schemas, role: str) -> str:
     """The role's password, kept in the private schema; made by the first server."""
-    table = f"{_q(s.private)}.agent_login"
+    table = f"{quote_ident(s.private)}.agent_login"
     await conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (role text PRIMARY KEY, "
                        "password text NOT NULL)")
     await conn.execute(f"REVOKE ALL ON {table} FROM PUBLIC")
@@ -147,13 +143,13 @@ async def confine(conn: asyncpg.Connection, s: Schemas, database: str, role: str
         password = await _password(conn, s, role)
         if not await conn.fetchval("SELECT 1 FROM pg_roles WHERE rolname = $1", role):
             with contextlib.suppress(asyncpg.DuplicateObjectError):  # another server's race
-                await conn.execute(f"CREATE ROLE {_q(role)} LOGIN NOSUPERUSER NOCREATEDB "
+                await conn.execute(f"CREATE ROLE {quote_ident(role)} LOGIN NOSUPERUSER NOCREATEDB "
                                    "NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS")
-        await conn.execute(f"ALTER ROLE {_q(role)} PASSWORD '{scram_verifier(password)}'")
+        await conn.execute(f"ALTER ROLE {quote_ident(role)} PASSWORD '{scram_verifier(password)}'")
         for name, value in (("statement_timeout", AGENT_STATEMENT_TIMEOUT),
                             ("idle_in_transaction_session_timeout", AGENT_IDLE_TIMEOUT)):
-            await conn.execute(f"ALTER ROLE {_q(role)} SET {name} = '{value}'")
-        denied = await _try(conn, f"ALTER ROLE {_q(role)} SET temp_file_limit = "
+            await conn.execute(f"ALTER ROLE {quote_ident(role)} SET {name} = '{value}'")
+        denied = await _try(conn, f"ALTER ROLE {quote_ident(role)} SET temp_file_limit = "
                                   f"'{AGENT_TEMP_FILE_LIMIT}'")
         if denied is not None:
             say_once("temp_file_limit is not set for role %s (%s): a superuser may allow it "
@@ -164,15 +160,15 @@ async def confine(conn: asyncpg.Connection, s: Schemas, database: str, role: str
     role = login.user
     if role == sidecar_user:  # no role of its own: nothing to grant
         return login
-    schemas = ", ".join(map(_q, s.owned))
-    db = _q(database)
+    schemas = ", ".join(map(quote_ident, s.owned))
+    db = quote_ident(database)
     for sql in (
-        f"GRANT CONNECT, TEMPORARY ON DATABASE {db} TO {_q(role)}",
-        f"GRANT USAGE ON SCHEMA {schemas} TO {_q(role)}",
-        f"REVOKE ALL ON SCHEMA {_q(s.private)} FROM {_q(role)}",
-        f"GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA {_q(s.fns)} TO {_q(role)}",
+        f"GRANT CONNECT, TEMPORARY ON DATABASE {db} TO {quote_ident(role)}",
+        f"GRANT USAGE ON SCHEMA {schemas} TO {quote_ident(role)}",
+        f"REVOKE ALL ON SCHEMA {quote_ident(s.private)} FROM {quote_ident(role)}",
+        f"GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA {quote_ident(s.fns)} TO {quote_ident(role)}",
         f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "
-        f"{_q(s.served)}, {_q(s.system)} TO {_q(role)}",
+        f"{quote_ident(s.served)}, {quote_ident(s.system)} TO {quote_ident(role)}",
     ):
         await conn.execute(sql)
     if hardened:

@@ -31,6 +31,8 @@ import asyncpg
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
+from ._names import quote_ident
+
 __all__ = ["FINAL_STATUSES", "JOURNAL_COLUMNS", "Journal", "JournalEntry", "as_json"]
 
 log = logging.getLogger(__name__)
@@ -111,7 +113,7 @@ class Journal:
     def ddl(schema: str = PRIVATE_SCHEMA) -> list[str]:
         cols = ", ".join(f'"{n}" {t}' for n, t in JOURNAL_COLUMNS)
         table, txids = _names(schema)
-        return [f"CREATE SCHEMA IF NOT EXISTS {_quoted(schema)}",
+        return [f"CREATE SCHEMA IF NOT EXISTS {quote_ident(schema)}",
                 f"CREATE SEQUENCE IF NOT EXISTS {txids}",
                 f"CREATE TABLE IF NOT EXISTS {table} ({cols}, PRIMARY KEY (txid, seq))",
                 f"CREATE INDEX IF NOT EXISTS journal_user ON {table} (user_name, txid)",
@@ -137,21 +139,6 @@ class Journal:
         table, _ = _names(schema)
         return [f"UPDATE {table} SET status = 'not run' WHERE status = 'staged'",
                 f"UPDATE {table} SET status = 'in doubt' WHERE status = 'firing'"]
-
-    async def recover(self) -> int:
-        """At start-up: what a dead server left ``firing`` is ``in doubt``, what it left
-        ``staged`` is ``not run``. Returns how many writes were in doubt."""
-        if self._pool is None:
-            return 0
-        await self._pool.execute(
-            f"UPDATE {self.table} SET status = 'not run' WHERE status = 'staged'")
-        done = await self._pool.execute(
-            f"UPDATE {self.table} SET status = 'in doubt' WHERE status = 'firing'")
-        doubtful = int(done.split()[-1])
-        if doubtful:
-            log.warning("%d journaled writes were firing when a server stopped: in doubt",
-                        doubtful)
-        return doubtful
 
     async def new_txid(self) -> int | None:
         """A transaction id for ``open`` (None without a journal)."""
@@ -283,13 +270,9 @@ class Journal:
         return {r[0] for r in rows}
 
 
-def _quoted(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 def _names(schema: str) -> tuple[str, str]:
     """The journal table and its txid sequence in ``schema``, quoted."""
-    return f"{_quoted(schema)}.journal", f"{_quoted(schema)}.txids"
+    return f"{quote_ident(schema)}.journal", f"{quote_ident(schema)}.txids"
 
 
 def _loads(text: str | None) -> Any:

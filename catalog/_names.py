@@ -23,7 +23,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_NAME", "DEFAULT_SCHEMAS", "Schemas", "agent_role", "check_name",
+__all__ = ["DEFAULT_NAME", "DEFAULT_SCHEMAS", "Schemas", "agent_role", "check_name", "quote_ident",
            "schema_names"]
 
 DEFAULT_NAME = "glove"
@@ -32,6 +32,11 @@ _NAME = re.compile(r"[a-z][a-z0-9_]*")
 # Names that would be, or would derive, another server's schema or one of Postgres' own.
 _RESERVED = frozenset({"public", "scratchpad", "fn", "information_schema"})
 _SUFFIXES = ("_scratchpad", "_fn")
+
+
+def quote_ident(name: str) -> str:
+    """Always quoted, so reserved words (``user``, ``time``) work as names."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 @dataclass(frozen=True, slots=True)

@@ -358,6 +358,8 @@ async def select(session: Session, ref: Reference, call: CallArgs,
 
 def _covering(ctx: StatementContext, resource: str, call: CallArgs) -> Any:
     """A call of this statement whose rows hold every row this one asks for."""
+    if not call.where:
+        return None  # only a call with the same identity covers it: the memo has it
     for (name, _), other in ctx.calls.items():
         if name == resource and other is not call and other.covers(call):
             return ctx.memo.get((name, other.identity))

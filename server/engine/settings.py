@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pglast import ast, enums
 
-from glove_scratchpad.catalog import Step, encode_param
+from glove_scratchpad.catalog import Step, encode_param, quote_ident
 
 from ..sql.analysis import deparse
 from . import run as sidecar
@@ -47,10 +47,6 @@ def read_only_option(options: Any, default: bool) -> bool:
     return default
 
 
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
 def _setting_text(node: Any) -> str:
     if isinstance(node, ast.A_Const):
         val = node.val
@@ -65,7 +61,7 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
     settings = session.settings
     if isinstance(node, ast.VariableShowStmt):
         name = node.name  # SHOW ALL is refused by the gate
-        step = Step("SELECT current_setting($1) AS " + _quote(name),
+        step = Step("SELECT current_setting($1) AS " + quote_ident(name),
                     [encode_param(_SHOW_ALIASES.get(name, name))])
         return sidecar.result_of(session, "SHOW", await sidecar.pipeline(session, [step]))
     kind, name = node.kind, node.name
