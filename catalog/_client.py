@@ -1,10 +1,16 @@
 """The relay to the sidecar: statements run over our own protocol client.
 
 Every statement a client sends finally runs here, as one pipeline in one round
-trip: ``BEGIN [READ ONLY]``, the session's settings, any preparatory statement,
-the statement itself, ``ROLLBACK``, ``Sync``. Nothing a statement does in the
-sidecar outlives it, and no transaction is held across client messages, so
-connections are pooled per statement.
+trip: ``BEGIN READ ONLY`` (or ``READ WRITE``), the session's settings, any
+preparatory statement, the statement itself, ``ROLLBACK``, ``Sync``. Nothing a
+statement does in the sidecar outlives it, and no transaction is held across
+client messages, so connections are pooled per statement.
+
+A read that can change nothing a rollback would undo (``transaction="implicit"``:
+the engine decides) skips the BEGIN and the ROLLBACK: its steps run in the
+implicit transaction that ends at ``Sync``, where ``set_config(…, true)``
+settings end too. Every connection starts with ``default_transaction_read_only``
+on, so that transaction is read-only as well; a write asks for ``READ WRITE``.
 
 Each connection keeps its statements prepared (named, by SQL text and parameter
 types) from their second run on, so a repeated statement is parsed and analyzed
@@ -140,7 +146,7 @@ def _encoded(*msgs: object) -> bytes:
 
 
 # Prepared on every connection when it opens; with the parts below, encoded once.
-_CONSTANT = (("_gs_begin_ro", "BEGIN READ ONLY"), ("_gs_begin", "BEGIN"),
+_CONSTANT = (("_gs_begin_ro", "BEGIN READ ONLY"), ("_gs_begin", "BEGIN READ WRITE"),
              ("_gs_rollback", "ROLLBACK"))
 _BEGIN_READ = _encoded(Bind("", "_gs_begin_ro"), Execute())
 _BEGIN_WRITE = _encoded(Bind("", "_gs_begin"), Execute())
@@ -197,7 +203,8 @@ class SidecarConnection:
                        application_name: str) -> None:
         self._send(StartupMessage(parameters={
             "user": user, "database": database, "application_name": application_name,
-            "client_encoding": "UTF8", **sidecar.parameters,
+            "client_encoding": "UTF8", "default_transaction_read_only": "on",
+            **sidecar.parameters,
         }))
         scram = None
         while True:
@@ -265,18 +272,20 @@ class SidecarConnection:
             await self._receive()
         return event
 
-    async def pipeline(self, steps: Sequence[Step], *, transaction: str | None = "read",
+    async def pipeline(self, steps: Sequence[Step], *, transaction: str = "read",
                        ) -> list[StepResult]:
         """Run the steps in one round trip, inside a transaction that is rolled back.
 
-        ``transaction``: "read" (READ ONLY), "write", or None (no BEGIN/ROLLBACK).
+        ``transaction``: "read" (READ ONLY), "write", or "implicit" (no BEGIN/ROLLBACK:
+        the read-only transaction that ``Sync`` ends).
         Raises the first error, every field intact, with ``step`` set to its index.
         """
         parts: list[bytes] = []
         parsed: list[tuple[tuple[str, tuple[int, ...]], str]] = []
         if len(self._prepared) + len(steps) > MAX_PREPARED:
             parts.append(self._evict(len(steps)))
-        if transaction is not None:
+        wrapped = transaction != "implicit"
+        if wrapped:
             parts.append(_BEGIN_READ if transaction == "read" else _BEGIN_WRITE)
         for step in steps:
             params = step.params
@@ -302,11 +311,11 @@ class SidecarConnection:
                               tuple([p.value for p in params]),
                               tuple(step.result_formats)).encode())
             parts.append(_DESCRIBE_EXECUTE if step.rows else _EXECUTE)
-        parts.append(_END if transaction is not None else _SYNC)
+        parts.append(_END if wrapped else _SYNC)
         self._transport.write(b"".join(parts))
         try:
             await self._drain()
-            results = await self._collect(steps, transaction is not None, parsed)
+            results = await self._collect(steps, wrapped, parsed)
         except asyncio.CancelledError:
             self.broken = True  # mid-reply: never reuse this connection
             raise

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from .guard import Limits
     from .session import Session
 
-__all__ = ["Kept", "KeptCalls", "lasting", "system_call_name", "system_call_text"]
+__all__ = ["Kept", "KeptCalls", "Key", "lasting", "system_call_name", "system_call_text"]
 
 log = logging.getLogger(__name__)
 
@@ -84,10 +84,14 @@ def system_call_text(call: Any, params: list[Any]) -> str:
 
 
 
+Key = tuple[str, str, Any]  # (database, resource, call identity)
+
+
 @dataclass
 class Kept:
     """One kept call: a table in one sidecar database."""
 
+    key: Key
     table: str  # qualified, as the rewrite names it
     name: str
     database: str
@@ -108,9 +112,6 @@ class Kept:
 
     def fresh(self) -> bool:
         return self.deadline is None or time.monotonic() < self.deadline
-
-
-Key = tuple[str, str, Any]  # (database, resource, call identity)
 
 
 class KeptCalls:
@@ -156,7 +157,7 @@ class KeptCalls:
         rows themselves when the call is not kept."""
         resource = ref.resource
         key: Key = (session.view.database, resource.name, call.identity)
-        found = self._find(key)
+        found = self.find(key)
         if found is not None:
             found.hits += 1
             ctx.touch(resource.name, "select", call.shown(), called=False).rows = found.rows
@@ -186,7 +187,8 @@ class KeptCalls:
         session.db.immutable.pop((resource.name, call.identity), None)
         return made
 
-    def _find(self, key: Key) -> Kept | None:
+    def find(self, key: Key) -> Kept | None:
+        """The fresh kept call of a key, now the most recently used; or None."""
         found = self.entries.get(key)
         if found is None:
             return None
@@ -208,7 +210,7 @@ class KeptCalls:
             deadline = self.deadlines.get((resource.name, call.identity)) or (
                 time.monotonic() + resource.ttl)
         size = await store.make(name, resource, rows)
-        kept = Kept(store.qualified(name), name, database, resource.name, call.shown(),
+        kept = Kept(key, store.qualified(name), name, database, resource.name, call.shown(),
                     session.user, len(rows), size, deadline=deadline)
         self.entries[key] = kept
         await self._evict()

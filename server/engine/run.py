@@ -5,10 +5,15 @@ Rules:
   rows (``catalog.rows_params``); the rewrite points each reference at them. A
   reference whose call is kept (``keep.py``) sends no rows: it reads its table.
 - Everything runs on a pooled connection, in one pipelined round trip, inside a
-  transaction that is rolled back: nothing a statement does there outlives it.
+  transaction that is rolled back, or one that is read-only: nothing a statement
+  does there outlives it.
   The session's settings travel with it as ``set_config(…, true)``.
 - An error position in the rewritten text is mapped back to the client's text;
   a position in a step of our own means nothing to the client and is dropped.
+- A lone read that cannot change a setting runs in the sidecar's implicit,
+  read-only transaction (no BEGIN, no ROLLBACK: nothing is left to undo).
+  One that read kept calls alone is compiled for the fast path (``fast.py``),
+  and ``run_compiled`` runs it again.
 - ``check`` asks the sidecar to parse the client's own statement against the
   shell tables before any tool is called, so an unknown column, table or
   function is the first error, in Postgres's words and with its did-you-mean.
@@ -24,8 +29,10 @@ from glove_scratchpad.catalog import Param, Step, StepResult, encode_param, rows
 
 from ..sql.analysis import Plan
 from ..sql.rewrite import Rewritten, rewrite
+from . import fast
 from . import fns as fn_calls
 from .context import StatementContext
+from .fast import Compiled
 from .keep import Kept
 from .result import Result, ResultColumn
 from .timeouts import timeout
@@ -34,7 +41,7 @@ from .view import keep
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["check", "materialize", "pipeline", "result_of", "run"]
+__all__ = ["check", "materialize", "pipeline", "result_of", "run", "run_compiled"]
 
 
 def materialize(plan: Plan, rows: dict[int, list[dict] | Kept], params: list[Param]
@@ -100,11 +107,26 @@ async def run(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept],
         rw = found
     main = Step(rw.sql, args, formats)
     steps = [prelude, main] if prelude is not None else [main]
-    out = await pipeline(session, steps, write=plan.target is not None, rewritten=rw)
+    write = plan.target is not None
+    # A lone read that cannot change a setting leaves nothing a ROLLBACK would undo.
+    implicit = not write and prelude is None and "set_config" not in plan.sql.lower()
+    out = await pipeline(session, steps, transaction="write" if write else
+                         "implicit" if implicit else "read", rewritten=rw)
+    if tables and not calls and implicit and ctx.sql == plan.sql:
+        fast.compile(session, plan, rows, rw.sql)  # the client's own statement, read alone
     return result_of(session, f"SELECT {len(out.rows)}", out, ctx)
 
 
-async def pipeline(session: Session, steps: list[Step], *, write: bool = False,
+async def run_compiled(session: Session, compiled: Compiled, params: Sequence[Param],
+                       formats: Sequence[int] = ()) -> Result:
+    """Run a statement compiled for the fast path (``fast.py``): its own parameters over
+    the kept tables, in one round trip."""
+    out = await pipeline(session, [Step(compiled.sql, params, formats)],
+                         transaction="implicit")
+    return result_of(session, f"SELECT {len(out.rows)}", out)
+
+
+async def pipeline(session: Session, steps: list[Step], *, transaction: str = "read",
                    rewritten: Rewritten | None = None) -> StepResult:
     """Run steps on a pooled sidecar connection; the last step's result is returned."""
     settings = dict(session.settings)
@@ -123,7 +145,7 @@ async def pipeline(session: Session, steps: list[Step], *, write: bool = False,
         steps = [setter, *steps]
     async with session.view.pool.acquire() as conn:
         try:
-            results = await conn.pipeline(steps, transaction="write" if write else "read")
+            results = await conn.pipeline(steps, transaction=transaction)
         except errors.SqlError as exc:
             if exc.position is None:
                 raise

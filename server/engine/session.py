@@ -1,7 +1,8 @@
 """Session: one client's session, and the path of one statement through it.
 
 parse (cached) -> gate -> check on the sidecar -> plan -> resolve -> run on the
-sidecar -> reply. The wire, the Python API and the agent tool all call
+sidecar -> reply; a statement compiled for the fast path (``fast.py``) goes from
+the gate straight to the sidecar. The wire, the Python API and the agent tool all call
 ``execute``/``run``/``describe``/``explain``/``preview``; none reaches further in.
 
 Rules:
@@ -44,7 +45,7 @@ from ..sql.allowlist import system_call
 from ..sql.analysis import Plan, analyze, deparse
 from ..sql.parse import ParsedStatement, is_script, parse
 from ..sql.statement_kinds import statement_name
-from . import commit, resolve, settings, writes
+from . import commit, fast, resolve, settings, writes
 from . import fns as fn_calls
 from . import run as sidecar
 from .context import Request, StatementContext
@@ -244,9 +245,14 @@ class Session:
             self.tx.check_not_failed()
             try:
                 self._gate(stmt, params)
+                compiled = self.view.compiled.get(stmt.sql)
+                if compiled is not None and fast.usable(self, compiled, params):
+                    work = sidecar.run_compiled(self, compiled, params, request.formats)
+                else:
+                    work = self._dispatch(stmt, params, request)
                 try:
                     async with asyncio.timeout(timeout(self)):
-                        result = await self._dispatch(stmt, params, request)
+                        result = await work
                 except TimeoutError:
                     raise errors.QueryCanceled(
                         "canceling statement due to statement timeout",

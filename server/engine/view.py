@@ -2,8 +2,10 @@
 
 Rules:
 - A view keeps what depends only on a statement's text: plans, descriptions,
-  gate verdicts and rewrites, each bounded by ``PLAN_CACHE_SIZE`` (``keep``).
-  Resources never change while they are served, so nothing here goes stale.
+  gate verdicts, rewrites and compiled statements, each bounded by
+  ``PLAN_CACHE_SIZE`` (``keep``). Resources never change while they are
+  served, so nothing here goes stale; a compiled statement names the kept
+  tables it reads, and is used only while they are kept (``fast.usable``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from glove_scratchpad.catalog import Pool
 if TYPE_CHECKING:
     from ..sql.analysis import Plan
     from ..sql.rewrite import Rewritten
+    from .fast import Compiled
 
 __all__ = ["IMMUTABLE_CACHE_SIZE", "PLAN_CACHE_SIZE", "View", "keep"]
 
@@ -43,3 +46,5 @@ class View:
     gated: set[str] = field(default_factory=set)  # SQL texts that passed the gate
     # Rewritten texts by (SQL, RETURNING): a plan's references always get the same CTEs.
     rewrites: dict[tuple[str, str | None], Rewritten] = field(default_factory=dict)
+    # Statements that read kept calls alone, by SQL text: the fast path (``fast.py``).
+    compiled: dict[str, Compiled] = field(default_factory=dict)

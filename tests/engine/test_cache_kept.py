@@ -15,86 +15,21 @@ import psycopg
 import pytest
 
 from glove_scratchpad.catalog import cache_schema
-from glove_scratchpad.resources import Bindings, define_resource
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.config import ServerConfig
-from glove_scratchpad.server.engine import run as run_module
 from glove_scratchpad.server.engine.guard import Limits
-from glove_scratchpad.server.net.server import Server
 
-BIG = 100_000
-
-
-class Counts:
-    """Calls per resource, and rows sent with statements as parameters."""
-
-    def __init__(self) -> None:
-        self.calls: dict[str, int] = {}
-        self.injected = 0
-
-    def call(self, name: str) -> None:
-        self.calls[name] = self.calls.get(name, 0) + 1
-
-
-def resources(counts: Counts, n: int = BIG) -> list[Any]:
-    rows = [{"id": i, "label": f"label {i}"} for i in range(1, n + 1)]
-
-    def big(b: Bindings) -> list[dict[str, Any]]:
-        counts.call("big")
-        return rows
-
-    def prices(b: Bindings) -> list[dict[str, Any]]:
-        counts.call("prices")
-        return [{"sku": i, "price": float(i)} for i in range(1, 51)]
-
-    def price_write(changes: dict[str, Any], b: Bindings) -> list[dict[str, Any]]:
-        counts.call("prices.update")
-        return []
-
-    def small(b: Bindings) -> list[dict[str, Any]]:
-        counts.call("small")
-        return [{"id": i, "label": f"s{i}"} for i in range(1, 61)]
-
-    return [
-        define_resource("big", columns=[("id", "bigint"), ("label", "text")],
-                        primary_key=["id"], volatility="immutable", select=big, inline=True),
-        define_resource("prices", columns=[("sku", "bigint"), ("price", "double precision")],
-                        primary_key=["sku"], volatility="stable", ttl=2, select=prices,
-                        update=price_write, inline=True),
-        define_resource("small", columns=[("id", "bigint"), ("label", "text")],
-                        primary_key=["id"], volatility="immutable", select=small,
-                        inline=True),
-    ]
+from .fix_kept import BIG, Counts, counting, database_name, resources, serve
 
 
 @pytest.fixture
 def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
-    c = Counts()
-    real = run_module.rows_params
-
-    def counting(resource: Any, rows: Any) -> list[str]:
-        rows = list(rows)
-        c.injected += len(rows)
-        return real(resource, rows)
-
-    monkeypatch.setattr(run_module, "rows_params", counting)
-    return c
-
-
-_dbs = iter(range(1_000_000))
+    return counting(monkeypatch)
 
 
 @pytest.fixture
 async def served(sidecar: Any, counts: Counts) -> AsyncIterator[tuple[Database, str]]:
-    db = await Database.create(resources(counts), writes=True, sidecar=sidecar,
-                               database=f"test_cache_{next(_dbs)}",
-                               limits=Limits(cache_min_rows=20))
-    srv = Server(ServerConfig(port=0, writes=True), db)
-    await srv.start()
-    yield db, f"postgresql://agent@127.0.0.1:{srv.port}/scratchpad"
-    await srv.shutdown()
-    await db.close()
-
+    async with serve(sidecar, counts) as pair:
+        yield pair
 
 async def kept_tables(sidecar: Any, db: Database) -> list[str]:
     conn = await asyncpg.connect(sidecar.dsn, database=db.catalog.database)
@@ -193,7 +128,7 @@ async def test_scratchpad_cache_lists_kept_calls_and_explain_says_what_is_kept(s
 
 async def test_a_call_above_the_row_limit_is_not_kept_and_explain_says_so(sidecar, counts):
     db = await Database.create(resources(counts, 300), sidecar=sidecar,
-                               database=f"test_cache_{next(_dbs)}",
+                               database=database_name(),
                                limits=Limits(cache_min_rows=20, cache_max_rows=100))
     try:
         await db.execute("SELECT * FROM big WHERE id = 1")
@@ -209,7 +144,7 @@ async def test_a_call_above_the_row_limit_is_not_kept_and_explain_says_so(sideca
 
 async def test_the_size_cap_evicts_the_least_recently_used(sidecar, counts):
     db = await Database.create(resources(counts, 2000), sidecar=sidecar,
-                               database=f"test_cache_{next(_dbs)}",
+                               database=database_name(),
                                limits=Limits(cache_min_rows=20, cache_bytes=150_000))
     try:
         await db.execute("SELECT * FROM big WHERE id = 1")  # ~150 kB with its index
@@ -226,7 +161,7 @@ async def test_the_size_cap_evicts_the_least_recently_used(sidecar, counts):
 
 
 async def test_a_restart_leaves_no_kept_table(sidecar, counts):
-    database = f"test_cache_{next(_dbs)}"
+    database = database_name()
     limits = Limits(cache_min_rows=20)
     first = await Database.create(resources(counts, 500), sidecar=sidecar,
                                   database=database, limits=limits)
