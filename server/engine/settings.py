@@ -7,6 +7,9 @@ Rules:
 - Transaction isolation settings are accepted and kept by nothing: a
   transaction here is virtual.
 - Settings a client sees in ParameterStatus are reported when they change.
+- ``default_transaction_read_only`` and ``transaction_read_only`` are the
+  session's (what it started with, SET, BEGIN READ ONLY): the sidecar runs
+  every read read-only, whatever the session may do.
 """
 
 from __future__ import annotations
@@ -61,6 +64,9 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
     settings = session.settings
     if isinstance(node, ast.VariableShowStmt):
         name = node.name  # SHOW ALL is refused by the gate
+        own = _read_only(session, name)
+        if own is not None:
+            return Result.text("SHOW", [name], [(own,)])
         step = Step("SELECT current_setting($1) AS " + quote_ident(name),
                     [encode_param(_SHOW_ALIASES.get(name, name))])
         return sidecar.result_of(session, "SHOW", await sidecar.pipeline(session, [step]))
@@ -93,6 +99,18 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
         result.parameters = {_REPORTED[n.lower()]: (v or b"").decode()
                              for n, v in zip(reported, values, strict=True)}
     return result
+
+
+def _read_only(session: Session, name: str) -> str | None:
+    """The session's read-only settings, by name; None for any other setting."""
+    name = name.lower()
+    if name not in ("default_transaction_read_only", "transaction_read_only"):
+        return None
+    default = session.settings.get("default_transaction_read_only") or (
+        "off" if session.writes else "on")
+    if name == "transaction_read_only" and session.tx.state is not TxState.IDLE:
+        return "on" if session.tx.read_only else "off"
+    return default
 
 
 def pool_reset(session: Session, node: Any) -> Result:

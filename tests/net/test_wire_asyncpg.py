@@ -102,3 +102,20 @@ async def test_cancel_request_stops_the_resolver(dsn):
         assert await conn.fetchval("SELECT 1") == 1
     finally:
         await conn.close()
+
+
+async def test_read_only_settings_are_the_sessions_not_the_sidecars(dsn):
+    # The sidecar runs every read read-only; the session says what it may do.
+    conn = await asyncpg.connect(dsn)
+    try:
+        assert conn.get_settings().default_transaction_read_only == "off"  # --writes
+        assert await conn.fetchval("SHOW default_transaction_read_only") == "off"
+        assert await conn.fetchval("SHOW transaction_read_only") == "off"
+        async with conn.transaction(readonly=True):
+            assert await conn.fetchval("SHOW transaction_read_only") == "on"
+        await conn.execute("SET default_transaction_read_only = on")
+        assert await conn.fetchval("SHOW default_transaction_read_only") == "on"
+        async with conn.transaction():
+            assert await conn.fetchval("SHOW transaction_read_only") == "on"
+    finally:
+        await conn.close()
