@@ -21,8 +21,9 @@ Rules:
 - Rows arrive by binary COPY; a column type the driver cannot encode from the
   Python values falls back to the text path that statements use
   (``rows_params``), inside the same transaction.
-- Tables are indexed on the primary key (else the required keys), and analyzed,
-  so a point lookup is an index scan.
+- Kept tables are indexed on the primary key (else the required keys), and
+  analyzed, so a point lookup is an index scan. A table that one statement reads
+  and then drops (a large call that is not kept) is neither.
 """
 
 from __future__ import annotations
@@ -145,12 +146,13 @@ class CacheStore:
     def qualified(self, name: str) -> str:
         return qualified(name, self.schema)
 
-    async def make(self, name: str, resource: Resource, rows: Sequence[dict[str, Any]]
-                   ) -> int:
-        """Materialize rows as table ``name``; its size in bytes."""
+    async def make(self, name: str, resource: Resource, rows: Sequence[dict[str, Any]],
+                   *, lasting: bool = True) -> int:
+        """Materialize rows as table ``name``; its size in bytes. A table that is not
+        ``lasting`` (read by one statement, then dropped) is neither indexed nor analyzed."""
         table = self.qualified(name)
         cols = ", ".join(f"{quote_ident(c.name)} {c.pg_type}" for c in resource.columns)
-        index = resource.primary_key or resource.keys
+        index = (resource.primary_key or resource.keys) if lasting else ()
         conn = self.conn
         async with self.lock, conn.transaction():
             await conn.execute(f"INSERT INTO {self._registry} (name, instance) VALUES ($1, $2)",
@@ -162,7 +164,8 @@ class CacheStore:
                                    f"({', '.join(map(quote_ident, index))})")
             if self.agent_user and self.agent_user != self.owner:
                 await conn.execute(f"GRANT SELECT ON {table} TO {quote_ident(self.agent_user)}")
-            await conn.execute(f"ANALYZE {table}")
+            if lasting:
+                await conn.execute(f"ANALYZE {table}")
             return int(await conn.fetchval("SELECT pg_total_relation_size($1::regclass)",
                                            table))
 

@@ -61,6 +61,9 @@ class ServerConfig(BaseModel):
     cache_max_rows: int = Field(2_000_000, description="Rows above which a call is not kept")
     cache_bytes: int = Field(256 * 1024 * 1024, description="Bytes of kept tables; the least "
                              "recently used go")
+    spill_min_rows: int = Field(10_000, description="Rows from which a call that is not kept "
+                                "reaches the sidecar by binary COPY, into a table dropped "
+                                "when its statement ends")
     require_tls: bool = Field(False, description="Refuse connections that do not use TLS")
     mcp_servers: list[dict[str, Any]] = Field(
         default_factory=list, description="[[mcp.servers]] tables: MCP servers served as tables")
@@ -81,7 +84,8 @@ class ServerConfig(BaseModel):
         return Limits(self.row_limit, self.max_result_bytes, self.call_budget,
                       self.resolver_timeout, self.resource_concurrency, self.statement_timeout,
                       self.call_row_cap, cache_min_rows=self.cache_min_rows,
-                      cache_max_rows=self.cache_max_rows, cache_bytes=self.cache_bytes)
+                      cache_max_rows=self.cache_max_rows, cache_bytes=self.cache_bytes,
+                      spill_min_rows=self.spill_min_rows)
 
 
 def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -108,6 +108,7 @@ class StatementContext:
     notices: list[Notice] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)  # its timeout counts from here
     timed: bool = True  # under the statement timeout (a COMMIT's writes are not)
+    spilled: list[Any] = field(default_factory=list)  # tables of its own (keep.py's Kept)
 
     def __post_init__(self) -> None:
         CURRENT_STATEMENT.set(self)

@@ -60,7 +60,7 @@ def compile(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept], sq
     reads = []
     for ref in plan.reads:
         kept = rows.get(ref.id)
-        if not isinstance(kept, Kept) or not _fixed(ref):
+        if not isinstance(kept, Kept) or not kept.lasting or not _fixed(ref):
             return
         reads.append((kept.key, kept.table))
     if reads and plan.target is None and "set_config" not in plan.sql.lower():

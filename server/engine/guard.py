@@ -67,6 +67,9 @@ class Limits:
     cache_min_rows: int = 500
     cache_max_rows: int = 2_000_000
     cache_bytes: int = 256 * 1024 * 1024
+    # A call that is not kept but gave at least spill_min_rows rows reaches the sidecar by
+    # binary COPY into a table of its statement's own, cheaper than rows sent with it.
+    spill_min_rows: int = 10_000
 
 
 class ResolverTimeout(TimeoutError):

@@ -18,6 +18,10 @@ Rules:
   when the kept tables pass ``cache_bytes`` (least recently used first). A table
   that goes is forgotten at once and dropped once no statement that could have
   read it is still running (the statement timeout), or at close.
+- A call that is not kept (volatile, stable without a ttl, or too large) but
+  gave at least ``spill_min_rows`` rows is *spilled*: copied the same way into a
+  table that only its statement reads (no index, no statistics), dropped when
+  the statement ends. Binary COPY is cheaper than rows sent as parameters.
 - Failing to materialize never fails a statement: its rows are sent with it.
 """
 
@@ -103,6 +107,7 @@ class Kept:
     made_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     deadline: float | None = None  # time.monotonic() when it goes (ttl)
     hits: int = 0
+    lasting: bool = True  # False: spilled, for one statement
 
     @property
     def expires_at(self) -> dt.datetime | None:
@@ -127,6 +132,7 @@ class KeptCalls:
         self._generation = 0
         self._dead: list[tuple[str, str, float]] = []  # (database, table, drop after)
         self._reopening: asyncio.Future[None] | None = None
+        self._dropping: set[asyncio.Task[None]] = set()  # spilled tables going
 
     # -- in memory: the deadlines of ttl calls -------------------------------------
 
@@ -186,6 +192,39 @@ class KeptCalls:
         # The table holds the rows now: the memory need not.
         session.db.immutable.pop((resource.name, call.identity), None)
         return made
+
+    async def spill(self, session: Session, resource: Resource, rows: list[dict]
+                    ) -> Kept | None:
+        """One statement's rows of a call, copied into a table of their own; None when
+        there is no store (the rows travel with the statement). ``discard`` drops it."""
+        database = session.view.database
+        store = self.stores.get(database)
+        if store is None:
+            return None
+        self._generation += 1
+        name = store.table_name("spill", self._generation)
+        try:
+            size = await store.make(name, resource, rows, lasting=False)
+        except (OSError, errors.SqlError, Exception) as exc:  # the rows still answer
+            log.warning("rows of %s not spilled: %s", resource.name, exc)
+            return None
+        return Kept(("", resource.name, None), store.qualified(name), name, database,
+                    resource.name, {}, session.user, len(rows), size, lasting=False)
+
+    def discard(self, spilled: list[Kept]) -> None:
+        """Drop spilled tables, their statement done (in the background)."""
+        for database in {k.database for k in spilled}:
+            store = self.stores.get(database)
+            if store is not None:
+                task = asyncio.ensure_future(
+                    store.drop([k.name for k in spilled if k.database == database]))
+                self._dropping.add(task)
+                task.add_done_callback(self._dropped)
+
+    def _dropped(self, task: asyncio.Task[None]) -> None:
+        self._dropping.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("spilled tables not dropped: %s", task.exception())
 
     def find(self, key: Key) -> Kept | None:
         """The fresh kept call of a key, now the most recently used; or None."""
@@ -322,6 +361,8 @@ class KeptCalls:
     async def close(self) -> None:
         if self._reopening is not None:
             self._reopening.cancel()
+        if self._dropping:
+            await asyncio.gather(*self._dropping, return_exceptions=True)
         self.entries.clear()
         for store in self.stores.values():
             await store.close()

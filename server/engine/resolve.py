@@ -106,17 +106,31 @@ async def _resolve_read(session: Session, ref: Reference, params: list[Any],
                         ctx: StatementContext) -> list[dict[str, Any]] | Kept:
     kept = session.db.kept
     if not kept.eligible(session, ref):
-        return await resolve_ref(session, ref, params, ctx)
+        return await _spilled(session, ref, await resolve_ref(session, ref, params, ctx), ctx)
     calls = await bindings(session, ref, params, ctx)
     if len(calls) != 1:  # several calls (or none): their rows travel with the statement
-        return await resolve_ref(session, ref, params, ctx, calls)
+        return await _spilled(session, ref, await resolve_ref(session, ref, params, ctx, calls),
+                              ctx)
     ctx.planned += 1
     session.db.guard.check_budget(ctx.planned)
     out = await kept.read(session, ref, calls[0], ctx,
                           lambda: select(session, ref, calls[0], ctx))
     if isinstance(out, Kept):
         return out
-    return _answer(session, ref, calls, [out], ctx)
+    return await _spilled(session, ref, _answer(session, ref, calls, [out], ctx), ctx)
+
+
+async def _spilled(session: Session, ref: Reference, rows: list[dict[str, Any]],
+                   ctx: StatementContext) -> list[dict[str, Any]] | Kept:
+    """A reference's rows, or, when there are many, the table they were copied into for
+    this statement alone (``KeptCalls.spill``); the statement's end drops it."""
+    if len(rows) < session.db.limits.spill_min_rows or ref.schema == SYSTEM_SCHEMA:
+        return rows
+    table = await session.db.kept.spill(session, ref.resource, rows)
+    if table is None:
+        return rows
+    ctx.spilled.append(table)
+    return table
 
 
 async def resolve_ref(session: Session, ref: Reference, params: list[Any],

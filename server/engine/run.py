@@ -93,7 +93,8 @@ async def run(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept],
     param_of, args, tables = materialize(plan, rows, params)
     calls = (await fn_calls.substitute(session, plan, params, args, ctx)
              if session.db.fns else ())
-    if calls:
+    spilled = any(isinstance(r, Kept) and not r.lasting for r in rows.values())
+    if calls or spilled:  # a text of its own, never again
         rw = rewrite(plan, param_of, returning=returning, replace=calls,
                      schemas=session.db.schemas, tables=tables)
     else:  # the same plan, RETURNING and kept tables always rewrite to the same text

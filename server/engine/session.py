@@ -328,9 +328,13 @@ class Session:
             if plan.references or self.db.fns:  # else no tool runs: nothing to guard
                 await self._check(stmt, params)
             ctx = StatementContext(request, stmt.sql)
-            if isinstance(node, ast.SelectStmt):
-                return await resolve.read(self, plan, params, ctx, request.formats)
-            return await writes.write(self, plan, params, ctx)
+            try:
+                if isinstance(node, ast.SelectStmt):
+                    return await resolve.read(self, plan, params, ctx, request.formats)
+                return await writes.write(self, plan, params, ctx)
+            finally:
+                if ctx.spilled:
+                    self.db.kept.discard(ctx.spilled)
         if isinstance(node, ast.ExplainStmt):
             return await explain_statement(self, stmt.sql, node.query, params, node)
         if isinstance(node, ast.VariableSetStmt | ast.VariableShowStmt):
