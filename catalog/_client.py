@@ -58,6 +58,7 @@ from glove_scratchpad.wire import (
     AuthenticationSASLFinal,
     BackendKeyData,
     Bind,
+    BindTemplate,
     CancelRequest,
     ClientConnection,
     Close,
@@ -152,6 +153,8 @@ _BEGIN_READ = _encoded(Bind("", "_gs_begin_ro"), Execute())
 _BEGIN_WRITE = _encoded(Bind("", "_gs_begin"), Execute())
 _END = _encoded(Bind("", "_gs_rollback"), Execute(), Sync())
 _EXECUTE = _encoded(Execute())
+# The Binds of the statements prepared on any connection, by (name, parameter formats).
+_BINDS: dict[tuple[str, tuple[int, ...]], BindTemplate] = {}
 _DESCRIBE_EXECUTE = _encoded(Describe("P"), Execute())
 _SYNC = _encoded(Sync())
 
@@ -307,9 +310,14 @@ class SidecarConnection:
                 name = f"_gs_{next(self._names)}"
                 parts.append(Parse(name, step.sql, key[1]).encode())
                 parsed.append((key, name))
-            parts.append(Bind("", name, tuple([p.format for p in params]),
-                              tuple([p.value for p in params]),
-                              tuple(step.result_formats)).encode())
+            formats = tuple([p.format for p in params])
+            template = _BINDS.get((name, formats))
+            if template is None:
+                if len(_BINDS) >= MAX_SEEN:
+                    _BINDS.clear()
+                template = _BINDS[name, formats] = BindTemplate("", name, formats)
+            parts.append(template.encode(tuple([p.value for p in params]),
+                                         tuple(step.result_formats)))
             parts.append(_DESCRIBE_EXECUTE if step.rows else _EXECUTE)
         parts.append(_END if wrapped else _SYNC)
         self._transport.write(b"".join(parts))

@@ -22,6 +22,7 @@ from typing import Any
 from ._codec import (
     BYTE,
     FORMATS,
+    HEADER,
     I32,
     INT16,
     INT32,
@@ -38,6 +39,7 @@ from ._codec import (
     checked,
     cstr,
     decode_with,
+    values_block,
 )
 from .errors import RemoteProtocolError
 
@@ -245,6 +247,21 @@ class SASLResponse(Message):
     type_byte = b"p"
     layout = (REST,)
     data: bytes
+
+
+class BindTemplate:
+    """The Binds of one prepared statement with its parameter formats: the bytes up to
+    the values are made once. ``encode`` gives what ``Bind(...).encode()`` would."""
+
+    __slots__ = ("_prefix",)
+
+    def __init__(self, portal: str, statement: str, param_formats: tuple[int, ...]) -> None:
+        self._prefix = cstr(portal) + cstr(statement) + FORMATS.encode(param_formats)
+
+    def encode(self, params: tuple[bytes | None, ...], result_formats: tuple[int, ...] = ()
+               ) -> bytes:
+        body = self._prefix + values_block(params) + FORMATS.encode(result_formats)
+        return HEADER.pack(b"B", len(body) + 4) + body
 
 
 def _read_bind(r: Reader) -> Bind | None:

@@ -130,20 +130,9 @@ async def run_compiled(session: Session, compiled: Compiled, params: Sequence[Pa
 async def pipeline(session: Session, steps: list[Step], *, transaction: str = "read",
                    rewritten: Rewritten | None = None) -> StepResult:
     """Run steps on a pooled sidecar connection; the last step's result is returned."""
-    settings = dict(session.settings)
-    if "statement_timeout" in settings:
-        # The session enforces the client's value under the server's cap; the sidecar gets
-        # the effective one, never the raw 0 or "1h" that would lift its backstop.
-        settings["statement_timeout"] = f"{max(1, int(timeout(session) * 1000))}ms"
-    # application_name changes no result; it is sent only to a statement that reads it.
-    names = [n for n in settings if n != "application_name"
-             or any("application_name" in step.sql for step in steps)]
-    if names:
-        setter = Step(
-            "SELECT " + ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)"
-                                  for i in range(len(names))),
-            [encode_param(x) for n in names for x in (n, settings[n])], rows=False)
-        steps = [setter, *steps]
+    settings = session.settings
+    if settings:
+        steps = _with_settings(session, steps)
     async with session.view.pool.acquire() as conn:
         try:
             results = await conn.pipeline(steps, transaction=transaction)
@@ -157,14 +146,36 @@ async def pipeline(session: Session, steps: list[Step], *, transaction: str = "r
     return results[-1]
 
 
+def _with_settings(session: Session, steps: list[Step]) -> list[Step]:
+    """The steps after one that applies the session's settings, for this transaction."""
+    settings = dict(session.settings)
+    if "statement_timeout" in settings:
+        # The session enforces the client's value under the server's cap; the sidecar gets
+        # the effective one, never the raw 0 or "1h" that would lift its backstop.
+        settings["statement_timeout"] = f"{max(1, int(timeout(session) * 1000))}ms"
+    # application_name changes no result; it is sent only to a statement that reads it.
+    names = [n for n in settings if n != "application_name"
+             or any("application_name" in step.sql for step in steps)]
+    if not names:
+        return steps
+    setter = Step(
+        "SELECT " + ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)"
+                              for i in range(len(names))),
+        [encode_param(x) for n in names for x in (n, settings[n])], rows=False)
+    return [setter, *steps]
+
+
 def result_of(session: Session, tag: str, out: StepResult,
               ctx: StatementContext | None = None) -> Result:
-    names = session.db.type_names
-    columns = [ResultColumn(f.name, f.type_oid, names.get(f.type_oid, str(f.type_oid)))
-               for f in out.fields]
+    columns = session.view.columns.get(out.fields)
+    if columns is None:
+        names = session.db.type_names
+        columns = tuple(ResultColumn(f.name, f.type_oid, names.get(f.type_oid, str(f.type_oid)))
+                        for f in out.fields)
+        keep(session.view.columns, out.fields, columns)
     return Result(
         command_tag=tag,
-        columns=columns,
+        columns=list(columns),
         fields=out.fields,
         data_rows=out.rows,
         notices=ctx.notices if ctx else [],

@@ -46,5 +46,7 @@ class View:
     gated: set[str] = field(default_factory=set)  # SQL texts that passed the gate
     # Rewritten texts by (SQL, RETURNING): a plan's references always get the same CTEs.
     rewrites: dict[tuple[str, str | None], Rewritten] = field(default_factory=dict)
+    # A result's columns by its fields (the sidecar client keeps each description once).
+    columns: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     # Statements that read kept calls alone, by SQL text: the fast path (``fast.py``).
     compiled: dict[str, Compiled] = field(default_factory=dict)

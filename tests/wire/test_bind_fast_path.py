@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glove_scratchpad.wire import Bind, RemoteProtocolError
+from glove_scratchpad.wire import Bind, BindTemplate, RemoteProtocolError
 from glove_scratchpad.wire._codec import Reader, decode_with
 
 names = st.text(st.characters(blacklist_characters="\0", codec="utf-8"), max_size=8)
@@ -47,3 +47,12 @@ def test_bind_damaged_bodies_decode_alike(portal, params, cut, junk):
     body = Bind(portal, "s", (), tuple(params), (1,)).encode()[5:]
     for damaged in (body[:cut], body + junk, body[:cut] + junk + body[cut:]):
         assert _fast(damaged) == _field_by_field(damaged)
+
+
+@settings(max_examples=300)
+@given(names, names, formats, values, formats)
+def test_a_bind_template_encodes_what_bind_does(portal, statement, param_formats, params,
+                                                result_formats):
+    template = BindTemplate(portal, statement, tuple(param_formats))
+    assert template.encode(tuple(params), tuple(result_formats)) == Bind(
+        portal, statement, tuple(param_formats), tuple(params), tuple(result_formats)).encode()
