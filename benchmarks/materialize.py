@@ -1,8 +1,10 @@
 """3. Materialization: a statement over a volatile resource returning n rows, vs COPY.
 
 Through the server, ``SELECT count(*) FROM rows WHERE n = <n>`` is timed end to
-end from an asyncpg client: the resolver's rows are validated, serialised to
-parameters (one array per column) and turned back into typed rows by the sidecar.
+end from an asyncpg client: the resolver's rows are validated, then, below
+``spill_min_rows`` (10,000), serialised to parameters (one array per column) and
+turned back into typed rows by the sidecar; from it on, spilled: copied by binary
+COPY into a table that only the statement reads, dropped after it.
 The physical limit is COPY of the same rows into an unlogged table of the same sidecar
 (``copy_records_to_table``, asyncpg's binary COPY FROM STDIN), timed the same way.
 The resolver returns an already built list, so neither side pays for making rows.
@@ -26,6 +28,7 @@ from .env import Env
 from .results import TIMES, Section, ratio, times
 
 NAME = "materialization"
+SPILL_MIN_ROWS = 10_000  # the server's default spill_min_rows
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
 SMOKE_SIZES = (1_000,)
 CHECKED = 100_000
@@ -116,10 +119,15 @@ def _timed(fn):  # type: ignore[no-untyped-def]
 
 
 async def _breakdown(env: Env, section: Section, n: int) -> None:
-    """Where the time of n rows goes: validation, encoding, the sidecar's work."""
+    """Where the time of n rows goes: validation, then the spill's COPY (from
+    ``spill_min_rows`` on) or the parameters' encoding and the sidecar's reading."""
     raw = make_rows(n)
     validated, validate_ms = _timed(lambda: rows_resource.validate_rows(raw, {"n": n}))
     checks.expect("validate_rows: rows", len(validated), n)
+    section.add(f"… {n:,} rows: `validate_rows` (column by column)", "ms", server=validate_ms)
+    if n >= SPILL_MIN_ROWS:
+        await _spill_breakdown(env, section, n, validated, validate_ms)
+        return
     texts, params_ms = _timed(lambda: rows_params(rows_resource, validated))
     encoded, encode_ms = _timed(lambda: [encode_param(t) for t in texts])
     checks.expect("encode_param: parameters", len(encoded), len(texts))
@@ -138,7 +146,6 @@ async def _breakdown(env: Env, section: Section, n: int) -> None:
         await conn.close()
     mb = sum(map(len, texts)) / 2**20
     how = "column arrays" if len(texts) > 1 else "JSON"
-    section.add(f"… {n:,} rows: `validate_rows` (pydantic, in chunks)", "ms", server=validate_ms)
     section.add(
         f"… {n:,} rows: `rows_params`", "ms", server=params_ms, note=f"{mb:.1f} MB of {how}"
     )
@@ -154,3 +161,29 @@ async def _breakdown(env: Env, section: Section, n: int) -> None:
         f"encode {encode_ms:.0f} ms, sidecar {sidecar_ms:.0f} ms",
         flush=True,
     )
+
+
+async def _spill_breakdown(env: Env, section: Section, n: int, validated: list[dict],
+                           validate_ms: float) -> None:
+    """The spill's own step: binary COPY of the validated rows into a new unlogged table
+    with no index (what ``CacheStore.make`` does for a statement's table), on a direct
+    connection."""
+    conn = await env.direct.connect()
+    try:
+        t0 = time.perf_counter()
+        async with conn.transaction():
+            await conn.execute("CREATE UNLOGGED TABLE spill_probe"
+                               " (n bigint, i bigint, name text, value double precision)")
+            tag = await conn.copy_records_to_table(
+                "spill_probe", records=(tuple(map(r.get, COLUMNS)) for r in validated),
+                columns=COLUMNS)
+        copy_ms = (time.perf_counter() - t0) * 1000
+        checks.expect("direct: the spill's COPY", tag, f"COPY {n}")
+        await checks.materialized(conn, "spill_probe", n, "direct, the spill's table")
+        await conn.execute("DROP TABLE spill_probe")
+    finally:
+        await conn.close()
+    section.add(f"… {n:,} rows: the spill's binary COPY (a new unlogged table)", "ms",
+                server=copy_ms, note="a direct connection, the validated rows")
+    print(f"  breakdown of {n:,} rows: validate {validate_ms:.0f} ms, spill COPY "
+          f"{copy_ms:.0f} ms", flush=True)

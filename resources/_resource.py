@@ -17,7 +17,7 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
+from operator import is_, itemgetter, methodcaller
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -270,7 +270,7 @@ class Resource:
         if set(map(type, rows)) - {dict}:
             rows = [self._as_mapping(row) for row in rows]
         for key, value in (stamp or {}).items():
-            if any(row.get(key) is None for row in rows):
+            if None in list(map(methodcaller("get", key), rows)):
                 rows = [{**row, key: value} if row.get(key) is None else row for row in rows]
         return rows
 
@@ -305,7 +305,7 @@ class Resource:
     def _validate_columns(self, rows: list[Any]) -> list[dict[str, Any]] | None:
         names = self.column_names
         width = len(names)
-        if not all(len(row) == width for row in rows):
+        if set(map(len, rows)) - {width}:
             return None
         try:
             columns = [list(map(itemgetter(n), rows)) for n in names]
@@ -321,7 +321,12 @@ class Resource:
                 except ValidationError:
                     return None  # the model's path words the error
             out.append(values)
-        return [dict(zip(names, values, strict=True)) for values in zip(*out, strict=True)]
+        if all(all(map(is_, new, old)) for new, old in zip(out, columns, strict=True)):
+            # Every value was already what its column holds: copies of the rows (each has
+            # exactly the columns), cheaper than rows made again from the columns.
+            return list(map(dict.copy, rows))
+        # The columns are of one length, and as many as the names (checked above).
+        return [dict(zip(names, values, strict=False)) for values in zip(*out, strict=False)]
 
     def _row_error(self, exc: ValidationError, rows: list[Any], offset: int = 0
                    ) -> ExternalRoutineError:
