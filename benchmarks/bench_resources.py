@@ -8,20 +8,31 @@ Loaded by the server subprocess as a file, so it imports nothing from ``benchmar
 - ``rows`` (volatile): ``n`` rows for ``WHERE n = …``; the materialization benchmark.
   The resolver keeps its last answer, so the time measured is the server's, not the
   time to build the Python dicts.
+- ``big`` (immutable, no key, primary key ``id``): every row of ``items`` in one
+  call, which the server keeps as a sidecar table; ``big_ttl`` (stable, ``ttl``
+  ``BIG_TTL`` seconds, ``BENCH_BIG_TTL``): the same rows, kept until the ttl ends.
+  The direct runs read ``items``. The list is built once, so the time measured is
+  the server's.
+- ``kept_rows`` (immutable, key ``n``, primary key ``i``): the rows of ``rows``, from
+  the same built list; the first materialization of a kept call.
+- ``kept_stats`` (volatile): how many times ``big``, ``big_ttl`` and ``kept_rows``
+  were called since the server started (a kept call is not called again).
 - ``slow`` (volatile): every call sleeps ``SLOW_SECONDS``; ``slow_stats`` reports the
   peak number of ``slow`` calls in flight since it was last read.
 - ``customer``, ``orders``, ``product``, ``review``, ``shipment``: the five-resource
   join that EXPLAIN plans (their resolvers are never called by EXPLAIN).
 
-``BENCH_WRONG_ANSWERS`` (comma-separated: ``items.qty``, ``items.name``, ``rows.name``)
-makes the server's resolvers answer wrongly, for the test that the benchmarks'
-checks catch it (tests/benchmarks); the direct tables are built from the right rows.
+``BENCH_WRONG_ANSWERS`` (comma-separated: ``items.qty``, ``items.name``, ``rows.name``,
+``big.qty``, ``big_ttl.qty``, ``kept_rows.name``) makes the server's resolvers answer
+wrongly, for the test that the benchmarks' checks catch it (tests/benchmarks); the
+direct tables are built from the right rows.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections import Counter
 
 from pydantic import BaseModel, Field
 
@@ -29,6 +40,7 @@ from glove_scratchpad.resources import Bindings, define_resource
 
 ITEMS = int(os.environ.get("BENCH_ITEMS", "100000"))
 SLOW_SECONDS = float(os.environ.get("BENCH_SLOW_SECONDS", "0.1"))
+BIG_TTL = float(os.environ.get("BENCH_BIG_TTL", "2"))
 WRONG = frozenset(filter(None, os.environ.get("BENCH_WRONG_ANSWERS", "").split(",")))
 
 
@@ -96,15 +108,23 @@ def make_rows(n: int) -> list[dict]:
 _last_rows: dict[int, list[dict]] = {}
 
 
-def _rows(b: Bindings) -> list[dict]:
-    n = b.one("n")
+def _made_rows(n: int) -> list[dict]:
+    """``make_rows(n)``, kept while ``n`` is asked again (by ``rows`` or ``kept_rows``)."""
     found = _last_rows.get(n)
     if found is None:
         _last_rows.clear()  # keep one answer: a 1M-row list is large
         found = _last_rows[n] = make_rows(n)
-        if "rows.name" in WRONG:  # the right count, one wrong value
-            found[-1]["name"] = "wrong"
     return found
+
+
+def _one_wrong_name(rows: list[dict]) -> list[dict]:
+    """The right count, one wrong value (a copy: the kept list stays right)."""
+    return [*rows[:-1], {**rows[-1], "name": "wrong"}] if rows else rows
+
+
+def _rows(b: Bindings) -> list[dict]:
+    found = _made_rows(b.one("n"))
+    return _one_wrong_name(found) if "rows.name" in WRONG else found
 
 
 rows = define_resource(
@@ -114,6 +134,79 @@ rows = define_resource(
     volatility="volatile",
     description="n generated rows",
     select=_rows,
+    inline=True,
+)
+
+
+# -- kept calls: big, big_ttl, kept_rows, kept_stats ---------------------------------
+
+CALLS: Counter[str] = Counter()  # resolver calls of the kept resources
+_every_item: list[dict] = []
+
+
+def _all_items(resource: str) -> list[dict]:
+    """Every item's row (built once); each item's qty one too many with ``<resource>.qty``."""
+    CALLS[resource] += 1
+    if not _every_item:
+        _every_item.extend(item_row(i) for i in range(1, ITEMS + 1))
+    if f"{resource}.qty" in WRONG:
+        return [{**r, "qty": r["qty"] + 1} for r in _every_item]
+    return _every_item
+
+
+def _big(b: Bindings) -> list[dict]:
+    return _all_items("big")
+
+
+def _big_ttl(b: Bindings) -> list[dict]:
+    return _all_items("big_ttl")
+
+
+def _kept_rows(b: Bindings) -> list[dict]:
+    CALLS["kept_rows"] += 1
+    found = _made_rows(b.one("n"))
+    return _one_wrong_name(found) if "kept_rows.name" in WRONG else found
+
+
+def _kept_stats(b: Bindings) -> list[dict]:
+    return [{"resource": r, "calls": CALLS[r]} for r in ("big", "big_ttl", "kept_rows")]
+
+
+big = define_resource(
+    "big",
+    schema=Item,
+    primary_key=["id"],
+    volatility="immutable",
+    description=f"The {ITEMS:,} items in one call, kept as a sidecar table",
+    select=_big,
+    inline=True,
+)
+big_ttl = define_resource(
+    "big_ttl",
+    schema=Item,
+    primary_key=["id"],
+    volatility="stable",
+    ttl=BIG_TTL,
+    description=f"The {ITEMS:,} items in one call, kept for {BIG_TTL:g} s",
+    select=_big_ttl,
+    inline=True,
+)
+kept_rows = define_resource(
+    "kept_rows",
+    schema=Row,
+    keys=["n"],
+    primary_key=["i"],
+    volatility="immutable",
+    description="n generated rows, each call kept as a sidecar table",
+    select=_kept_rows,
+    inline=True,
+)
+kept_stats = define_resource(
+    "kept_stats",
+    columns=[("resource", "text"), ("calls", "bigint")],
+    volatility="volatile",
+    description="Calls of big, big_ttl and kept_rows since the server started",
+    select=_kept_stats,
     inline=True,
 )
 
@@ -242,4 +335,7 @@ JOIN_SQL = (
     " AND r.product_id IN (1, 2, 3) AND s.order_id = 7"
 )
 
-resources = [items, rows, slow, slow_stats, customer, orders, product, review, shipment]
+resources = [
+    items, rows, big, big_ttl, kept_rows, kept_stats, slow, slow_stats,
+    customer, orders, product, review, shipment,
+]

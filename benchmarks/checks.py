@@ -5,9 +5,12 @@ same endpoint and protocol, and compares the answer with what the resource produ
 A mismatch raises ``WrongAnswer``: the benchmark fails (the report marks it FAIL
 with the reason) instead of recording the time of a fast wrong answer.
 
-- ``lookup``: the point lookup (``items``), by pgbench itself and by full rows;
-- ``materialized``: a ``rows`` answer's count and checksum (through the server, or
-  of the COPY reference's table);
+- ``lookup``: the point lookup (``items``, or ``big`` and ``big_ttl``, which have its
+  rows), by pgbench itself and by full rows;
+- ``materialized``: a ``rows`` (or ``kept_rows``) answer's count and checksum (through
+  the server, or of the COPY reference's table);
+- ``calls`` and ``ttl_calls``: how many times a kept resource's resolver ran
+  (``kept_stats``): a kept call is not called again until it goes;
 - ``plan``: EXPLAIN rows (non-empty, naming every resource), e.g. ``explain_wire``;
 - ``expect``: any other answer (resolver counts, idle clients' lookups).
 """
@@ -28,8 +31,8 @@ from .env import Endpoint
 from .pgbench import lookup_script, pgbench, write_script
 from .results import Section, WrongAnswer
 
-__all__ = ["WrongAnswer", "expect", "explain_wire", "item_text", "lookup", "materialized",
-           "passed", "plan", "rows_checksum"]
+__all__ = ["WrongAnswer", "calls", "expect", "explain_wire", "item_text", "lookup",
+           "materialized", "passed", "plan", "rows_checksum", "ttl_calls"]
 
 ITEM_COLUMNS = ["id", "name", "qty"]
 
@@ -92,9 +95,17 @@ async def _rows(ep: Endpoint, mode: str, sql: str, i: int) -> tuple[list[str], l
 
 
 async def lookup(
-    ep: Endpoint, mode: str, workdir: Path, *, clients: int = 1, low: int = 1, high: int = ITEMS
+    ep: Endpoint,
+    mode: str,
+    workdir: Path,
+    *,
+    clients: int = 1,
+    low: int = 1,
+    high: int = ITEMS,
+    table: str = "items",
 ) -> str:
-    """Check the point lookup on ``ep`` in pgbench mode ``mode``; returns what it checked.
+    """Check the point lookup of ``table`` (which has ``items``' rows: ``items``, ``big``,
+    ``big_ttl``) on ``ep`` in pgbench mode ``mode``; returns what it checked.
 
     - pgbench, in the same mode with the same clients, runs the timed statement with
       ``\\gset`` and aborts unless the row's id and qty are those of the id looked up
@@ -102,15 +113,18 @@ async def lookup(
     - the full row, the label included, of a few ids over the same protocol: a raw
       ``Query`` (simple), unnamed statements (extended), named prepared ones (prepared).
     """
-    script = write_script(workdir, f"check_lookup_{low}_{high}", lookup_script(low, high, True))
+    script = write_script(
+        workdir, f"check_lookup_{table}_{low}_{high}", lookup_script(low, high, True, table)
+    )
     await pgbench(ep, script, ["-t", "5"], clients=clients, threads=2, mode=mode)
-    statement = lookup_script(low, high).splitlines()[-1].rstrip(";")
+    statement = lookup_script(low, high, table=table).splitlines()[-1].rstrip(";")
     for i in _sample_ids(low, high):
         columns, rows = await _rows(ep, mode, statement, i)
         what = f"{ep.name} -M {mode}: {statement} (id = {i})"
         expect(f"{what}, columns", columns, ITEM_COLUMNS)
         expect(what, rows, [item_text(i)])
-    return f"lookup {ep.name} -M {mode}" + (f" c={clients}" if clients > 1 else "")
+    what = "lookup" if table == "items" else f"lookup of {table}"
+    return f"{what} {ep.name} -M {mode}" + (f" c={clients}" if clients > 1 else "")
 
 
 # -- materialization -------------------------------------------------------------------
@@ -149,6 +163,26 @@ async def materialized(conn: asyncpg.Connection, table: str, n: int, what: str) 
     """The rows of ``table`` for ``n``: their count and checksum are those of ``make_rows(n)``."""
     got = tuple(await conn.fetchrow(CHECKSUM_SQL.format(table=table, n=n)))
     expect(f"{what}: count and md5 of {table} WHERE n = {n}", got, _made(n))
+
+
+# -- kept calls ------------------------------------------------------------------------
+
+
+def calls(what: str, got: int, least: int, most: int) -> None:
+    """A resolver's call count lies in [least, most]: more means a kept call was made
+    again while it should have been read; fewer, that it was not made (or not again)."""
+    if not least <= got <= most:
+        want = str(least) if least == most else f"{least} to {most}"
+        raise WrongAnswer(f"{what}: {got} resolver calls, expected {want}")
+
+
+def ttl_calls(seconds: float, ttl: float) -> tuple[int, int]:
+    """The calls a resource kept for ``ttl`` seconds may make over ``seconds`` of its
+    statements, as (least, most): a call is made again only once the last one's ttl is
+    over, so at most one per ttl begun (and one of slack); when the statements span
+    over twice the ttl, the last ones came after the first call expired: at least two."""
+    least = 2 if seconds > 2 * ttl else 1
+    return least, int(seconds / ttl) + 2
 
 
 # -- EXPLAIN ---------------------------------------------------------------------------

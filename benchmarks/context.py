@@ -1,4 +1,4 @@
-"""8. Context: what an agent's context holds, the tools folded in or one tool and the catalog.
+"""9. Context: what an agent's context holds, the tools folded in or one tool and the catalog.
 
 Counted, not timed. For each set of tools, in characters (``len`` of the Python
 ``str``: Unicode code points):

@@ -3,7 +3,8 @@
 - The sidecar is ``EmbeddedSidecar(temporary=True)``, with ``max_connections``
   raised (and restarted) so that direct runs at 128 clients fit (not in smoke runs,
   which stop at 32 clients).
-- Its database ``bench`` holds the plain indexed tables the direct and relay runs read.
+- Its database ``bench`` holds the plain indexed tables the direct and relay runs read,
+  and the unlogged tables the COPY references fill.
 - The server runs in a subprocess (its own core and GIL, as in production), on the
   same sidecar through ``--sidecar-dsn`` with a Unix-socket DSN, in its own database
   ``bench_server`` (installing resources rebuilds a database's public schema).
@@ -221,6 +222,11 @@ class Env:
             await conn.execute(
                 "CREATE UNLOGGED TABLE copy_target"
                 " (n bigint, i bigint, name text, value double precision)"
+            )
+            # The reference of a kept call's first materialization: indexed as its table is.
+            await conn.execute(
+                "CREATE UNLOGGED TABLE kept_copy_target"
+                " (n bigint, i bigint PRIMARY KEY, name text, value double precision)"
             )
         finally:
             await conn.close()

@@ -1,4 +1,4 @@
-"""4. The pre-pass: latency of EXPLAIN on a five-resource join.
+"""5. The pre-pass: latency of EXPLAIN on a five-resource join.
 
 Through the wire (pgbench ``-c 1 -M simple``, an ``EXPLAIN …`` script) against the
 server and, for reference, against five plain tables directly; and in process via

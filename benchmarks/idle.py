@@ -1,4 +1,4 @@
-"""6. Idle connections: many clients that finish the start-up, then say nothing.
+"""7. Idle connections: many clients that finish the start-up, then say nothing.
 
 Raw asyncio sockets (``pgwire.SimpleClient``) send a StartupMessage and read until
 ReadyForQuery, then stay open. Measured while they are all connected: the server's

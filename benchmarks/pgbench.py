@@ -30,10 +30,13 @@ _ABORTED = {
 }
 
 
-def lookup_script(low: int = 1, high: int = ITEMS, check: bool = False) -> str:
-    """The point lookup of a random id in [low, high]; with ``check``, its row is checked
-    (id and qty: pgbench compares numbers only; no row aborts too)."""
-    head = f"\\set id random({low}, {high})\nSELECT * FROM items WHERE id = :id"
+def lookup_script(
+    low: int = 1, high: int = ITEMS, check: bool = False, table: str = "items"
+) -> str:
+    """The point lookup of a random id in [low, high] of ``table`` (``items``' rows); with
+    ``check``, its row is checked (id and qty: pgbench compares numbers only; no row
+    aborts too)."""
+    head = f"\\set id random({low}, {high})\nSELECT * FROM {table} WHERE id = :id"
     return f"{head} \\gset got_\n{_CHECK}" if check else f"{head};\n"
 
 

@@ -36,26 +36,34 @@ SPY_RATE = 1000  # samples per second
 TOP = 15
 
 # Self time by component: the first rule whose prefix starts the (shortened) file path wins.
+_NET = "client connection (server/net: connection, portals, startup)"
+_GUARD = "limits and audit (server/engine/guard.py, catalog/_audit.py)"
+_KEEP = "kept calls (server/engine/keep.py, catalog/_cache.py)"
+_CLIENT = "sidecar client (catalog/_client.py, _stream.py, _values.py)"
+_ASYNC = "asyncio / uvloop (event loop, socket I/O in C)"
 COMPONENTS = (
-    ("server/wire/", "wire codec (server/wire)"),
-    ("server/protocol.py", "client connection (server/protocol.py, app.py)"),
-    ("server/app.py", "client connection (server/protocol.py, app.py)"),
-    ("server/session.py", "interpreter (server/session.py, results.py, values.py)"),
-    ("server/results.py", "interpreter (server/session.py, results.py, values.py)"),
-    ("server/values.py", "interpreter (server/session.py, results.py, values.py)"),
-    ("server/analysis.py", "analysis and rewrite (server/analysis.py, rewrite.py)"),
-    ("server/rewrite.py", "analysis and rewrite (server/analysis.py, rewrite.py)"),
-    ("server/runner.py", "sidecar client (server/runner.py)"),
-    ("server/limits.py", "limits and audit (server/limits.py)"),
+    ("glove_scratchpad/wire/", "wire codec (glove_scratchpad/wire)"),
+    ("server/net/", _NET),
+    ("server/engine/guard.py", _GUARD),
+    ("catalog/_audit.py", _GUARD),
+    ("server/engine/keep.py", _KEEP),
+    ("catalog/_cache.py", _KEEP),
+    ("server/engine/", "interpreter (server/engine: session, resolve, run, …)"),
+    ("server/sql/", "parse, gate, analysis and rewrite (server/sql)"),
     ("server/", "other server code"),
+    ("glove_scratchpad/", "other server code"),
+    ("catalog/_client.py", _CLIENT),
+    ("catalog/_stream.py", _CLIENT),
+    ("catalog/_values.py", _CLIENT),
+    ("catalog/_rows.py", "rows as parameters (catalog/_rows.py)"),
+    ("catalog/", "other catalog code"),
     ("pglast/", "pglast"),
-    ("catalog/", "catalog (rows_params)"),
     ("resources/", "resources (resolver call, row validation)"),
     ("pydantic", "pydantic"),
-    ("asyncpg/", "asyncpg (catalog pool, audit writes)"),
+    ("asyncpg/", "asyncpg (audit writes, kept tables)"),
     ("json/", "json"),
-    ("asyncio/", "asyncio / uvloop (event loop, socket I/O in C)"),
-    ("uvloop/", "asyncio / uvloop (event loop, socket I/O in C)"),
+    ("asyncio/", _ASYNC),
+    ("uvloop/", _ASYNC),
 )
 _LIB = re.compile(r"^.*?(site-packages/|lib/python3\.\d+/)")
 _FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*?)(?::\d+)?\)$")

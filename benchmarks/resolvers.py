@@ -1,4 +1,4 @@
-"""5. Resolver concurrency: 100 ms resolvers, concurrently or not.
+"""6. Resolver concurrency: 100 ms resolvers, concurrently or not.
 
 - Ten independent references in one statement (``slow a1, …, slow a10`` with a
   different key each): resolved concurrently, it takes about 100 ms.

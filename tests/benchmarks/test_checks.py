@@ -73,6 +73,35 @@ def test_the_checking_script_times_the_same_statement() -> None:
     assert "\\if :got_id != :id or :got_qty != :id * 7 % 1000" in checking
 
 
+def test_the_lookup_script_reads_the_table_it_is_given() -> None:
+    timed, checking = lookup_script(table="big"), lookup_script(check=True, table="big")
+    assert timed.splitlines()[1] == "SELECT * FROM big WHERE id = :id;"
+    assert checking.splitlines()[1] == "SELECT * FROM big WHERE id = :id \\gset got_"
+    assert checking.splitlines()[2:] == lookup_script(check=True).splitlines()[2:]
+
+
+def test_calls_rejects_a_count_out_of_bounds() -> None:
+    checks.calls("big", 1, 1, 1)
+    checks.calls("big_ttl", 4, 2, 4)
+    with pytest.raises(WrongAnswer, match=r"big: 2 resolver calls, expected 1$"):
+        checks.calls("big", 2, 1, 1)
+    with pytest.raises(WrongAnswer, match=r"big_ttl: 5 resolver calls, expected 2 to 4"):
+        checks.calls("big_ttl", 5, 2, 4)
+    with pytest.raises(WrongAnswer, match=r"expected 2 to 4"):
+        checks.calls("big_ttl", 1, 2, 4)
+
+
+def test_ttl_calls_allows_one_call_per_ttl_begun() -> None:
+    # within the ttl: one call, or a second by a hair
+    assert checks.ttl_calls(1.5, 2.0) == (1, 2)
+    # 20 s of statements, ttl 2 s: at most 11 calls made 2 s apart, one of slack
+    assert checks.ttl_calls(20.0, 2.0) == (2, 12)
+    # past twice the ttl, the last statements came after the first call expired
+    assert checks.ttl_calls(4.0, 2.0) == (1, 4)
+    assert checks.ttl_calls(4.1, 2.0) == (2, 4)
+    assert checks.ttl_calls(1.0, 0.2) == (2, 7)
+
+
 def test_passed_adds_a_pass_target_and_a_note() -> None:
     section = Section("x", "X", "about", [])
     checks.passed(section, ["a", "b"])

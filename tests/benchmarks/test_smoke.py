@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -17,11 +18,14 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+# big_ttl's ttl well inside the smoke run, so its kept call expires and is made again.
+SMOKE_ENV = {"BENCH_BIG_TTL": "0.2"}
 # One per benchmark of the issue, and the profile.
 NAMES = (
     "point-lookup",
     "throughput",
     "materialization",
+    "kept-calls",
     "explain",
     "resolver-concurrency",
     "idle-connections",
@@ -47,7 +51,7 @@ async def _smoke(report: Path, *args: str, env: dict[str, str] | None = None) ->
         str(report),
         *args,
         cwd=REPO,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **SMOKE_ENV, **(env or {})},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT,
     )
@@ -72,6 +76,9 @@ async def test_smoke_run_measures_every_benchmark(tmp_path: Path) -> None:
         assert f"== {name} ==" in text, f"{name} did not run:\n{text[-4000:]}"
         assert f"PASS  {_answers(name)}" in text, f"{name} checked no answer:\n{text[-4000:]}"
     assert "failed" not in text.splitlines()[-1], text[-4000:]
+    # big was called once; big_ttl again after its ttl (kept.py checks both bounds)
+    calls = re.search(r"calls: big (\d+) .*, big_ttl (\d+) over", text)
+    assert calls is not None and calls[1] == "1" and int(calls[2]) >= 2, text[-4000:]
     written = report.read_text()
     for name in NAMES:
         assert f"| {_answers(name)} |" in written
@@ -81,6 +88,7 @@ async def test_smoke_run_measures_every_benchmark(tmp_path: Path) -> None:
         "Point lookup",
         "Throughput",
         "Materialization",
+        "Kept calls",
         "EXPLAIN",
         "Resolver concurrency",
         "Idle connections",
@@ -100,6 +108,11 @@ async def test_smoke_run_measures_every_benchmark(tmp_path: Path) -> None:
         ("items.name", "point-lookup", "got [('1', 'item 2', '7')]"),
         # the right count, one wrong value: the checksum
         ("rows.name", "materialization", "count and md5 of rows"),
+        # a kept call's rows: pgbench's checking script, on each kept resource
+        ("big.qty", "kept-calls", "check_lookup_big_1_100000.sql): a row's id or qty"),
+        ("big_ttl.qty", "kept-calls", "check_lookup_big_ttl_1_100000.sql): a row's id or qty"),
+        # the right count, one wrong value, read from the kept table: the checksum
+        ("kept_rows.name", "kept-calls", "count and md5 of kept_rows"),
     ],
 )
 async def test_a_wrong_answer_fails_the_benchmark(
