@@ -21,9 +21,11 @@ Rules:
 - Rows arrive by binary COPY; a column type the driver cannot encode from the
   Python values falls back to the text path that statements use
   (``rows_params``), inside the same transaction.
-- Kept tables are indexed on the primary key (else the required keys), and
-  analyzed, so a point lookup is an index scan. A table that one statement reads
-  and then drops (a large call that is not kept) is neither.
+- Kept tables are indexed on the primary key (else the required keys), so a
+  point lookup is an index scan, and analyzed in the background: the statement
+  that made one need not wait for its statistics (the index already gave the
+  planner its size). A table that one statement reads and then drops (a large
+  call that is not kept) is neither.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from operator import itemgetter
 from typing import Any
 
 import asyncpg
@@ -77,6 +80,7 @@ class CacheStore:
         self.closing = False
         conn.add_termination_listener(self._terminated)
         self._registry = f"{quote_ident(schemas.private)}.cache_tables"
+        self._analyzing: set[asyncio.Task[None]] = set()
 
     @classmethod
     async def open(cls, sidecar: Sidecar, database: str, schemas: Schemas, instance: int,
@@ -164,10 +168,20 @@ class CacheStore:
                                    f"({', '.join(map(quote_ident, index))})")
             if self.agent_user and self.agent_user != self.owner:
                 await conn.execute(f"GRANT SELECT ON {table} TO {quote_ident(self.agent_user)}")
-            if lasting:
-                await conn.execute(f"ANALYZE {table}")
-            return int(await conn.fetchval("SELECT pg_total_relation_size($1::regclass)",
+            size = int(await conn.fetchval("SELECT pg_total_relation_size($1::regclass)",
                                            table))
+        if lasting:  # statistics for the statements after the first, which need not wait
+            task = asyncio.ensure_future(self._analyze(table))
+            self._analyzing.add(task)
+            task.add_done_callback(self._analyzing.discard)
+        return size
+
+    async def _analyze(self, table: str) -> None:
+        try:
+            async with self.lock:
+                await self.conn.execute(f"ANALYZE {table}")
+        except (asyncpg.UndefinedTableError, asyncpg.InterfaceError, OSError):
+            pass  # dropped already, or the store is closing
 
     async def _fill(self, table: str, name: str, resource: Resource,
                     rows: Sequence[dict[str, Any]]) -> None:
@@ -179,14 +193,15 @@ class CacheStore:
             jsons = [i for i, t in enumerate(types) if t in _JSON]
             if jsons:
                 records = (_json_record(row, names, jsons) for row in rows)
-            else:
-                records = (tuple(map(row.get, names)) for row in rows)
+            else:  # validated rows have every column
+                getter = itemgetter(*names)
+                records = map(getter, rows) if len(names) > 1 else zip(map(getter, rows))
             try:
                 async with conn.transaction():  # a savepoint: the text path may follow
                     await conn.copy_records_to_table(name, records=records, columns=names,
                                                      schema_name=self.schema)
                 return
-            except (asyncpg.DataError, TypeError, ValueError, OverflowError) as exc:
+            except (asyncpg.DataError, TypeError, ValueError, OverflowError, KeyError) as exc:
                 log.debug("binary COPY into %s failed (%s): the text path", table, exc)
         params = rows_params(resource, rows)
         await conn.execute(f"INSERT INTO {table} SELECT * FROM "
@@ -207,6 +222,8 @@ class CacheStore:
     async def close(self) -> None:
         """Drop every table of this instance and let go of its lock."""
         self.closing = True
+        for task in list(self._analyzing):
+            task.cancel()
         if self.conn.is_closed():
             return
         try:

@@ -193,3 +193,25 @@ async def test_a_restart_leaves_no_kept_table(sidecar, counts):
         await running.close()
         await crashed.close()
     assert await kept_tables(sidecar, restarted) == []
+
+
+async def test_a_kept_table_is_indexed_and_analyzed_after_its_first_statement(served, counts):
+    db, dsn = served
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        await conn.execute("SELECT label FROM big WHERE id = 1")
+    kept = next(iter(db.kept.entries.values()))
+    conn = await asyncpg.connect(db.catalog.sidecar.dsn, database=db.catalog.database)
+    try:
+        for _ in range(100):  # ANALYZE runs in the background, after the statement
+            analyzed = await conn.fetchval(
+                "SELECT count(*) FROM pg_stats WHERE schemaname = $1 AND tablename = $2",
+                cache_schema(db.schemas), kept.name)
+            if analyzed:
+                break
+            await asyncio.sleep(0.05)
+        assert analyzed == 2  # both columns have statistics
+        plan = "\n".join(r[0] for r in await conn.fetch(
+            f"EXPLAIN SELECT label FROM {kept.table} WHERE id = 4242"))
+        assert "Index" in plan, plan
+    finally:
+        await conn.close()
