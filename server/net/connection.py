@@ -84,6 +84,9 @@ log = logging.getLogger(__name__)
 
 READ_AHEAD = 1024 * 1024  # unread bytes buffered before reading pauses
 FLUSH_AT = 256 * 1024  # bytes of buffered output that trigger a write mid-result
+# Messages of the extended protocol (and the function call one), answered by ``_extended``.
+_EXTENDED = frozenset((Bind, Execute, Describe, Parse, Close, FunctionCall))
+_BIND_COMPLETE = BindComplete()
 _SEVERITY_RANK = {"DEBUG": 0, "LOG": 1, "INFO": 2, "NOTICE": 3, "WARNING": 4, "ERROR": 5}
 
 
@@ -263,22 +266,25 @@ class ClientHandler(CodecProtocol):
         pending = p.Pending()
         while True:
             msg = await self.read_event()
-            if isinstance(msg, Terminate):
-                return
-            if self.discarding and not isinstance(msg, Sync):
+            kind = type(msg)
+            if self.discarding and kind is not Sync and kind is not Terminate:
                 continue  # after an extended-protocol error, until Sync
-            if isinstance(msg, Query):
+            if kind in _EXTENDED:  # the most frequent: tested first
+                await self.extended(msg, pending)
+            elif kind is Terminate:
+                return
+            elif kind is Query:
                 await self.simple_query(msg.sql)
-            elif isinstance(msg, Sync):
+            elif kind is Sync:
                 self.discarding = False
                 pending = p.Pending()
                 if self.tx_status() == "I":
                     self.portals.clear()  # portals end with their transaction
                 self.send(ReadyForQuery(self.tx_status()))
                 await self.flush()
-            elif isinstance(msg, Flush):
+            elif kind is Flush:
                 await self.flush()
-            elif isinstance(msg, CopyData | CopyDone | CopyFail):
+            elif kind in (CopyData, CopyDone, CopyFail):
                 continue  # only reachable after a refused COPY: Postgres ignores them
             else:
                 await self.extended(msg, pending)
@@ -371,13 +377,16 @@ class ClientHandler(CodecProtocol):
             await self.flush()
 
     async def _extended(self, msg: Any, pending: p.Pending) -> None:
-        if isinstance(msg, Parse):
+        kind = type(msg)
+        if kind is Bind:
+            p.bind(msg, self.prepared, self.portals)
+            self.send(_BIND_COMPLETE)
+        elif kind is Execute:
+            await self._execute(p.find_portal(self.portals, msg.portal), msg.max_rows, pending)
+        elif kind is Parse:
             p.prepare(msg, self.prepared)
             self.send(ParseComplete())
-        elif isinstance(msg, Bind):
-            p.bind(msg, self.prepared, self.portals)
-            self.send(BindComplete())
-        elif isinstance(msg, Describe):
+        elif kind is Describe:
             if msg.kind == "S":
                 param_oids, fields = await self._describe(p.find_statement(self.prepared,
                                                                            msg.name))
@@ -387,15 +396,13 @@ class ClientHandler(CodecProtocol):
                 portal = p.find_portal(self.portals, msg.name)
                 fields = (await self._describe(portal.prepared))[1]
                 self.send(portal.row_description(fields) if fields else NoData())
-        elif isinstance(msg, Execute):
-            await self._execute(p.find_portal(self.portals, msg.portal), msg.max_rows, pending)
-        elif isinstance(msg, Close):
+        elif kind is Close:
             if msg.kind == "S":
                 self.prepared.pop(msg.name, None)
             else:
                 self.portals.pop(msg.name, None)
             self.send(CloseComplete())
-        elif isinstance(msg, FunctionCall):
+        elif kind is FunctionCall:
             raise errors.FeatureNotSupported("the function call protocol is not supported",
                                              hint="Call the function in a SELECT.")
         else:
