@@ -1,11 +1,13 @@
-"""Where the time of one statement goes: CPU accounting and profiles of a point lookup.
+"""8. Where the time of one statement goes: CPU accounting and profiles of a point lookup.
 
 - CPU per statement: a ``-c 1 -M prepared`` point-lookup run against the server and
   directly, with the CPU time of the server process and of the whole sidecar
   cluster (the postmaster, its live children, and the children it reaped) read
-  before and after.
-- py-spy (when installed): the running server sampled during such a run; self and
-  inclusive time by function, and self time by component.
+  before and after; through the server, both the lookup of ``items`` (a call per
+  new id, then the in-memory cache) and of ``big`` (a kept call: its table, on the
+  fast path of a prepared statement).
+- py-spy (when installed): the running server sampled during each such run; self
+  and inclusive time by function, and self time by component.
 - cProfile: a second server process started under ``python -m cProfile`` for such a
   run; functions called at least once per statement, by total and cumulative time.
 
@@ -28,7 +30,7 @@ import psutil
 
 from . import checks
 from .env import REPO, Endpoint, Env
-from .pgbench import LOOKUP_SCRIPT, PgbenchResult, pgbench, write_script
+from .pgbench import LOOKUP_SCRIPT, PgbenchResult, lookup_script, pgbench, write_script
 from .results import Section
 
 NAME = "profile"
@@ -278,15 +280,26 @@ async def run(env: Env) -> Section:
     )
     assert env.server is not None
     script = write_script(env.workdir, "lookup", LOOKUP_SCRIPT)
+    kept = write_script(env.workdir, "lookup_big", lookup_script(table="big"))
+    await pgbench(env.server, kept, ["-t", "50"], mode="prepared")  # makes big's table
     checked = [await checks.lookup(ep, "prepared", env.workdir) for ep in (env.server, env.direct)]
+    checked.append(await checks.lookup(env.server, "prepared", env.workdir, table="big")
+                   + " (big)")
     via_server, server_cpu, cluster_server = await _cpu_run(env, env.server, script)
+    via_kept, kept_cpu, cluster_kept = await _cpu_run(env, env.server, kept)
     via_direct, _, cluster_direct = await _cpu_run(env, env.direct, script)
     section.add("latency", "ms", server=via_server.latency_ms, direct=via_direct.latency_ms)
+    section.add("latency, `big` (a kept call, the fast path)", "ms",
+                server=via_kept.latency_ms, direct=via_direct.latency_ms)
     section.add("server process CPU per statement", "µs", server=server_cpu)
+    section.add("server process CPU per statement, `big`", "µs", server=kept_cpu)
     section.add("sidecar CPU per statement", "µs", server=cluster_server, direct=cluster_direct)
+    section.add("sidecar CPU per statement, `big`", "µs", server=cluster_kept,
+                direct=cluster_direct)
     print(
-        f"  server CPU {server_cpu:.0f} µs/stmt; sidecar CPU {cluster_server:.0f} µs/stmt "
-        f"(direct {cluster_direct:.0f})",
+        f"  server CPU {server_cpu:.0f} µs/stmt ({kept_cpu:.0f} for big); sidecar CPU "
+        f"{cluster_server:.0f} µs/stmt ({cluster_kept:.0f} for big; direct "
+        f"{cluster_direct:.0f})",
         flush=True,
     )
 
@@ -294,9 +307,12 @@ async def run(env: Env) -> Section:
     exe = _py_spy_exe()
     if exe is not None:
         parts += [
-            "### py-spy: the server sampled during a point-lookup run",
+            "### py-spy: the server sampled during a point-lookup run of `items`",
             "",
             await _py_spy(env, script, exe),
+            "### py-spy: the server sampled during a point-lookup run of `big` (kept)",
+            "",
+            await _py_spy(env, kept, exe),
         ]
     else:
         parts += [
