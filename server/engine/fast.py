@@ -53,10 +53,10 @@ class Compiled:
     reads: tuple[tuple[Key, str], ...]  # each kept call's key, and its table
 
 
-
 def compile(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept], sql: str
             ) -> None:
-    """Keep a statement that just ran over kept calls alone, for ``execute``."""
+    """Keep a statement that just ran over kept calls alone (``sql``: its rewritten
+    text), for its next runs."""
     reads = []
     for ref in plan.reads:
         kept = rows.get(ref.id)

@@ -130,8 +130,7 @@ async def run_compiled(session: Session, compiled: Compiled, params: Sequence[Pa
 async def pipeline(session: Session, steps: list[Step], *, transaction: str = "read",
                    rewritten: Rewritten | None = None) -> StepResult:
     """Run steps on a pooled sidecar connection; the last step's result is returned."""
-    settings = session.settings
-    if settings:
+    if session.settings:
         steps = _with_settings(session, steps)
     async with session.view.pool.acquire() as conn:
         try:
