@@ -1,92 +1,161 @@
-"""The fast path of a repeated statement that reads kept calls only.
+"""The fast path of a repeated read whose every call is cached.
 
-A SELECT whose every reference reads a kept call (``keep.py``), with arguments
-its text fixes (constants: no ``$n``, no sub-query, no join feeding them), needs
-nothing of the engine once it has run: its rewritten text reads the kept tables,
-and its own parameters are all it sends. ``compile`` records such a statement
-after a full run; when it comes again and is ``usable``, the session sends its
-parameters with that text to a pooled sidecar connection, in one round trip
-(``run.run_compiled``).
+A SELECT whose references are all lasting resources (immutable, or stable with a
+ttl), each making one call whose arguments are constants or the statement's own
+parameters (no IN list on a key, no sub-query, no join feeding them), can be
+answered from its calls' caches alone: a kept call's table (``keep.py``), or the
+rows kept in memory. Once such a text has run the full path, ``compile`` records
+its plan. When it comes again, ``reads`` converts its arguments in Python
+(``bindings.bindings_now``) and finds each call's cached answer, and the statement
+goes from the gate straight to ``run.run``: no check on the sidecar, no planning,
+no resolver, one round trip.
 
 Rules:
-- A compiled statement is kept per view and text, with the kept calls it reads
-  and their tables. It takes the fast path only while each of those calls is
-  still kept, fresh and in the same table; while no write of the session (fired,
-  or staged in its transaction) touches their resources; with as many
-  parameters as the text has; and in a transaction that has not failed.
-  Otherwise the full path runs it, and compiles it again.
-- What the full path does for such a statement, the fast path does too: the
-  statement timeout, the row and size limits, an error aborting the
-  transaction, the kept calls' hit counts. The rest (the gate's verdict, the
-  plan, the sidecar's check, the rewrite, the calls' identities) depends on
-  the text alone, and was done by the run that compiled it.
-- A text that mentions ``set_config`` is never compiled: the full path runs
-  it in a transaction it rolls back.
+- Whatever the full path would do differently takes the full path: a call not
+  cached (never made, gone with its ttl, a write or a refresh), an argument that
+  Postgres must convert (a binary parameter, a value the column refuses: the full
+  path words the error), a NULL, a call with no rows (its NOTICE), a call with rows
+  enough to be kept or spilled, a write of the session that touches the resource,
+  a failed transaction.
+- What the full path does with a cached call, the fast path does too: the call
+  budget, the call's touch (what the agent shows), a kept call's hit, the
+  most-recently-used order of the memory cache. ``run.run`` does the rest.
+- Never compiled: a write, a text that mentions ``set_config`` (the full path
+  runs it in a transaction it rolls back), one that calls functions, one that
+  reads a system view or a resource whose calls last one request at most.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from glove_scratchpad.catalog import Param
+from glove_scratchpad.catalog import SYSTEM_SCHEMA, Param
 
-from .keep import Kept
+from .bindings import bindings_now, pushed
+from .context import CallArgs, StatementContext
+from .keep import Kept, lasting
 from .transaction import TxState
 from .view import keep
 
 if TYPE_CHECKING:
     from ..sql.analysis import Plan, Reference
-    from .keep import Key
     from .session import Session
 
-__all__ = ["Compiled", "compile", "usable"]
+__all__ = ["Call", "Compiled", "compile", "reads"]
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A reference's one call, with the keys its caches know it by."""
+
+    args: CallArgs
+    key: tuple[str, Any]  # (resource, identity): the memory cache's
+    shown: dict[str, Any]  # what Result.touched shows
+
+    @classmethod
+    def of(cls, ref: Reference, args: CallArgs) -> Call:
+        return cls(args, (ref.resource.name, args.identity), args.shown())
 
 
 @dataclass(frozen=True, slots=True)
 class Compiled:
-    """A statement that reads kept calls only: its sidecar text and what it reads."""
+    """A read whose calls may all be answered from their caches: its plan, and each
+    reference's call when the text alone fixes it (no parameter among its values)."""
 
-    sql: str  # rewritten: the kept tables in place of the references
-    n_params: int
-    reads: tuple[tuple[Key, str], ...]  # each kept call's key, and its table
-
-
-def compile(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept], sql: str
-            ) -> None:
-    """Keep a statement that just ran over kept calls alone (``sql``: its rewritten
-    text), for its next runs."""
-    reads = []
-    for ref in plan.reads:
-        kept = rows.get(ref.id)
-        if not isinstance(kept, Kept) or not kept.lasting or not _fixed(ref):
-            return
-        reads.append((kept.key, kept.table))
-    if reads and plan.target is None and "set_config" not in plan.sql.lower():
-        keep(session.view.compiled, plan.sql, Compiled(sql, plan.max_param, tuple(reads)))
+    plan: Plan
+    fixed: tuple[Call | None, ...]  # by plan.reads
 
 
-def usable(session: Session, compiled: Compiled, params: Sequence[Param]) -> bool:
-    """Whether a compiled statement may take the fast path now; if so, its kept calls
-    count the hit."""
-    if len(params) != compiled.n_params or session.tx.state is TxState.FAILED:
+def compile(session: Session, plan: Plan) -> None:
+    """Record a read that just ran the full path, when its calls can all be cached."""
+    compiled = session.view.compiled
+    if plan.sql in compiled:
+        return
+    made = None
+    if (plan.target is None and plan.reads and "set_config" not in plan.sql.lower()
+            and all(map(_cacheable, plan.reads))):
+        fixed = [_fixed(ref) for ref in plan.reads]
+        if all(f is not False for f in fixed):
+            made = Compiled(plan, tuple(f or None for f in fixed))
+    keep(compiled, plan.sql, made)
+
+
+def reads(session: Session, compiled: Compiled, params: Sequence[Param],
+          ctx: StatementContext) -> dict[int, list[dict] | Kept] | None:
+    """Each reference's cached answer (a kept table, or rows), with their calls
+    counted as the full path counts them; None when the full path must run."""
+    if session.tx.state is TxState.FAILED or len(params) != compiled.plan.max_param:
+        return None
+    found: list[tuple[Reference, Call, list[dict] | Kept]] = []
+    for ref, call in zip(compiled.plan.reads, compiled.fixed, strict=True):
+        if session.overlay.touches(ref.resource.name):
+            return None
+        if call is None:
+            calls = bindings_now(ref, params)
+            if calls is None or len(calls) != 1:
+                return None
+            call = Call.of(ref, calls[0])
+        answer = _cached(session, call)
+        if answer is None:
+            return None
+        found.append((ref, call, answer))
+    session.db.guard.check_budget(ctx.planned + len(found))
+    ctx.planned += len(found)
+    rows: dict[int, list[dict] | Kept] = {}
+    for ref, call, answer in found:
+        touched = ctx.touch(ref.resource.name, "select", call.shown, called=False)
+        if isinstance(answer, Kept):
+            answer.hits += 1
+            touched.rows = answer.rows
+        else:
+            touched.rows = len(answer)
+        rows[ref.id] = answer
+    return rows
+
+
+def _cached(session: Session, call: Call) -> list[dict] | Kept | None:
+    """A call's answer from its caches: its kept table, or its rows in memory."""
+    db = session.db
+    key = call.key
+    kept = db.kept.find((session.view.database, *key))
+    if kept is not None:
+        return kept
+    fut = db.immutable.get(key)
+    if fut is None or not fut.done() or fut.cancelled() or fut.exception() is not None:
+        return None
+    if db.kept.stale(key):
+        del db.immutable[key]  # its ttl is over: the full path calls again
+        return None
+    rows: list[dict] = fut.result()
+    if not rows or len(rows) >= min(db.limits.cache_min_rows, db.limits.spill_min_rows):
+        return None  # a NOTICE to give, or rows to keep or spill: the full path's
+    db.immutable[key] = db.immutable.pop(key)  # the most recently used is kept longest
+    return rows
+
+
+def _fixed(ref: Reference) -> Call | bool | None:
+    """A reference's call when the text fixes it; None when it depends on parameters;
+    False when it cannot be made in Python (it is never compiled)."""
+    if any(v.param is not None for v, _ in pushed(ref)):
+        return None
+    calls = bindings_now(ref, ())
+    if calls is None or len(calls) != 1:
         return False
-    kept_calls = session.db.kept
-    found = []
-    for key, table in compiled.reads:
-        kept = kept_calls.find(key)
-        if kept is None or kept.table != table or session.overlay.touches(key[1]):
-            return False
-        found.append(kept)
-    for kept in found:
-        kept.hits += 1
-    return True
+    return Call.of(ref, calls[0])
 
 
-def _fixed(ref: Reference) -> bool:
-    """Whether a reference's call is fixed by the text: its values are constants."""
-    values = [v for p in ref.predicates for v in p.values]
+def _cacheable(ref: Reference) -> bool:
+    """Whether a reference's one call may be answered from a cache: a lasting resource,
+    and arguments that are constants or parameters, one value per key."""
+    if ref.schema == SYSTEM_SCHEMA or not lasting(ref.resource):
+        return False
+    if any(len(p.values) != 1 for p in ref.predicates):
+        return False  # an IN list on a key: several calls
+    values: list[Any] = [v for p in ref.predicates for v in p.values]
     values += [v for c in ref.conditions for v in c.values]
     values += [v for v in (ref.limit, ref.offset) if v is not None]
-    return all(v.is_const for v in values)
+    return all(not v.is_set and (v.is_const or v.param is not None) for v in values)
+
+

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import itertools
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -28,11 +27,12 @@ from pydantic import ValidationError
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import SYSTEM_SCHEMA, SYSTEM_VIEWS, Param, Step, result_format
-from glove_scratchpad.resources import Bindings, CallContext, Column, Resource
+from glove_scratchpad.resources import Bindings, CallContext, Resource
 
 from ..sql.analysis import Plan, Reference, Value, deparse, renumber_params
 from ..sql.parse import parse
 from . import run as sidecar
+from .bindings import calls_of, converted, pushed
 from .context import CallArgs, StatementContext
 from .keep import Kept, lasting
 from .messages import missing_key, missing_verb, resolver_failed
@@ -46,10 +46,6 @@ if TYPE_CHECKING:
 
 __all__ = ["check_keys", "evaluate", "gather", "invoke", "read", "resolve_all", "resolve_ref"]
 
-# Column types whose text a pushed-down literal or text parameter holds is not the value
-# itself: pydantic would keep it as str/UTF-8 bytes, so Postgres converts it instead.
-_PARSED_BY_POSTGRES = frozenset(("bytea", "json", "jsonb"))
-_COUNT = Column("limit", "bigint", py_type=int)  # a LIMIT or OFFSET, as a number
 
 
 async def read(session: Session, plan: Plan, params: list[Param], ctx: StatementContext,
@@ -188,90 +184,17 @@ async def bindings(session: Session, ref: Reference, params: list[Any],
                    ctx: StatementContext) -> list[CallArgs]:
     """Every call a reference makes: one per combination of its keys' values, each with
     the reference's filter conditions and limit."""
-    columns: dict[str, list[Any]] = {}
-    for pred in ref.predicates:
-        column = ref.resource.column(pred.column)
-        values: list[Any] = []
-        for value in pred.values:
-            for v in await evaluate(session, value, column, params, ctx):
-                if v is not None and v not in values:
-                    values.append(v)
-        if pred.column in columns:
-            values = [v for v in columns[pred.column] if v in values]
-        columns[pred.column] = values
-    if any(not vs for vs in columns.values()):
-        return []  # col = NULL, or an empty IN: no row can match, so nothing is called
-    where = await _conditions(session, ref, params, ctx)
-    if where is None:
-        return []
-    limit = await _limit(session, ref, params, ctx)
-    names = list(columns)
-    return [CallArgs(dict(zip(names, combo, strict=True)), where, limit)
-            for combo in itertools.product(*(columns[n] for n in names))]
-
-
-async def _conditions(session: Session, ref: Reference, params: list[Any],
-                      ctx: StatementContext) -> dict[str, tuple[tuple[str, Any], ...]] | None:
-    """The filters' conditions with their values; None when no row can match."""
-    where: dict[str, list[tuple[str, Any]]] = {}
-    for cond in ref.conditions:
-        column = ref.resource.column(cond.column)
-        if cond.op in ("is null", "is not null"):
-            entry: tuple[str, Any] = (cond.op, None)
-        else:
-            values = [v for value in cond.values
-                      for v in await evaluate(session, value, column, params, ctx)]
-            if cond.op == "in":
-                values = list(dict.fromkeys(v for v in values if v is not None))
-                if not values:
-                    return None
-                entry = ("in", values)
-            elif not values or values[0] is None:
-                return None  # a comparison with NULL is never true
-            else:
-                entry = (cond.op, values[0])
-        if entry not in where.setdefault(cond.column, []):
-            where[cond.column].append(entry)
-    return {c: tuple(conds) for c, conds in where.items()}
-
-
-async def _limit(session: Session, ref: Reference, params: list[Any],
-                 ctx: StatementContext) -> int | None:
-    """The LIMIT (plus OFFSET) that applies to this reference alone, as a number."""
-    if ref.limit is None:
-        return None
-    total = 0
-    for value in (ref.limit, ref.offset):
-        if value is not None:
-            got = await evaluate(session, value, _COUNT, params, ctx)
-            if not got or got[0] is None:
-                return None  # LIMIT NULL / ALL: no limit
-            total += max(0, int(got[0]))
-    return total
+    values = {id(value): await evaluate(session, value, column, params, ctx)
+              for value, column in pushed(ref)}
+    return calls_of(ref, values)
 
 
 async def evaluate(session: Session, value: Value, column: Any, params: list[Any],
                    ctx: StatementContext) -> list[Any]:
     """A pushed-down value, converted to the column's type (a list: IN gives several)."""
-    if not value.is_set:
-        raw: Any = None
-        fast = False
-        if value.is_const:
-            raw, fast = value.const, True
-        elif value.param is not None and value.param <= len(params):
-            param = params[value.param - 1]
-            if param.format == 0:
-                raw = None if param.value is None else param.value.decode()
-                fast = True
-        if fast and column.pg_type in _PARSED_BY_POSTGRES:
-            fast = False  # '\\x00ff' is two bytes and '{"a": 1}' an object, not text
-        if fast:
-            if raw is None:
-                return [None]
-            try:
-                return [column.convert(raw)]
-            except ValidationError:
-                pass  # let Postgres convert it, and word the error
+    now = converted(value, column, params)
+    if now is not None:
+        return now
     node, used = renumber_params(value.node)
     expr = deparse(node)
     if value.is_set and value.has_subquery:

@@ -12,8 +12,8 @@ Rules:
   a position in a step of our own means nothing to the client and is dropped.
 - A lone read that cannot change a setting runs in the sidecar's implicit,
   read-only transaction (no BEGIN, no ROLLBACK: nothing is left to undo).
-  One that read kept calls alone is compiled for the fast path (``fast.py``),
-  and ``run_compiled`` runs it again.
+  The client's own such read is compiled for the fast path (``fast.py``) when
+  all its calls may be answered from their caches.
 - ``check`` asks the sidecar to parse the client's own statement against the
   shell tables before any tool is called, so an unknown column, table or
   function is the first error, in Postgres's words and with its did-you-mean.
@@ -32,7 +32,6 @@ from ..sql.rewrite import Rewritten, rewrite
 from . import fast
 from . import fns as fn_calls
 from .context import StatementContext
-from .fast import Compiled
 from .keep import Kept
 from .result import Result, ResultColumn
 from .timeouts import timeout
@@ -41,7 +40,7 @@ from .view import keep
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["check", "materialize", "pipeline", "result_of", "run", "run_compiled"]
+__all__ = ["check", "materialize", "pipeline", "result_of", "run"]
 
 
 def materialize(plan: Plan, rows: dict[int, list[dict] | Kept], params: list[Param]
@@ -113,18 +112,9 @@ async def run(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept],
     implicit = not write and prelude is None and "set_config" not in plan.sql.lower()
     out = await pipeline(session, steps, transaction="write" if write else
                          "implicit" if implicit else "read", rewritten=rw)
-    if tables and not calls and implicit and ctx.sql == plan.sql:
-        fast.compile(session, plan, rows, rw.sql)  # the client's own statement, read alone
+    if implicit and not calls and ctx.sql == plan.sql:
+        fast.compile(session, plan)  # the client's own statement, a read alone
     return result_of(session, f"SELECT {len(out.rows)}", out, ctx)
-
-
-async def run_compiled(session: Session, compiled: Compiled, params: Sequence[Param],
-                       formats: Sequence[int] = ()) -> Result:
-    """Run a statement compiled for the fast path (``fast.py``): its own parameters over
-    the kept tables, in one round trip."""
-    out = await pipeline(session, [Step(compiled.sql, params, formats)],
-                         transaction="implicit")
-    return result_of(session, f"SELECT {len(out.rows)}", out)
 
 
 async def pipeline(session: Session, steps: list[Step], *, transaction: str = "read",

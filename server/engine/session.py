@@ -1,8 +1,8 @@
 """Session: one client's session, and the path of one statement through it.
 
 parse (cached) -> gate -> check on the sidecar -> plan -> resolve -> run on the
-sidecar -> reply; a statement compiled for the fast path (``fast.py``) goes from
-the gate straight to the sidecar. The wire, the Python API and the agent tool all call
+sidecar -> reply; a read compiled for the fast path (``fast.py``), its calls all
+cached, goes from the gate straight to the run. The wire, the Python API and the agent tool all call
 ``execute``/``run``/``describe``/``explain``/``preview``; none reaches further in.
 
 Rules:
@@ -23,7 +23,7 @@ import asyncio
 import itertools
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pglast import ast, enums
@@ -245,11 +245,8 @@ class Session:
             self.tx.check_not_failed()
             try:
                 self._gate(stmt, params)
-                compiled = self.view.compiled.get(stmt.sql)
-                if compiled is not None and fast.usable(self, compiled, params):
-                    work = sidecar.run_compiled(self, compiled, params, request.formats)
-                else:
-                    work = self._dispatch(stmt, params, request)
+                work = self._fast(stmt, params, request) or self._dispatch(stmt, params,
+                                                                           request)
                 try:
                     async with asyncio.timeout(timeout(self)):
                         result = await work
@@ -264,6 +261,18 @@ class Session:
                 raise
         finally:
             CURRENT_VIEW_SOURCE.reset(token)
+
+    def _fast(self, stmt: ParsedStatement, params: list[Param], request: Request
+              ) -> Coroutine[Any, Any, Result] | None:
+        """The run of a compiled read whose calls are all cached (``fast.py``), or None."""
+        compiled = self.view.compiled.get(stmt.sql)
+        if compiled is None:
+            return None
+        ctx = StatementContext(request, stmt.sql)
+        rows = fast.reads(self, compiled, params, ctx)
+        if rows is None:
+            return None
+        return sidecar.run(self, compiled.plan, rows, params, ctx, formats=request.formats)
 
     def _gate(self, stmt: ParsedStatement, params: list[Param] | None) -> None:
         """Layer 1: judge the statement's tree; a statement that passed once is remembered.

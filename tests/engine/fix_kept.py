@@ -50,7 +50,20 @@ def resources(counts: Counts, n: int = BIG) -> list[Any]:
         counts.call("small")
         return [{"id": i, "label": f"s{i}"} for i in range(1, 61)]
 
+    def item(b: Bindings) -> list[dict[str, Any]]:
+        counts.call("item")
+        i = b.one("id")
+        return [{"id": i, "label": f"label {i}"}] if 1 <= i <= n else []
+
+    def quote(b: Bindings) -> list[dict[str, Any]]:
+        counts.call("quote")
+        return [{"sym": b.one("sym"), "price": 100.0 + counts.calls["quote"]}]
+
     return [
+        define_resource("item", columns=[("id", "bigint"), ("label", "text")], keys=["id"],
+                        volatility="immutable", select=item, inline=True),
+        define_resource("quote", columns=[("sym", "text"), ("price", "double precision")],
+                        keys=["sym"], volatility="stable", ttl=1, select=quote, inline=True),
         define_resource("big", columns=[("id", "bigint"), ("label", "text")],
                         primary_key=["id"], volatility="immutable", select=big, inline=True),
         define_resource("prices", columns=[("sku", "bigint"), ("price", "double precision")],

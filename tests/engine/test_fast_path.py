@@ -1,7 +1,9 @@
-"""The fast path, through the wire: a prepared statement that reads kept calls alone goes
-from the gate straight to the sidecar, and gives the answer the full path would, also
-after a refresh, a ttl, a staged write, an aborted transaction, a SET, and at the row
-limit; a statement whose call depends on its parameters never takes it."""
+"""The fast path, through the wire: a repeated read whose calls are all cached (kept
+tables, or rows in memory) goes from the gate straight to the sidecar, and gives the
+answer the full path would, also after a refresh, a ttl, a staged write, an aborted
+transaction, a SET, at the row limit, for a missing id (its NOTICE) and a refused value
+(Postgres's error); a call that only Postgres can convert the arguments of, or an IN
+list on a key, never takes it."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import psycopg
 import pytest
 
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.engine import resolve
+from glove_scratchpad.server.engine import fast, resolve
 from glove_scratchpad.server.engine.guard import Limits
 
 from .fix_kept import BIG, Counts, counting, serve
@@ -30,6 +32,21 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
 async def served(sidecar: Any, counts: Counts) -> AsyncIterator[tuple[Database, str]]:
     async with serve(sidecar, counts) as pair:
         yield pair
+
+
+@pytest.fixture
+def fast_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many statements took the fast path."""
+    runs = [0]
+    real = fast.reads
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        found = real(*args, **kwargs)
+        runs[0] += found is not None
+        return found
+
+    monkeypatch.setattr(fast, "reads", counting)
+    return runs
 
 
 @pytest.fixture
@@ -159,3 +176,62 @@ async def test_a_call_that_depends_on_a_parameter_never_takes_it(served, counts)
     finally:
         await conn.close()
     assert counts.calls == {"big": 2}  # the limits 25 and 30, each kept
+
+
+async def test_a_keyed_lookup_answered_from_memory_calls_once_per_id(served, counts, full_runs):
+    _, dsn = served
+    sql = "SELECT label FROM item WHERE id = %s"
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        for i in (7, 8, 7, 8, 7):
+            cur = await conn.execute(sql, (i,), prepare=True)
+            assert await cur.fetchall() == [(f"label {i}",)]
+        assert counts.calls == {"item": 2} and full_runs == [2]  # one per new id
+        assert counts.injected == 5  # small calls' rows travel with each statement
+        notices: list[str] = []
+        conn.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
+        for _ in range(2):  # no rows: the full path, and its NOTICE, each time
+            cur = await conn.execute(sql, (BIG + 1,), prepare=True)
+            assert await cur.fetchall() == []
+        assert notices == [f'resource "item" returned no rows for id = {BIG + 1}'] * 2
+        for _ in range(2):  # a value the column refuses: Postgres words it, each time
+            with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+                await conn.execute(sql, ("seven",), prepare=True)
+    assert counts.calls == {"item": 3}
+
+
+async def test_binary_parameters_of_the_columns_type_take_it_and_others_do_not(
+        served, counts, fast_runs):
+    _, dsn = served
+    conn = await asyncpg.connect(dsn)  # binary parameters, typed as Postgres inferred
+    try:
+        lookup = await conn.prepare("SELECT label FROM item WHERE id = $1")
+        for i in (3, 3, 3):
+            assert await lookup.fetchval(i) == f"label {i}"
+        assert fast_runs == [2] and counts.calls == {"item": 1}
+        several = await conn.prepare("SELECT label FROM item WHERE id IN (4, 5) ORDER BY id")
+        for _ in range(2):  # an IN list on a key: several calls, never the fast path
+            assert [r[0] for r in await several.fetch()] == ["label 4", "label 5"]
+        assert fast_runs == [2] and counts.calls == {"item": 3}
+    finally:
+        await conn.close()
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as pconn:
+        for _ in range(2):  # a binary float8 for a bigint key: Postgres casts it
+            cur = await pconn.execute("SELECT label FROM item WHERE id = %b", (3.0,),
+                                      prepare=True)
+            assert await cur.fetchall() == [("label 3",)]
+    assert fast_runs == [2] and counts.calls == {"item": 3}
+
+
+async def test_a_ttl_ends_a_keyed_call_answered_from_memory(served, counts, full_runs):
+    _, dsn = served
+    sql = "SELECT price FROM quote WHERE sym = %s"
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        prices = []
+        for _ in range(3):
+            cur = await conn.execute(sql, ("ACME",), prepare=True)
+            prices += [r[0] for r in await cur.fetchall()]
+        await asyncio.sleep(1.1)
+        cur = await conn.execute(sql, ("ACME",), prepare=True)
+        prices += [r[0] for r in await cur.fetchall()]
+    assert prices == [101.0, 101.0, 101.0, 102.0]
+    assert counts.calls == {"quote": 2} and full_runs == [2]

@@ -1,0 +1,181 @@
+"""A reference's calls, from the values pushed down to it.
+
+``resolve.bindings`` converts each value (in Postgres when it must: a sub-query, a
+binary parameter, an expression) and ``calls_of`` makes the calls;
+``bindings_now`` does the same without the sidecar, or says it cannot (the fast
+path's, ``fast.py``).
+
+Rules:
+- One call per combination of the keys' values; a NULL or an empty IN on a key
+  makes none (no row could match), as does a filter compared with NULL.
+- A value converts in Python when it is a constant or a text parameter and the
+  column takes its text as the value, or a binary parameter of a type whose cast
+  to the column's changes nothing (an integer in the column's range, a float, a
+  boolean, text, a uuid); else Postgres converts it, as its own cast would.
+"""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from glove_scratchpad.catalog import Param, decode_value
+from glove_scratchpad.resources import Column
+
+from ..sql.analysis import Reference, Value
+from .context import CallArgs
+
+__all__ = ["bindings_now", "calls_of", "converted", "pushed"]
+
+# Column types whose text a pushed-down literal or text parameter holds is not the value
+# itself: pydantic would keep it as str/UTF-8 bytes, so Postgres converts it instead.
+_PARSED_BY_POSTGRES = frozenset(("bytea", "json", "jsonb"))
+COUNT = Column("limit", "bigint", py_type=int)  # a LIMIT or OFFSET, as a number
+_POSTGRES = object()  # a binary parameter that only Postgres converts
+# Binary parameters read here, by type OID, and the column types they cast to unchanged.
+_INTEGERS = {"smallint": 2**15, "int2": 2**15, "integer": 2**31, "int": 2**31,
+             "int4": 2**31, "bigint": 2**63, "int8": 2**63}
+_FLOATS = frozenset(("double precision", "float8"))
+_SAME = {16: frozenset(("boolean", "bool")), 25: frozenset(("text",)),
+         1043: frozenset(("text",)), 700: _FLOATS, 701: _FLOATS,
+         2950: frozenset(("uuid",))}
+
+
+def bindings_now(ref: Reference, params: Sequence[Param]) -> list[CallArgs] | None:
+    """``resolve.bindings`` when no value needs the sidecar (constants and text parameters that
+    convert): the fast path's (``fast.py``); None otherwise."""
+    values = {}
+    for value, column in pushed(ref):
+        got = converted(value, column, params)
+        if got is None:
+            return None
+        values[id(value)] = got
+    return calls_of(ref, values)
+
+
+def pushed(ref: Reference) -> Iterable[tuple[Value, Column]]:
+    """Every value pushed down to a reference's calls, with the column it converts to."""
+    resource = ref.resource
+    for pred in ref.predicates:
+        column = resource.column(pred.column)
+        for value in pred.values:
+            yield value, column
+    for cond in ref.conditions:
+        column = resource.column(cond.column)
+        for value in cond.values:
+            yield value, column
+    for value in (ref.limit, ref.offset):
+        if value is not None:
+            yield value, COUNT
+
+
+def calls_of(ref: Reference, values: dict[int, list[Any]]) -> list[CallArgs]:
+    """The calls of a reference, from its pushed-down values (by ``id``) converted."""
+    columns: dict[str, list[Any]] = {}
+    for pred in ref.predicates:
+        found: list[Any] = []
+        for value in pred.values:
+            for v in values[id(value)]:
+                if v is not None and v not in found:
+                    found.append(v)
+        if pred.column in columns:
+            found = [v for v in columns[pred.column] if v in found]
+        columns[pred.column] = found
+    if any(not vs for vs in columns.values()):
+        return []  # col = NULL, or an empty IN: no row can match, so nothing is called
+    where = _conditions(ref, values)
+    if where is None:
+        return []
+    limit = _limit(ref, values)
+    names = list(columns)
+    return [CallArgs(dict(zip(names, combo, strict=True)), where, limit)
+            for combo in itertools.product(*(columns[n] for n in names))]
+
+
+def _conditions(ref: Reference, values: dict[int, list[Any]]
+                ) -> dict[str, tuple[tuple[str, Any], ...]] | None:
+    """The filters' conditions with their values; None when no row can match."""
+    where: dict[str, list[tuple[str, Any]]] = {}
+    for cond in ref.conditions:
+        if cond.op in ("is null", "is not null"):
+            entry: tuple[str, Any] = (cond.op, None)
+        else:
+            found = [v for value in cond.values for v in values[id(value)]]
+            if cond.op == "in":
+                found = list(dict.fromkeys(v for v in found if v is not None))
+                if not found:
+                    return None
+                entry = ("in", found)
+            elif not found or found[0] is None:
+                return None  # a comparison with NULL is never true
+            else:
+                entry = (cond.op, found[0])
+        if entry not in where.setdefault(cond.column, []):
+            where[cond.column].append(entry)
+    return {c: tuple(conds) for c, conds in where.items()}
+
+
+def _limit(ref: Reference, values: dict[int, list[Any]]) -> int | None:
+    """The LIMIT (plus OFFSET) that applies to this reference alone, as a number."""
+    if ref.limit is None:
+        return None
+    total = 0
+    for value in (ref.limit, ref.offset):
+        if value is not None:
+            got = values[id(value)]
+            if not got or got[0] is None:
+                return None  # LIMIT NULL / ALL: no limit
+            total += max(0, int(got[0]))
+    return total
+
+
+def converted(value: Value, column: Any, params: Sequence[Any]) -> list[Any] | None:
+    """A pushed-down value converted in Python, when it can be (a constant, or a text
+    parameter that converts); None when Postgres must convert it (``evaluate``)."""
+    if value.is_set:
+        return None
+    if value.is_const:
+        raw = value.const
+    elif value.param is not None and value.param <= len(params):
+        param = params[value.param - 1]
+        if param.value is None:
+            raw = None
+        elif param.format == 0:
+            raw = param.value.decode()
+        else:
+            raw = _binary(param, column.pg_type)
+            if raw is _POSTGRES:
+                return None
+    else:
+        return None
+    if column.pg_type in _PARSED_BY_POSTGRES:
+        return None  # '\\x00ff' is two bytes and '{"a": 1}' an object, not text
+    if raw is None:
+        return [None]
+    try:
+        return [column.convert(raw)]
+    except ValidationError:
+        return None  # let Postgres convert it, and word the error
+
+
+def _binary(param: Param, pg_type: str) -> Any:
+    """A binary parameter's value when its cast to ``pg_type`` changes nothing; else
+    ``_POSTGRES``."""
+    pg_type = pg_type.lower()
+    raw = param.value
+    assert raw is not None
+    if param.oid in (20, 21, 23):  # int8, int2, int4: any integer column it fits
+        bound = _INTEGERS.get(pg_type)
+        value = int.from_bytes(raw, "big", signed=True)
+        return value if bound is not None and -bound <= value < bound else _POSTGRES
+    if pg_type not in _SAME.get(param.oid, ()):
+        return _POSTGRES
+    try:
+        return raw.decode() if param.oid in (25, 1043) else decode_value(param.oid, raw, 1)
+    except (ValueError, UnicodeDecodeError, struct.error):
+        return _POSTGRES
+
