@@ -56,7 +56,7 @@ from .policy import Policy
 from .result import Notice, Result, StagedWrite
 from .timeouts import timeout
 from .transaction import Transaction
-from .view import PLAN_CACHE_SIZE, View, keep
+from .view import View, keep
 
 if TYPE_CHECKING:
     from .database import Database
@@ -294,9 +294,8 @@ class Session:
             return
         # Parameter values matter to the gate only as setting names of these two.
         lowered = stmt.sql.lower()
-        if len(self.view.gated) < PLAN_CACHE_SIZE and (not params or (
-                "set_config" not in lowered and "current_setting" not in lowered)):
-            self.view.gated.add(stmt.sql)
+        if not params or ("set_config" not in lowered and "current_setting" not in lowered):
+            keep(self.view.gated, stmt.sql, True)
 
     async def unguarded(self, sql: str) -> Result:
         """Test-only: layer 1 switched off. The SQL goes to the sidecar as it is, as a

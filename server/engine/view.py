@@ -43,7 +43,7 @@ class View:
     plans: dict[str, Plan] = field(default_factory=dict)  # by SQL text
     # Describe results by (SQL, parameter types): resources never change while served.
     descriptions: dict[tuple[str, tuple[int, ...]], Any] = field(default_factory=dict)
-    gated: set[str] = field(default_factory=set)  # SQL texts that passed the gate
+    gated: dict[str, bool] = field(default_factory=dict)  # SQL texts that passed the gate
     # Rewritten texts by (SQL, RETURNING): a plan's references always get the same CTEs.
     rewrites: dict[tuple[str, str | None], Rewritten] = field(default_factory=dict)
     # A result's columns by its fields (the sidecar client keeps each description once).

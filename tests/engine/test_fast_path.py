@@ -19,6 +19,7 @@ import pytest
 from glove_scratchpad.server import Database
 from glove_scratchpad.server.engine import fast, resolve
 from glove_scratchpad.server.engine.guard import Limits
+from glove_scratchpad.server.engine.view import PLAN_CACHE_SIZE
 
 from .fix_kept import BIG, Counts, counting, serve
 
@@ -235,3 +236,12 @@ async def test_a_ttl_ends_a_keyed_call_answered_from_memory(served, counts, full
         prices += [r[0] for r in await cur.fetchall()]
     assert prices == [101.0, 101.0, 101.0, 102.0]
     assert counts.calls == {"quote": 2} and full_runs == [2]
+
+
+async def test_a_flood_of_distinct_texts_does_not_stop_the_gate_remembering(served):
+    db, dsn = served
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        for i in range(PLAN_CACHE_SIZE + 10):  # literals: a new text each time
+            await conn.execute(f"SELECT {i}")
+        await conn.execute("SELECT label FROM small WHERE id = %s", (3,), prepare=True)
+    assert "SELECT label FROM small WHERE id = $1" in db.main.gated
