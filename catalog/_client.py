@@ -394,8 +394,9 @@ class SidecarConnection:
         fields = self._fields.get(body)
         if fields is None:
             fields = decode_backend(_ROW_DESCRIPTION, body).fields  # type: ignore[attr-defined]
-            if len(self._fields) < MAX_PREPARED:
-                self._fields[body] = fields
+            if len(self._fields) >= MAX_PREPARED:  # the oldest goes
+                del self._fields[next(iter(self._fields))]
+            self._fields[body] = fields
         return fields
 
     async def _drain_until_ready(self) -> None:
