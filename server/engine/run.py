@@ -137,16 +137,16 @@ async def pipeline(session: Session, steps: list[Step], *, transaction: str = "r
 
 def _with_settings(session: Session, steps: list[Step]) -> list[Step]:
     """The steps after one that applies the session's settings, for this transaction."""
+    # application_name changes no result; it is sent only to a statement that reads it.
+    names = [n for n in session.settings if n != "application_name"
+             or any("application_name" in step.sql for step in steps)]
+    if not names:
+        return steps
     settings = dict(session.settings)
     if "statement_timeout" in settings:
         # The session enforces the client's value under the server's cap; the sidecar gets
         # the effective one, never the raw 0 or "1h" that would lift its backstop.
         settings["statement_timeout"] = f"{max(1, int(timeout(session) * 1000))}ms"
-    # application_name changes no result; it is sent only to a statement that reads it.
-    names = [n for n in settings if n != "application_name"
-             or any("application_name" in step.sql for step in steps)]
-    if not names:
-        return steps
     setter = Step(
         "SELECT " + ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)"
                               for i in range(len(names))),

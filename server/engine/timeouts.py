@@ -7,6 +7,7 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ def timeout(session: Session) -> float:
     return min(limit, client) if client else limit
 
 
+@functools.lru_cache(maxsize=256)
 def _duration(text: str) -> float:
     """Seconds of a Postgres duration setting as set_config spells it ("250ms", "5s", "0")."""
     text = text.strip()
