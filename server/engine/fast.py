@@ -20,8 +20,8 @@ Rules:
 - What the full path does with a cached call, the fast path does too: the call
   budget, the call's touch (what the agent shows), a kept call's hit, the
   most-recently-used order of the memory cache. ``run.run`` does the rest.
-- Never compiled: a write, a text that mentions ``set_config`` (the full path
-  runs it in a transaction it rolls back), one that calls functions, one that
+- Never compiled: a write, a statement that calls ``set_config`` (the full
+  path runs it in a transaction it rolls back), one that calls functions, one that
   reads a system view or a resource whose calls last one request at most.
 """
 
@@ -74,7 +74,7 @@ def compile(session: Session, plan: Plan) -> None:
     if plan.sql in compiled:
         return
     made = None
-    if (plan.target is None and plan.reads and "set_config" not in plan.sql.lower()
+    if (plan.target is None and plan.reads and not plan.sets_config
             and all(map(_cacheable, plan.reads))):
         fixed = [_fixed(ref) for ref in plan.reads]
         if all(f is not False for f in fixed):

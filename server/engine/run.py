@@ -109,7 +109,7 @@ async def run(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept],
     steps = [prelude, main] if prelude is not None else [main]
     write = plan.target is not None
     # A lone read that cannot change a setting leaves nothing a ROLLBACK would undo.
-    implicit = not write and prelude is None and "set_config" not in plan.sql.lower()
+    implicit = not write and prelude is None and not plan.sets_config
     out = await pipeline(session, steps, transaction="write" if write else
                          "implicit" if implicit else "read", rewritten=rw)
     if implicit and not calls and ctx.sql == plan.sql:

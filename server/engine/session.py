@@ -43,6 +43,7 @@ from glove_scratchpad.wire import FieldDescription
 from ..sql import gate
 from ..sql.allowlist import system_call
 from ..sql.analysis import Plan, analyze, deparse
+from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, is_script, parse
 from ..sql.statement_kinds import statement_name
 from . import commit, fast, resolve, settings, writes
@@ -293,8 +294,7 @@ class Session:
         if params is None:
             return
         # Parameter values matter to the gate only as setting names of these two.
-        lowered = stmt.sql.lower()
-        if not params or ("set_config" not in lowered and "current_setting" not in lowered):
+        if not params or not calls_any(stmt.node, SETTING_FUNCTIONS):
             keep(self.view.gated, stmt.sql, True)
 
     async def unguarded(self, sql: str) -> Result:

@@ -38,6 +38,7 @@ from .nodes import (
     Condition,
     Predicate,
     Value,
+    calls_any,
     deparse,
     param_numbers,
     renumber_params,
@@ -119,6 +120,8 @@ class Plan:
     # A subquery, LATERAL item or recursive CTE may run more than once per statement:
     # a reference read there is materialized once rather than rebuilt on every run.
     rescans: bool = False
+    # It calls set_config: what it sets would outlive a transaction that is not rolled back.
+    sets_config: bool = False
     reads: tuple[Reference, ...] = field(init=False, repr=False)  # the read references
 
     def __post_init__(self) -> None:
@@ -540,6 +543,7 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
     params = param_numbers(node)
     return Plan(
         rescans=_may_rescan(node),
+        sets_config=calls_any(node, frozenset(("set_config",))),
         sql=sql,
         node=node,
         references=tuple(a.refs),

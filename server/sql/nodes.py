@@ -22,9 +22,11 @@ from pglast.stream import RawStream
 
 __all__ = [
     "NO_CONST",
+    "SETTING_FUNCTIONS",
     "Condition",
     "Predicate",
     "Value",
+    "calls_any",
     "const_value",
     "deparse",
     "param_numbers",
@@ -92,6 +94,17 @@ def walk(node: Any) -> Iterator[Any]:
         yield node
         for name in node.__slots__:
             yield from walk(getattr(node, name, None))
+
+
+# The functions that read or change a setting: judged by the gate like SET and SHOW.
+SETTING_FUNCTIONS = frozenset(("set_config", "current_setting"))
+
+
+def calls_any(node: Any, names: frozenset[str]) -> bool:
+    """Whether a tree calls a function of one of ``names``, in any schema and however
+    its name is spelled (quoted, U&-escaped): by the name Postgres resolves."""
+    return any(isinstance(n, ast.FuncCall) and n.funcname[-1].sval in names
+               for n in walk(node))
 
 
 def param_numbers(node: Any) -> set[int]:

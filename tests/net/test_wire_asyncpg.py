@@ -119,3 +119,30 @@ async def test_read_only_settings_are_the_sessions_not_the_sidecars(dsn):
             assert await conn.fetchval("SHOW transaction_read_only") == "on"
     finally:
         await conn.close()
+
+
+SET_CONFIG_ESCAPED = 'U&"\\0073et_config"'  # set_config, its name spelled in escapes
+
+
+async def test_set_config_however_spelled_leaves_no_setting_behind(dsn):
+    a, b = await asyncpg.connect(dsn), await asyncpg.connect(dsn)
+    try:
+        zone = await b.fetchval("SELECT current_setting('TimeZone')")
+        for fn in ("set_config", SET_CONFIG_ESCAPED):
+            await a.fetch(f"SELECT {fn}('TimeZone', 'Asia/Tokyo', false)")
+            for _ in range(5):  # the pooled connection it ran on comes next
+                assert await b.fetchval("SELECT current_setting('TimeZone')") == zone, fn
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_the_gate_judges_set_config_however_spelled_with_each_value(dsn):
+    conn = await asyncpg.connect(dsn)
+    try:
+        stmt = await conn.prepare(f"SELECT {SET_CONFIG_ESCAPED}($1, $2, false)")
+        await stmt.fetch("TimeZone", "UTC")
+        with pytest.raises(asyncpg.InsufficientPrivilegeError):
+            await stmt.fetch("work_mem", "64MB")
+    finally:
+        await conn.close()
