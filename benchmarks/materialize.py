@@ -55,8 +55,9 @@ async def run(env: Env) -> Section:
     )
     section.notes.append(
         "The breakdown repeats, in this process, what the server does with the rows of one "
-        "statement, step by step; the sidecar step runs the same `populate_sql` over the "
-        "same parameters on a direct connection."
+        "statement, step by step, on a direct connection for the sidecar's part: from 10,000 "
+        "rows (`spill_min_rows`) the spill's binary COPY into a new table; below, "
+        "`populate_sql` over the same parameters."
     )
     assert env.server is not None
     server = await env.server.connect()
