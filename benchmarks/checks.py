@@ -28,11 +28,11 @@ import asyncpg
 from . import pgwire
 from .bench_resources import ITEMS, item_row, make_rows
 from .env import Endpoint
-from .pgbench import lookup_script, pgbench, write_script
+from .pgbench import PgbenchResult, lookup_script, pgbench, write_script
 from .results import Section, WrongAnswer
 
-__all__ = ["WrongAnswer", "calls", "expect", "explain_wire", "item_text", "lookup",
-           "materialized", "passed", "plan", "rows_checksum", "ttl_calls"]
+__all__ = ["WrongAnswer", "calls", "checked_pgbench", "expect", "explain_wire", "item_text",
+           "lookup", "materialized", "passed", "plan", "rows_checksum", "ttl_calls"]
 
 ITEM_COLUMNS = ["id", "name", "qty"]
 
@@ -125,6 +125,15 @@ async def lookup(
         expect(what, rows, [item_text(i)])
     what = "lookup" if table == "items" else f"lookup of {table}"
     return f"{what} {ep.name} -M {mode}" + (f" c={clients}" if clients > 1 else "")
+
+
+async def checked_pgbench(ep: Endpoint, script: Path, workdir: Path, length: list[str], *,
+                          clients: int, table: str = "items") -> tuple[str, PgbenchResult]:
+    """A timed pgbench run of the point lookup (``-M prepared -j 2``), right after
+    ``lookup`` checked its answers with as many clients; what was checked, and the run."""
+    checked = await lookup(ep, "prepared", workdir, clients=clients, table=table)
+    result = await pgbench(ep, script, length, clients=clients, threads=2, mode="prepared")
+    return checked, result
 
 
 # -- materialization -------------------------------------------------------------------

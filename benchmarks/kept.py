@@ -132,17 +132,10 @@ async def _lookups(
     for clients in CLIENTS:
         values = {}
         for ep, table, script in runs:
-            checked.append(
-                await checks.lookup(ep, "prepared", env.workdir, clients=clients, table=table)
-            )
-            result = await pgbench(
-                ep,
-                script,
-                env.options.pgbench_length(clients),
-                clients=clients,
-                threads=2,
-                mode="prepared",
-            )
+            what, result = await checks.checked_pgbench(
+                ep, script, env.workdir, env.options.pgbench_length(clients),
+                clients=clients, table=table)
+            checked.append(what)
             if ep is env.server:
                 last = time.monotonic()
             values[ep.name] = result.latency_ms if clients == 1 else result.tps

@@ -12,7 +12,7 @@ import dataclasses
 
 from . import checks
 from .env import Env
-from .pgbench import LOOKUP_SCRIPT, pgbench, write_script
+from .pgbench import LOOKUP_SCRIPT, write_script
 from .results import TIMES, Section, ratio, times
 
 NAME = "throughput"
@@ -55,15 +55,9 @@ async def _measure(env: Env, section: Section, script, checked: list, workers) -
             eps.append(workers)
         for ep in eps:
             assert ep is not None
-            checked.append(await checks.lookup(ep, "prepared", env.workdir, clients=clients))
-            result = await pgbench(
-                ep,
-                script,
-                env.options.pgbench_length(clients),
-                clients=clients,
-                threads=2,
-                mode="prepared",
-            )
+            what, result = await checks.checked_pgbench(
+                ep, script, env.workdir, env.options.pgbench_length(clients), clients=clients)
+            checked.append(what)
             values[ep.name] = result.tps
         section.add(f"c={clients}", "tps", **values)
         print(

@@ -87,7 +87,6 @@ def system_call_text(call: Any, params: list[Any]) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-
 Key = tuple[str, str, Any]  # (database, resource, call identity)
 
 

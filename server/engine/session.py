@@ -2,8 +2,9 @@
 
 parse (cached) -> gate -> check on the sidecar -> plan -> resolve -> run on the
 sidecar -> reply; a read compiled for the fast path (``fast.py``), its calls all
-cached, goes from the gate straight to the run. The wire, the Python API and the agent tool all call
-``execute``/``run``/``describe``/``explain``/``preview``; none reaches further in.
+cached, goes from the gate straight to the run. The wire, the Python API and the
+agent tool all call ``execute``/``run``/``describe``/``explain``/``preview``; none
+reaches further in.
 
 Rules:
 - The gate (``sql.gate``) is the one judge of what may run: every way in

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
@@ -18,18 +17,8 @@ from glove_scratchpad.catalog import cache_schema
 from glove_scratchpad.server import Database
 from glove_scratchpad.server.engine.guard import Limits
 
-from .fix_kept import BIG, Counts, counting, database_name, resources, serve
+from .fix_kept import BIG, database_name, resources
 
-
-@pytest.fixture
-def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
-    return counting(monkeypatch)
-
-
-@pytest.fixture
-async def served(sidecar: Any, counts: Counts) -> AsyncIterator[tuple[Database, str]]:
-    async with serve(sidecar, counts) as pair:
-        yield pair
 
 async def kept_tables(sidecar: Any, db: Database) -> list[str]:
     conn = await asyncpg.connect(sidecar.dsn, database=db.catalog.database)

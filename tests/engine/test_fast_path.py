@@ -9,30 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
 import psycopg
 import pytest
 
-from glove_scratchpad.server import Database
 from glove_scratchpad.server.engine import fast, resolve
 from glove_scratchpad.server.engine.guard import Limits
 from glove_scratchpad.server.engine.view import PLAN_CACHE_SIZE
 
-from .fix_kept import BIG, Counts, counting, serve
-
-
-@pytest.fixture
-def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
-    return counting(monkeypatch)
-
-
-@pytest.fixture
-async def served(sidecar: Any, counts: Counts) -> AsyncIterator[tuple[Database, str]]:
-    async with serve(sidecar, counts) as pair:
-        yield pair
+from .fix_kept import BIG, serve
 
 
 @pytest.fixture

@@ -19,18 +19,13 @@ from glove_scratchpad.server.config import ServerConfig
 from glove_scratchpad.server.engine.guard import Limits
 from glove_scratchpad.server.net.server import Server
 
-from .fix_kept import Counts, counting, database_name
+from .fix_kept import Counts, database_name
 
 SPILL = 1000
 
 
 @pytest.fixture
-def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
-    return counting(monkeypatch)
-
-
-@pytest.fixture
-async def served(sidecar: Any, counts: Counts) -> AsyncIterator[tuple[Database, str]]:
+async def numbers_served(sidecar: Any, counts: Counts) -> AsyncIterator[tuple[Database, str]]:
     def numbers(b: Bindings) -> list[dict[str, Any]]:
         counts.call("numbers")
         return [{"n": b.one("n"), "i": i, "label": f"#{i}"} for i in range(1, b.one("n") + 1)]
@@ -66,8 +61,8 @@ async def gone(db: Database) -> list[str]:
     return left
 
 
-async def test_a_large_call_is_copied_read_and_dropped(served, counts):
-    db, dsn = served
+async def test_a_large_call_is_copied_read_and_dropped(numbers_served, counts):
+    db, dsn = numbers_served
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         cur = await conn.execute("SELECT count(*), sum(i), max(label) FROM numbers WHERE n = %s",
                                  (5000,))
@@ -84,8 +79,8 @@ async def test_a_large_call_is_copied_read_and_dropped(served, counts):
     assert not db.kept.entries  # nothing is kept
 
 
-async def test_a_small_call_travels_with_its_statement(served, counts):
-    db, dsn = served
+async def test_a_small_call_travels_with_its_statement(numbers_served, counts):
+    db, dsn = numbers_served
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         cur = await conn.execute("SELECT count(*) FROM numbers WHERE n = %s", (SPILL - 1,))
         assert await cur.fetchall() == [(SPILL - 1,)]
@@ -93,8 +88,8 @@ async def test_a_small_call_travels_with_its_statement(served, counts):
     assert await tables(db) == []
 
 
-async def test_a_failing_statement_drops_its_spilled_table_too(served, counts):
-    db, dsn = served
+async def test_a_failing_statement_drops_its_spilled_table_too(numbers_served, counts):
+    db, dsn = numbers_served
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         with pytest.raises(psycopg.errors.DivisionByZero):
             await conn.execute("SELECT i / (i - 7) FROM numbers WHERE n = 2000")

@@ -1,0 +1,24 @@
+"""Fixtures of the kept-call tests (test_cache_kept.py, test_fast_path.py): the served
+database over ``fix_kept.resources``, and the counts of its calls and injected rows."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from glove_scratchpad.server import Database
+
+from .fix_kept import Counts, counting, serve
+
+
+@pytest.fixture
+def counts(monkeypatch: pytest.MonkeyPatch) -> Counts:
+    return counting(monkeypatch)
+
+
+@pytest.fixture
+async def served(sidecar: Any, counts: Counts) -> AsyncIterator[tuple[Database, str]]:
+    async with serve(sidecar, counts) as pair:
+        yield pair
