@@ -331,7 +331,8 @@ class KeptCalls:
                     f"{limits.cache_max_rows} rows are kept in the sidecar {how}; "
                     f"{len(kept)} kept now")
             if kept:
-                line += " (" + ", ".join(f"{k.rows} rows in {k.table}" for k in kept[:3]) + ")"
+                line += (" (" + ", ".join(f"{k.rows} rows in {k.table}" for k in kept[:3])
+                         + f"; SELECT scratchpad.refresh('{resource.name}') drops them)")
             large = self.too_large.get(resource.name)
             if large is not None:
                 line += (f"; a call gave {large} rows, above cache_max_rows: not kept, its "

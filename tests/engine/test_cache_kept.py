@@ -112,6 +112,7 @@ async def test_scratchpad_cache_lists_kept_calls_and_explain_says_what_is_kept(s
         plan = "\n".join(r[0] for r in await cur.fetchall())
     assert "Cache: calls of big with 20 to 2000000 rows are kept" in plan
     assert "1 kept now (100000 rows in" in plan
+    assert "SELECT scratchpad.refresh('big') drops them" in plan
     assert len(await kept_tables(db.catalog.sidecar, db)) == 3
 
 
