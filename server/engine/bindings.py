@@ -39,6 +39,7 @@ _POSTGRES = object()  # a binary parameter that only Postgres converts
 # Binary parameters read here, by type OID, and the column types they cast to unchanged.
 _INTEGERS = {"smallint": 2**15, "int2": 2**15, "integer": 2**31, "int": 2**31,
              "int4": 2**31, "bigint": 2**63, "int8": 2**63}
+_INTEGER_SIZES = {21: 2, 23: 4, 20: 8}  # int2, int4, int8: bytes of a binary value
 _FLOATS = frozenset(("double precision", "float8"))
 _SAME = {16: frozenset(("boolean", "bool")), 25: frozenset(("text",)),
          1043: frozenset(("text",)), 700: _FLOATS, 701: _FLOATS,
@@ -46,8 +47,8 @@ _SAME = {16: frozenset(("boolean", "bool")), 25: frozenset(("text",)),
 
 
 def bindings_now(ref: Reference, params: Sequence[Param]) -> list[CallArgs] | None:
-    """``resolve.bindings`` when no value needs the sidecar (constants and text parameters that
-    convert): the fast path's (``fast.py``); None otherwise."""
+    """``resolve.bindings`` when no value needs the sidecar (``converted``): the fast
+    path's (``fast.py``); None otherwise."""
     values = {}
     for value, column in pushed(ref):
         got = converted(value, column, params)
@@ -134,8 +135,9 @@ def _limit(ref: Reference, values: dict[int, list[Any]]) -> int | None:
 
 
 def converted(value: Value, column: Any, params: Sequence[Any]) -> list[Any] | None:
-    """A pushed-down value converted in Python, when it can be (a constant, or a text
-    parameter that converts); None when Postgres must convert it (``evaluate``)."""
+    """A pushed-down value converted in Python, when it can be (a constant, a text
+    parameter that converts, a binary one whose cast changes nothing); None when
+    Postgres must convert it (``resolve.evaluate``)."""
     if value.is_set:
         return None
     if value.is_const:
@@ -168,10 +170,13 @@ def _binary(param: Param, pg_type: str) -> Any:
     pg_type = pg_type.lower()
     raw = param.value
     assert raw is not None
-    if param.oid in (20, 21, 23):  # int8, int2, int4: any integer column it fits
+    size = _INTEGER_SIZES.get(param.oid)
+    if size is not None:  # int2, int4, int8: any integer column it fits
         bound = _INTEGERS.get(pg_type)
+        if bound is None or len(raw) != size:
+            return _POSTGRES  # Postgres casts it, or says the value is malformed
         value = int.from_bytes(raw, "big", signed=True)
-        return value if bound is not None and -bound <= value < bound else _POSTGRES
+        return value if -bound <= value < bound else _POSTGRES
     if pg_type not in _SAME.get(param.oid, ()):
         return _POSTGRES
     try:
