@@ -300,9 +300,17 @@ class Session:
 
     async def unguarded(self, sql: str) -> Result:
         """Test-only: layer 1 switched off. The SQL goes to the sidecar as it is, as a
-        statement that slipped past the gate would: as the agent role, in a read-only
-        transaction that is rolled back. Layer 2 alone must stop it."""
-        return sidecar.result_of(self, "", await sidecar.pipeline(self, [Step(sql)]))
+        statement that slipped past the gate would: as the agent role, in the
+        transaction a read of its kind gets (``run.run``): the implicit read-only one,
+        or, when it calls set_config, a read-only one that is rolled back. Layer 2
+        alone must stop it."""
+        try:
+            rolled_back = calls_any(parse(sql)[0].node, frozenset(("set_config",)))
+        except (errors.SqlError, IndexError):
+            rolled_back = True
+        out = await sidecar.pipeline(self, [Step(sql)],
+                                     transaction="read" if rolled_back else "implicit")
+        return sidecar.result_of(self, "", out)
 
     def _bounded(self, result: Result) -> Result:
         """Cut a result at the row limit (with a NOTICE); refuse one too large to send."""

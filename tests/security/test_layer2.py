@@ -44,8 +44,9 @@ async def _state(session):
 
 
 async def test_every_attack_fails_or_is_contained_without_the_gate(unguarded_session):
-    """Each attack either errors in the sidecar, or runs as the unprivileged role in a
-    read-only transaction that is rolled back, leaving the connection exactly as it was."""
+    """Each attack either errors in the sidecar, or runs as the unprivileged role in the
+    transaction a read of its kind gets (the implicit read-only one, or one rolled back
+    when it calls set_config), leaving the connection exactly as it was."""
     session = unguarded_session
     baseline = await _state(session)
     role = session.db.catalog.agent_user.encode()
