@@ -209,14 +209,14 @@ def _returned_rows(resource: Resource, call: Call, out: Any) -> list[dict]:
     return []
 
 
-def fired_notice(write: StagedWrite, rows: list[dict]) -> Notice:
+def fired_notice(write: StagedWrite, rows: list[dict], system: str) -> Notice:
     """``fired #n: …``; its DETAIL names the write's journal row(s) and shows what the
     tool returned."""
     parts = []
     if write.journal:
         seqs = [s for _, s in write.journal]
         place = f"seq {seqs[0]}" if len(seqs) == 1 else f"seqs {seqs[0]}-{seqs[-1]}"
-        parts.append(f"scratchpad.journal txid {write.journal[0][0]}, {place}")
+        parts.append(f"{system}.journal txid {write.journal[0][0]}, {place}")
     if rows:
         shown = as_json(rows)
         parts.append("the tool returned: " + (shown if len(shown) <= _SHOWN
@@ -234,8 +234,9 @@ async def commit(session: Session, staged: list[StagedWrite]) -> Result:
         detail = "; ".join(f"#{w.id} {w.summary}: {w.status}" for w in staged)
         again = ""
         if stop.txid is not None:
-            again = (f" SELECT scratchpad.restage({stop.txid}) stages the writes that did not "
-                     f"fire again, in a new transaction; SELECT * FROM scratchpad.journal "
+            system = session.db.schemas.system
+            again = (f" SELECT {system}.restage({stop.txid}) stages the writes that did not "
+                     f"fire again, in a new transaction; SELECT * FROM {system}.journal "
                      f"WHERE txid = {stop.txid} shows each one.")
         raise errors.ExternalRoutineError(
             f"COMMIT failed at staged write #{one.id} ({one.resource} {one.verb}):"
@@ -244,7 +245,8 @@ async def commit(session: Session, staged: list[StagedWrite]) -> Result:
             hint="Writes before it fired and stay done; it and the writes after it did "
             "not. The transaction is over." + (again or " Re-run what is left in a new one."),
         ) from None
-    notices = [fired_notice(w, rows) for w, rows in zip(staged, returned, strict=True)]
+    system = session.db.schemas.system
+    notices = [fired_notice(w, rows, system) for w, rows in zip(staged, returned, strict=True)]
     return Result("COMMIT", notices=notices, committed=staged,
                   touched=list(ctx.touched.values()))
 
@@ -263,7 +265,7 @@ async def fire_one(session: Session, staged: StagedWrite, ctx: StatementContext
 # -- restage ------------------------------------------------------------------------
 
 
-def restage_txid(call: ast.FuncCall, params: list[Any]) -> int:
+def restage_txid(call: ast.FuncCall, params: list[Any], system: str) -> int:
     """The transaction id ``scratchpad.restage(…)`` was given (a number, or ``$n``)."""
     arg: Any = call.args[0]
     if isinstance(arg, ast.TypeCast):
@@ -282,15 +284,16 @@ def restage_txid(call: ast.FuncCall, params: list[Any]) -> int:
         return int(raw)
     except (TypeError, ValueError):
         raise errors.InvalidParameterValue(
-            f"scratchpad.restage() takes a transaction id, not {raw!r}",
-            hint="SELECT DISTINCT txid, status FROM scratchpad.journal lists your "
+            f"{system}.restage() takes a transaction id, not {raw!r}",
+            hint=f"SELECT DISTINCT txid, status FROM {system}.journal lists your "
             "transactions.") from None
 
 
 async def restage(session: Session, call: ast.FuncCall, params: list[Any]) -> Result:
     """``SELECT scratchpad.restage(txid)``: the writes of a transaction that did not
     fire, staged again (with their idempotency keys) in the open transaction or a new one."""
-    txid = restage_txid(call, params)
+    system = session.db.schemas.system
+    txid = restage_txid(call, params, system)
     if not session.writes or session.tx.read_only:
         raise errors.ReadOnlySqlTransaction(
             "cannot restage writes in a read-only transaction",
@@ -303,13 +306,13 @@ async def restage(session: Session, call: ast.FuncCall, params: list[Any]) -> Re
     if txid in journal.committing:
         raise errors.InvalidTransactionState(
             f"transaction {txid} is still committing",
-            hint=f"Wait for its COMMIT to end: SELECT seq, status FROM scratchpad.journal "
+            hint=f"Wait for its COMMIT to end: SELECT seq, status FROM {system}.journal "
             f"WHERE txid = {txid}.")
     rows = await journal.read(None if session.policy.admin else session.user, [txid])
     if not rows:
         raise errors.InvalidParameterValue(
             f"transaction {txid} is not in your journal",
-            hint="SELECT DISTINCT txid, status FROM scratchpad.journal lists your "
+            hint=f"SELECT DISTINCT txid, status FROM {system}.journal lists your "
             "transactions.")
     status = {"staged": "not run", "firing": "in doubt"}  # left so by a server gone
     todo = [r for r in rows if status.get(r["status"], r["status"]) in _RESTAGEABLE]
@@ -329,7 +332,7 @@ async def restage(session: Session, call: ast.FuncCall, params: list[Any]) -> Re
         was = status.get(row["status"], row["status"])
         doubt = was == "in doubt"
         notices.append(Notice(
-            f"staged #{write.id} again: {write.summary} (scratchpad.journal txid {txid}, "
+            f"staged #{write.id} again: {write.summary} ({system}.journal txid {txid}, "
             f"seq {row['seq']}, {was}), with its idempotency key {row['idempotency_key']}",
             severity="WARNING" if doubt else "NOTICE",
             hint="It may have fired before: its tool sees the same idempotency key, and can "

@@ -43,7 +43,7 @@ async def explain_statement(session: Session, sql: str, node: Any, params: list[
         if ref is not plan.target or not isinstance(node, ast.InsertStmt)))
     lines.extend(session.db.kept.explain_lines(session, list(plan.reads)))
     if session.db.fns:
-        lines.extend(fn_calls.explain_lines(plan.sql))
+        lines.extend(fn_calls.explain_lines(plan.sql, session.db.schemas.fns))
     args = (list(params) + [Param(None)] * plan.max_param)[:plan.max_param]
     out = await sidecar.pipeline(session, [Step(f"EXPLAIN {plan.sql}", args)])
     lines.extend(row.values[0].decode() for row in out.rows)

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from glove_scratchpad.catalog import SYSTEM_SCHEMA, Param
+from glove_scratchpad.catalog import Param
 
 from .bindings import bindings_now, pushed
 from .context import CallArgs, StatementContext
@@ -75,7 +75,7 @@ def compile(session: Session, plan: Plan) -> None:
         return
     made = None
     if (plan.target is None and plan.reads and not plan.sets_config
-            and all(map(_cacheable, plan.reads))):
+            and all(_cacheable(ref, session.db.schemas.system) for ref in plan.reads)):
         fixed = [_fixed(ref) for ref in plan.reads]
         if all(f is not False for f in fixed):
             made = Compiled(plan, tuple(f or None for f in fixed))
@@ -146,10 +146,10 @@ def _fixed(ref: Reference) -> Call | bool | None:
     return Call.of(ref, calls[0])
 
 
-def _cacheable(ref: Reference) -> bool:
+def _cacheable(ref: Reference, system: str) -> bool:
     """Whether a reference's one call may be answered from a cache: a lasting resource,
     and arguments that are constants or parameters, one value per key."""
-    if ref.schema == SYSTEM_SCHEMA or not lasting(ref.resource):
+    if ref.schema == system or not lasting(ref.resource):
         return False
     if any(len(p.values) != 1 for p in ref.predicates):
         return False  # an IN list on a key: several calls

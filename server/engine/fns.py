@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from pglast import parser
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import EVALUATING, FN_SCHEMA, Param, Step, quote_ident
+from glove_scratchpad.catalog import EVALUATING, Param, Step, quote_ident
 from glove_scratchpad.resources import Fn, FnCatalog
 
 from ..sql.analysis import Plan
@@ -57,7 +57,6 @@ if TYPE_CHECKING:
 
 __all__ = ["explain_lines", "explained", "find_calls", "substitute"]
 
-_FN_CALLED = re.compile(rf"function {FN_SCHEMA}\.(\w+)\(")
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +87,8 @@ async def _arguments(session: Session, plan: Plan, calls: Sequence[FnCall],
             position = which.location + 1
         elif len(calls) == 1:
             position = which.location + 1
-        hint = _explained_hint(exc, session.db.fns.get(which.name), which.name)
+        hint = _explained_hint(exc, session.db.fns.get(which.name), which.name,
+                               session.db.schemas.fns)
         raise exc.replaced(position=position, hint=hint) from None
     values = result.data_rows[0].values
     return [[None] if v is None else json.loads(bytes(v)) for v in values]
@@ -96,38 +96,42 @@ async def _arguments(session: Session, plan: Plan, calls: Sequence[FnCall],
 
 def explained(session: Session, exc: errors.UndefinedFunction) -> errors.SqlError:
     """A 42883 that Postgres found in a call of ``fn.<name>``, with how to call it."""
-    found = _FN_CALLED.search(exc.message)
+    schema = session.db.schemas.fns
+    found = re.search(rf"function {re.escape(schema)}\.(\w+)\(", exc.message)
     if found is None or not session.db.fns:
         return exc
     name = found.group(1)
-    return exc.replaced(hint=_explained_hint(exc, session.db.fns.get(name), name))
+    return exc.replaced(hint=_explained_hint(exc, session.db.fns.get(name), name, schema))
 
 
-def _explained_hint(exc: errors.SqlError, fn: Fn | None, name: str) -> str | None:
+def _explained_hint(exc: errors.SqlError, fn: Fn | None, name: str, schema: str
+                    ) -> str | None:
     """The HINT of an error in a call's arguments: how to call the function."""
-    about = f"It takes fn.{fn.signature()}. " if fn is not None else ""
+    about = f"It takes {schema}.{fn.signature()}. " if fn is not None else ""
     if isinstance(exc, errors.UndefinedFunction):
-        return (f"{about}Name arguments as declared (\\df+ fn.{name} describes them), give "
-                "one JSON object as args, or cast a value to its declared type.")
+        return (f"{about}Name arguments as declared (\\df+ {schema}.{name} describes them), "
+                "give one JSON object as args, or cast a value to its declared type.")
     if isinstance(exc, errors.UndefinedColumn | errors.UndefinedTable) and not (
             exc.hint or "").strip():
         return ROWS_HINT
     return exc.hint
 
 
-def _arguments_object(fn: Fn, call: FnCall, values: list[Any]) -> dict[str, Any]:
+def _arguments_object(fn: Fn, call: FnCall, values: list[Any], schema: str
+                      ) -> dict[str, Any]:
     given, named = values[0], values[1:]
+    shown = f"{schema}.{fn.name}"
     if given is None:
         arguments: dict[str, Any] = {}
     elif isinstance(given, dict):
         arguments = dict(given)
     else:
         raise errors.InvalidParameterValue(
-            f"fn.{fn.name} takes its arguments as a JSON object, not"
+            f"{shown} takes its arguments as a JSON object, not"
             f" {type(given).__name__ if not isinstance(given, list) else 'an array'}",
             detail=f"args = {json.dumps(given, ensure_ascii=False)[:200]}",
-            hint=f"""Write fn.{fn.name}('{{"name": value, …}}') or name them:"""
-            f" fn.{fn.name}(name => value). \\df+ fn.{fn.name} describes them.",
+            hint=f"""Write {shown}('{{"name": value, …}}') or name them:"""
+            f" {shown}(name => value). \\df+ {shown} describes them.",
             position=call.location + 1)
     for param, value in zip(fn.params, named, strict=False):
         if value is not None:  # NULL: not given (every named parameter defaults to NULL)
@@ -135,14 +139,14 @@ def _arguments_object(fn: Fn, call: FnCall, values: list[Any]) -> dict[str, Any]
     return arguments
 
 
-def _key(fn: Fn, arguments: dict[str, Any]) -> tuple[str, str]:
-    return (f"{FN_SCHEMA}.{fn.name}", json.dumps(arguments, sort_keys=True, default=str))
+def _key(fn: Fn, arguments: dict[str, Any], schema: str) -> tuple[str, str]:
+    return (f"{schema}.{fn.name}", json.dumps(arguments, sort_keys=True, default=str))
 
 
 async def _call(session: Session, fn: Fn, validated: Any, arguments: dict[str, Any],
                 ctx: StatementContext) -> str | None:
     """One call, under the guard's concurrency, timeout and audit: its result as JSON."""
-    shown = f"{FN_SCHEMA}.{fn.name}"
+    shown = f"{session.db.schemas.fns}.{fn.name}"
     try:
         out = await session.db.guard.call(
             shown, "call", lambda: fn.invoke(validated), arguments=arguments,
@@ -169,12 +173,13 @@ async def evaluate(session: Session, plan: Plan, calls: Sequence[FnCall], params
                    ctx: StatementContext) -> list[tuple[tuple[str, str], str | None]]:
     """Each call's (key, result as JSON text), each distinct call made once per statement."""
     catalog: FnCatalog = session.db.fns
+    schema = session.db.schemas.fns
     values = await _arguments(session, plan, calls, params, ctx)
     keyed = []
     for call, vals in zip(calls, values, strict=True):
         fn = catalog[call.name]
-        arguments = _arguments_object(fn, call, vals)
-        keyed.append((call, fn, arguments, _key(fn, arguments)))
+        arguments = _arguments_object(fn, call, vals, schema)
+        keyed.append((call, fn, arguments, _key(fn, arguments, schema)))
     new: dict[tuple[str, str], tuple[FnCall, Fn, dict[str, Any]]] = {}
     for call, fn, arguments, key in keyed:
         if key not in ctx.memo and key not in new:
@@ -205,7 +210,8 @@ async def substitute(session: Session, plan: Plan, params: list[Param], args: li
                      ctx: StatementContext) -> list[tuple[int, int, str]]:
     """Evaluate the statement's outermost calls; their results are appended to ``args``.
     Returns the text edits that put each result in its call's place."""
-    calls = [c for c in find_calls(plan.sql, plan.node) if c.outermost]
+    calls = [c for c in find_calls(plan.sql, plan.node, session.db.schemas.fns)
+             if c.outermost]
     if not calls:
         return []
     slots: dict[tuple[str, str], int] = {}

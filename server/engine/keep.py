@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from pglast import ast
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import SYSTEM_SCHEMA, SYSTEM_VIEWS, CacheStore
+from glove_scratchpad.catalog import SYSTEM_VIEWS, CacheStore
 
 from .context import CallArgs, StatementContext
 from .result import Result
@@ -81,9 +81,10 @@ def system_call_text(call: Any, params: list[Any]) -> str:
     if 0 < arg.number <= len(params):
         value = getattr(params[arg.number - 1], "value", params[arg.number - 1])
     if value is None:
+        schema = call.funcname[0].sval
         raise errors.InvalidParameterValue(
-            f"scratchpad.{system_call_name(call)}() takes a table's name, not NULL",
-            hint="SELECT resource FROM scratchpad.cache lists the kept calls.")
+            f"{schema}.{system_call_name(call)}() takes a table's name, not NULL",
+            hint=f"SELECT resource FROM {schema}.cache lists the kept calls.")
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
@@ -151,7 +152,7 @@ class KeptCalls:
 
     def eligible(self, session: Session, ref: Reference) -> bool:
         resource = ref.resource
-        return (ref.schema != SYSTEM_SCHEMA and lasting(resource)
+        return (ref.schema != session.db.schemas.system and lasting(resource)
                 and session.view.database in self.stores
                 and not session.overlay.touches(resource.name))
 
@@ -294,7 +295,8 @@ class KeptCalls:
         if session.lookup(None, name) is None:
             raise errors.UndefinedTable(
                 f'resource "{name}" does not exist',
-                hint="SELECT resource FROM scratchpad.cache lists the kept calls.")
+                hint=f"SELECT resource FROM {session.db.schemas.system}.cache lists the kept "
+                "calls.")
         n = len([k for k in self.entries if k[1] == name])
         session.db.invalidate(name)
         await self.reap()
@@ -332,7 +334,8 @@ class KeptCalls:
                     f"{len(kept)} kept now")
             if kept:
                 line += (" (" + ", ".join(f"{k.rows} rows in {k.table}" for k in kept[:3])
-                         + f"; SELECT scratchpad.refresh('{resource.name}') drops them)")
+                         + f"; SELECT {session.db.schemas.system}.refresh('{resource.name}') "
+                         "drops them)")
             large = self.too_large.get(resource.name)
             if large is not None:
                 line += (f"; a call gave {large} rows, above cache_max_rows: not kept, its "

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import SYSTEM_SCHEMA, SYSTEM_VIEWS, Param, Step, result_format
+from glove_scratchpad.catalog import SYSTEM_VIEWS, Param, Step, result_format
 from glove_scratchpad.resources import Bindings, CallContext, Resource
 
 from ..sql.analysis import Plan, Reference, Value, deparse, renumber_params
@@ -120,7 +120,7 @@ async def _spilled(session: Session, ref: Reference, rows: list[dict[str, Any]],
                    ctx: StatementContext) -> list[dict[str, Any]] | Kept:
     """A reference's rows, or, when there are many, the table they were copied into for
     this statement alone (``KeptCalls.spill``); the statement's end drops it."""
-    if len(rows) < session.db.limits.spill_min_rows or ref.schema == SYSTEM_SCHEMA:
+    if len(rows) < session.db.limits.spill_min_rows or ref.schema == session.db.schemas.system:
         return rows
     table = await session.db.kept.spill(session, ref.resource, rows)
     if table is None:
@@ -161,7 +161,7 @@ def _answer(session: Session, ref: Reference, calls: list[CallArgs],
                     rows.append(row)
     rows = session.overlay.apply(resource, rows)
     # An empty scratchpad view (nothing staged) is an answer, not a filter to re-check.
-    if not rows and ref.schema != SYSTEM_SCHEMA:
+    if not rows and ref.schema != session.db.schemas.system:
         # The values the calls were made with, not the $n or expression that gave them.
         args = " OR ".join(" AND ".join(f"{k} = {_sql_literal(v)}" for k, v in c.keys.items())
                            for c in calls if c.keys)

@@ -162,7 +162,7 @@ class Session:
         node = stmt.node
         if isinstance(node, ast.VariableShowStmt):
             return (), (FieldDescription(node.name, type_oid=25),)
-        call = system_call(node)
+        call = system_call(node, self.db.schemas.system)
         if call is not None:  # scratchpad.restage(txid): a bigint, or a $1 that is one
             arg = call.args[0].arg if isinstance(call.args[0], ast.TypeCast) else call.args[0]
             name = system_call_name(call)
@@ -203,7 +203,8 @@ class Session:
         if plan is None:
             plan = analyze(stmt.sql, stmt.node, self.lookup)
             if self.db.fns:
-                fn_calls.find_calls(stmt.sql, stmt.node)  # arguments not values: refused now
+                # Arguments that are not values: refused now.
+                fn_calls.find_calls(stmt.sql, stmt.node, self.db.schemas.fns)
             keep(plans, stmt.sql, plan)
         return plan
 
@@ -291,7 +292,7 @@ class Session:
         gate.check(stmt.node, is_resource=lambda schema, name: self.lookup(schema, name)
                    is not None, params=values,
                    is_function=lambda schema, name: name in self.db.fns,
-                   values_later=params is None)
+                   values_later=params is None, schemas=self.db.schemas)
         if params is None:
             return
         # Parameter values matter to the gate only as setting names of these two.
@@ -335,7 +336,7 @@ class Session:
     async def _dispatch(self, stmt: ParsedStatement, params: list[Any],
                         request: Request) -> Result:
         node = stmt.node
-        call = system_call(node)
+        call = system_call(node, self.db.schemas.system)
         if call is not None:  # the gate let it through alone: SELECT scratchpad.restage(…)
             if system_call_name(call) == "refresh":
                 return await self.db.kept.refresh(self, system_call_text(call, params))

@@ -26,7 +26,6 @@ from pglast import ast
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import (
     INSERT_SCHEMA,
-    SYSTEM_SCHEMA,
     Param,
     Step,
     encode_param,
@@ -88,7 +87,7 @@ def check_allowed(session: Session, plan: Plan) -> Resource:
             "current_schema() lists the resources.",
         )
     resource: Resource = target.resource
-    if resource.resolver(verb) is None or target.schema == SYSTEM_SCHEMA:
+    if resource.resolver(verb) is None or target.schema == session.db.schemas.system:
         raise missing_verb(resource, verb)
     with_clause = getattr(node, "withClause", None)
     for cte in with_clause.ctes if with_clause else ():

@@ -31,6 +31,7 @@ from typing import Any, NoReturn
 from pglast import ast
 
 from glove_scratchpad import errors
+from glove_scratchpad.catalog import SYSTEM_SCHEMA
 
 __all__ = [
     "AGGREGATES",
@@ -336,8 +337,9 @@ FUNCTION_REFUSALS = (
 
 # The server's own functions, in schema scratchpad; each is a statement of its own.
 SYSTEM_FUNCTIONS = frozenset({"restage", "refresh"})
-_SYSTEM_HINT = ("Call it alone, with a transaction id from scratchpad.journal: "
-                "SELECT scratchpad.restage(17)")
+def _system_hint(schema: str) -> str:
+    return (f"Call it alone, with a transaction id from {schema}.journal: "
+            f"SELECT {schema}.restage(17)")
 # A SELECT with any of these is not a system call alone.
 _SELECT_CLAUSES = ("distinctClause", "intoClause", "fromClause", "whereClause", "groupClause",
                    "havingClause", "windowClause", "valuesLists", "sortClause", "limitOffset",
@@ -384,17 +386,17 @@ def refuse_function(name: str) -> None:
                                 hint=refusal.hint)
 
 
-def system_call(node: Any) -> Any:
-    """The call of ``SELECT scratchpad.<fn>(…)`` when that is the whole statement (one
-    column, no other clause), else None; refused unless its one argument is a number
-    or ``$n`` (either may be cast)."""
+def system_call(node: Any, schema: str = SYSTEM_SCHEMA) -> Any:
+    """The call of ``SELECT scratchpad.<fn>(…)`` (``schema``: the server's system schema)
+    when that is the whole statement (one column, no other clause), else None; refused
+    unless its one argument is a number or ``$n`` (either may be cast)."""
     if not isinstance(node, ast.SelectStmt) or len(node.targetList or ()) != 1 or any(
             getattr(node, slot) for slot in _SELECT_CLAUSES):
         return None
     call = node.targetList[0].val
     names = [str(s.sval) for s in getattr(call, "funcname", None) or ()
              if isinstance(s, ast.String)]
-    if not isinstance(call, ast.FuncCall) or len(names) != 2 or names[0] != "scratchpad" or (
+    if not isinstance(call, ast.FuncCall) or len(names) != 2 or names[0] != schema or (
             names[1] not in SYSTEM_FUNCTIONS or call.over or call.agg_star or call.agg_filter):
         return None
     args = list(call.args or ())
@@ -404,18 +406,19 @@ def system_call(node: Any) -> Any:
         if not (isinstance(arg, ast.ParamRef) or (
                 isinstance(arg, ast.A_Const) and isinstance(arg.val, ast.String))):
             raise errors.FeatureNotSupported(
-                "scratchpad.refresh() takes one table's name: a string, or $1",
-                hint="Call it alone: SELECT scratchpad.refresh('items')")
+                f"{schema}.refresh() takes one table's name: a string, or $1",
+                hint=f"Call it alone: SELECT {schema}.refresh('items')")
         return call
     if not (isinstance(arg, ast.ParamRef) or (
             isinstance(arg, ast.A_Const) and isinstance(arg.val, ast.Integer))):
         raise errors.FeatureNotSupported(
-            "scratchpad.restage() takes one transaction id: a number, or $1", hint=_SYSTEM_HINT)
+            f"{schema}.restage() takes one transaction id: a number, or $1",
+            hint=_system_hint(schema))
     return call
 
 
-def refuse_system_function(what: str = "") -> NoReturn:
+def refuse_system_function(what: str = "", schema: str = SYSTEM_SCHEMA) -> NoReturn:
     """``scratchpad.restage`` anywhere but alone (``what``: "EXPLAIN of " in EXPLAIN)."""
     raise errors.FeatureNotSupported(
-        f"{what}scratchpad.restage() is not supported: it is a statement of its own, that "
-        "stages writes and calls no tool", hint=_SYSTEM_HINT)
+        f"{what}{schema}.restage() is not supported: it is a statement of its own, that "
+        "stages writes and calls no tool", hint=_system_hint(schema))

@@ -65,12 +65,12 @@ class FnCall:
 # -- finding and checking -------------------------------------------------------------
 
 
-def _fn_name(node: Any) -> str | None:
-    """``name`` when ``node`` calls ``fn.name``."""
+def _fn_name(node: Any, schema: str) -> str | None:
+    """``name`` when ``node`` calls ``<schema>.name`` (``fn.name`` for the default name)."""
     if not isinstance(node, ast.FuncCall):
         return None
     parts = [getattr(s, "sval", None) for s in node.funcname or ()]
-    if len(parts) == 2 and parts[0] == FN_SCHEMA and isinstance(parts[1], str):
+    if len(parts) == 2 and parts[0] == schema and isinstance(parts[1], str):
         return parts[1]
     return None
 
@@ -98,8 +98,9 @@ def at_location(exc: errors.SqlError, location: Any) -> errors.SqlError:
 
 
 class _Finder:
-    def __init__(self, sql: str) -> None:
+    def __init__(self, sql: str, schema: str) -> None:
         self.sql = sql
+        self.schema = schema
         self.tokens = parser.scan(sql)
         self.calls: list[FnCall] = []
 
@@ -116,27 +117,27 @@ class _Finder:
                 ctes = ctes | {c.ctename for c in n.withClause.ctes or ()}
             if not isinstance(n, ast.SelectStmt) and n.returningClause:
                 for inner in walk(n.returningClause):
-                    if _fn_name(inner):
+                    if _fn_name(inner, self.schema):
                         raise at_location(errors.FeatureNotSupported(
-                            "fn.* functions cannot be called in RETURNING",
+                            f"{self.schema}.* functions cannot be called in RETURNING",
                             hint="Call the function in the statement's SELECT (or a later "
                             "statement) instead."), inner.location)
         if isinstance(n, ast.RangeFunction):
             for item in n.functions or ():
                 func = item[0] if isinstance(item, tuple | list) else item
-                if _fn_name(func):
+                if _fn_name(func, self.schema):
                     self.call(func, ctes, inside, n)
                 else:
                     self.visit(item, ctes, inside)
             return
-        if _fn_name(n):
+        if _fn_name(n, self.schema):
             self.call(n, ctes, inside, None)
             return
         for slot in n.__slots__:
             self.visit(getattr(n, slot, None), ctes, inside)
 
     def call(self, fc: Any, ctes: frozenset[str], inside: bool, rf: Any) -> None:
-        name = _fn_name(fc)
+        name = _fn_name(fc, self.schema)
         assert name is not None
         column, alias = name, None
         if rf is not None:
@@ -144,10 +145,11 @@ class _Finder:
                           for i in rf.functions or ())
             if rf.ordinality or rf.is_rowsfrom or len(rf.functions or ()) > 1 or coldefs:
                 raise at_location(errors.FeatureNotSupported(
-                    f"fn.{name} in FROM … WITH ORDINALITY, ROWS FROM or with a column "
+                    f"{self.schema}.{name} in FROM … WITH ORDINALITY, ROWS FROM or with a column "
                     "definition list is not supported",
-                    hint=f"Select it as a value (SELECT fn.{name}(…)), or expand its result: "
-                    f"FROM jsonb_array_elements(fn.{name}(…)) WITH ORDINALITY."), fc.location)
+                    hint=f"Select it as a value (SELECT {self.schema}.{name}(…)), or expand "
+                    f"its result: FROM jsonb_array_elements({self.schema}.{name}(…)) WITH "
+                    "ORDINALITY."), fc.location)
             if rf.alias is None:
                 alias = name
             elif not rf.alias.colnames:
@@ -171,7 +173,7 @@ class _Finder:
                 if depth == 0:
                     open_end = tokens[opened].end + 1
                     return (location, tokens[k].end + 1), (open_end, tokens[k].start)
-        raise errors.SyntaxError("unbalanced parentheses in a call of fn.*")  # parsed: never
+        raise errors.SyntaxError("unbalanced parentheses in a call of a function")  # parsed: never
 
     # -- the arguments are values -----------------------------------------------------
 
@@ -182,12 +184,12 @@ class _Finder:
                 if isinstance(n, ast.ColumnRef):
                     shown = ".".join(getattr(f, "sval", "*") for f in n.fields or ())
                     raise at_location(errors.FeatureNotSupported(
-                        f'the arguments of fn.{name} reference the statement\'s rows'
+                        f'the arguments of {self.schema}.{name} reference the statement\'s rows'
                         f' (column "{shown}")', hint=ROWS_HINT), n.location)
                 if isinstance(n, ast.FuncCall) and (n.over is not None or n.agg_star):
                     raise at_location(errors.FeatureNotSupported(
-                        f"the arguments of fn.{name} use an aggregate or window function over"
-                        " the statement's rows", hint=ROWS_HINT), n.location)
+                        f"the arguments of {self.schema}.{name} use an aggregate or window "
+                        "function over the statement's rows", hint=ROWS_HINT), n.location)
                 if isinstance(n, ast.SubLink):
                     self.uncorrelated(n.subselect, name, ctes)
 
@@ -198,7 +200,7 @@ class _Finder:
             if isinstance(n, ast.RangeVar):
                 if n.schemaname is None and n.relname in ctes and n.relname not in inner_ctes:
                     raise at_location(errors.FeatureNotSupported(
-                        f'the arguments of fn.{name} read "{n.relname}", a CTE of the'
+                        f'the arguments of {self.schema}.{name} read "{n.relname}", a CTE of the'
                         " statement", hint=ROWS_HINT + " Repeat the CTE's query inside the"
                         " argument instead."), n.location)
                 names.add(n.alias.aliasname if n.alias else n.relname)
@@ -217,23 +219,24 @@ class _Finder:
                 if len(fields) >= 2 and len(fields) == len(n.fields or ()) and (
                         fields[-2] not in names):
                     raise at_location(errors.FeatureNotSupported(
-                        f"the arguments of fn.{name} hold a subquery that references the"
+                        f"the arguments of {self.schema}.{name} hold a subquery that references the"
                         f' statement\'s rows (column "{".".join(fields)}")', hint=ROWS_HINT),
                         n.location)
 
 
-_cache: dict[str, tuple[FnCall, ...]] = {}
+_cache: dict[tuple[str, str], tuple[FnCall, ...]] = {}
 
 
-def find_calls(sql: str, node: Any) -> tuple[FnCall, ...]:
-    """Every call of a function in one statement (``node``: the RawStmt's ``stmt``).
+def find_calls(sql: str, node: Any, schema: str = FN_SCHEMA) -> tuple[FnCall, ...]:
+    """Every call of a function in one statement (``node``: the RawStmt's ``stmt``);
+    ``schema``: the server's function schema.
 
     Raises the first call whose arguments are not values. Cached by ``sql``.
     """
-    found = _cache.get(sql)
+    found = _cache.get((schema, sql))
     if found is not None:
         return found
-    finder = _Finder(sql)
+    finder = _Finder(sql, schema)
     if sql.endswith(EVAL_MARK) and isinstance(node, ast.SelectStmt):
         # The calls being evaluated are not rewritten; calls in their arguments are.
         for target in node.targetList or ():
@@ -243,7 +246,7 @@ def find_calls(sql: str, node: Any) -> tuple[FnCall, ...]:
     found = tuple(finder.calls)
     if len(_cache) >= CACHE_SIZE:
         _cache.pop(next(iter(_cache)))
-    _cache[sql] = found
+    _cache[schema, sql] = found
     return found
 
 
@@ -272,10 +275,10 @@ def renumbered(sql: str, spans: Sequence[tuple[int, int]]) -> tuple[list[str], l
 # -- EXPLAIN ----------------------------------------------------------------------------
 
 
-def explain_lines(sql: str) -> list[str]:
+def explain_lines(sql: str, schema: str = FN_SCHEMA) -> list[str]:
     """What EXPLAIN says of the calls of a statement (its text); nothing is called."""
     try:
-        calls = find_calls(sql, parse(sql)[0].node)
+        calls = find_calls(sql, parse(sql)[0].node, schema)
     except errors.SqlError as exc:
         return [f"Function calls: WARNING: {exc.message}"]
     lines = []
@@ -283,5 +286,5 @@ def explain_lines(sql: str) -> list[str]:
         args = " ".join(sql[call.args_span[0]:call.args_span[1]].split()) or "none"
         when = ("once, before the statement runs" if call.outermost
                 else "once, first: it is an argument of another call")
-        lines.append(f"Function {FN_SCHEMA}.{call.name}: arguments: {args}; calls: {when}")
+        lines.append(f"Function {schema}.{call.name}: arguments: {args}; calls: {when}")
     return lines

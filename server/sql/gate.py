@@ -53,7 +53,7 @@ from typing import Any
 from pglast import ast, enums
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import FN_SCHEMA, SYSTEM_SCHEMA
+from glove_scratchpad.catalog import DEFAULT_SCHEMAS, Schemas
 
 from .allowlist import (
     CATALOG_RELATIONS,
@@ -113,6 +113,7 @@ def check(
     secret_settings: frozenset[str] = SECRET_SETTINGS,
     is_function: IsFunction | None = None,
     values_later: bool = False,
+    schemas: Schemas = DEFAULT_SCHEMAS,
 ) -> None:
     """Refuse ``node`` (a RawStmt's ``stmt``) with an ``errors.SqlError``, or return None.
 
@@ -124,10 +125,10 @@ def check(
     text, and refused when there is none. ``is_function(schema, name)`` says whether
     ``fn.<name>`` is a served function (by default none is). ``values_later``: the
     parameter values are not known yet (a Describe); a check that needs them is left
-    to the judgement made when they are.
+    to the judgement made when they are. ``schemas``: the server's (system, functions).
     """
     _Gate(is_resource, protected_settings, secret_settings, params, is_function,
-          values_later).statement(node)
+          values_later, schemas).statement(node)
 
 
 class _Scope:
@@ -153,8 +154,9 @@ class _Gate:
 
     def __init__(self, is_resource: IsResource, protected: frozenset[str],
                  secret: frozenset[str], params: Sequence[str | bytes | None] | None,
-                 is_function: IsFunction | None = None, values_later: bool = False) -> None:
-        self.is_resource = is_resource
+                 is_function: IsFunction | None = None, values_later: bool = False,
+                 schemas: Schemas = DEFAULT_SCHEMAS) -> None:
+        self.is_resource, self.system, self.fns = is_resource, schemas.system, schemas.fns
         self.is_function = is_function or (lambda schema, name: False)
         self.protected = protected
         self.secret = secret
@@ -168,7 +170,7 @@ class _Gate:
         if not isinstance(node, STATEMENT_KINDS):
             refuse_statement(node)
         if isinstance(node, ast.SelectStmt):
-            if system_call(node) is not None:
+            if system_call(node, self.system) is not None:
                 return  # SELECT scratchpad.restage(txid) alone: system_call judged it
             if top:
                 self.settings_read = pinned_settings_read(node, self.secret)
@@ -192,8 +194,8 @@ class _Gate:
                     "EXPLAIN ANALYZE is not supported: it would run the statement",
                     hint="Use EXPLAIN without ANALYZE to see the plan (it calls nothing); "
                     "run the statement itself to see its rows.")
-        if system_call(node.query) is not None:
-            refuse_system_function("EXPLAIN of ")
+        if system_call(node.query, self.system) is not None:
+            refuse_system_function("EXPLAIN of ", self.system)
         self.statement(node.query, top)  # EXPLAIN EXECUTE, … CREATE TABLE AS: refused there
 
     def transaction(self, node: Any) -> None:
@@ -449,10 +451,10 @@ class _Gate:
                 hint="Call the function without a database name.")
         if schema == "information_schema" and name in INFO_SCHEMA_FUNCTIONS:
             return
-        if schema == SYSTEM_SCHEMA and name in SYSTEM_FUNCTIONS:
-            refuse_system_function()
-        if schema == FN_SCHEMA or (schema is None and name not in FUNCTIONS
-                                   and self.is_function(FN_SCHEMA, name)):
+        if schema == self.system and name in SYSTEM_FUNCTIONS:
+            refuse_system_function(schema=self.system)
+        if schema == self.fns or (schema is None and name not in FUNCTIONS
+                                  and self.is_function(self.fns, name)):
             self.served_function(name, schema)
             return
         if schema not in (None, "pg_catalog"):
@@ -465,16 +467,17 @@ class _Gate:
 
     def served_function(self, name: str, schema: str | None) -> None:
         """``fn.<name>``: a served function, or 42883 saying how to list them."""
+        fns = self.fns
         if schema is None:
             raise errors.UndefinedFunction(
                 f"function {name}() does not exist",
-                hint=f"Functions are in schema {FN_SCHEMA}: call {FN_SCHEMA}.{name}(…).")
-        if not self.is_function(FN_SCHEMA, name):
+                hint=f"Functions are in schema {fns}: call {fns}.{name}(…).")
+        if not self.is_function(fns, name):
             raise errors.UndefinedFunction(
-                f"function {FN_SCHEMA}.{name}() does not exist",
-                hint=f"\\df {FN_SCHEMA}.* lists the functions (\\df+ with their arguments), "
+                f"function {fns}.{name}() does not exist",
+                hint=f"\\df {fns}.* lists the functions (\\df+ with their arguments), "
                 f"as does SELECT routine_name FROM information_schema.routines WHERE "
-                f"routine_schema = '{FN_SCHEMA}'.")
+                f"routine_schema = '{fns}'.")
 
     def attribute(self, name: str) -> None:
         """``x.name`` and ``(expr).name``: Postgres calls ``name(x)`` when x has no such column."""
