@@ -337,9 +337,13 @@ FUNCTION_REFUSALS = (
 
 # The server's own functions, in schema scratchpad; each is a statement of its own.
 SYSTEM_FUNCTIONS = frozenset({"restage", "refresh"})
+
+
 def _system_hint(schema: str) -> str:
     return (f"Call it alone, with a transaction id from {schema}.journal: "
             f"SELECT {schema}.restage(17)")
+
+
 # A SELECT with any of these is not a system call alone.
 _SELECT_CLAUSES = ("distinctClause", "intoClause", "fromClause", "whereClause", "groupClause",
                    "havingClause", "windowClause", "valuesLists", "sortClause", "limitOffset",
