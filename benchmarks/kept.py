@@ -44,8 +44,9 @@ from pathlib import Path
 import asyncpg
 
 from . import checks
-from .bench_resources import BIG_TTL, ITEMS, make_rows
+from .bench_resources import BIG_TTL, ITEMS
 from .env import Endpoint, Env
+from .materialize import add_versus_copy, copy_median
 from .pgbench import LOOKUP_SCRIPT, lookup_script, pgbench, write_script
 from .results import TIMES, Section, ratio, times
 
@@ -57,7 +58,6 @@ COPY_RATIO = 2.0  # a first materialization of CHECKED rows: at most 2x COPY
 SIZES = (100_000, 1_000_000)
 SMOKE_SIZES = (1_000, 10_000)
 CHECKED = 100_000
-COLUMNS = ["n", "i", "name", "value"]
 WARM_UP = ["-t", "50"]
 REFRESH = "SELECT scratchpad.refresh('kept_rows')"
 COPY_TARGET = "kept_copy_target"  # made by Env, with the primary key (i)
@@ -203,7 +203,6 @@ async def _first_materializations(env: Env, section: Section, checked: list[str]
         await server.fetchval(REFRESH)  # nothing kept from before
         for n in SMOKE_SIZES if env.options.smoke else SIZES:
             sql = f"SELECT count(*) FROM kept_rows WHERE n = {n}"
-            records = [tuple(r[c] for c in COLUMNS) for r in make_rows(n)]
             # warm-up: the resolver builds its list (the statement makes a kept table)
             checks.expect(f"server: {sql}", await server.fetchval(sql), n)
             made += 1
@@ -222,34 +221,17 @@ async def _first_materializations(env: Env, section: Section, checked: list[str]
                 "SELECT rows FROM scratchpad.cache WHERE resource = 'kept_rows'")
             checks.expect("scratchpad.cache: kept calls of kept_rows",
                           [r["rows"] for r in listed], [n])
-            copies = []
-            for _ in range(_repeats(n, env.options.smoke)):
-                await direct.execute(f"TRUNCATE {COPY_TARGET}")
-                t0 = time.perf_counter()
-                tag = await direct.copy_records_to_table(
-                    COPY_TARGET, records=records, columns=COLUMNS
-                )
-                copies.append(time.perf_counter() - t0)
-                checks.expect(f"direct: COPY into {COPY_TARGET}", tag, f"COPY {n}")
-            await checks.materialized(direct, COPY_TARGET, n, "direct, after COPY")
-            await direct.execute(f"TRUNCATE {COPY_TARGET}")
+            c = await copy_median(direct, COPY_TARGET, n, _repeats(n, env.options.smoke))
             checks.expect(f"server: {REFRESH}", await server.fetchval(REFRESH),
                           "dropped 1 kept call of kept_rows")
             checked.append(
                 f"{n:,} rows: every count, the kept table's checksum and listing, "
                 "COPY tag and checksum"
             )
-            s, c = statistics.median(samples) * 1000, statistics.median(copies) * 1000
-            section.add(
-                f"first materialization, {n:,} rows",
-                "ms",
-                server=s,
-                COPY=c,
-                note=f"{n / s * 1000:,.0f} rows/s through the server",
-            )
+            s = statistics.median(samples) * 1000
+            add_versus_copy(section, f"first materialization, {n:,} rows", n, s, c)
             print(f"  first materialization {n:>9,} rows  server {s:.1f} ms  COPY {c:.1f} ms",
                   flush=True)
-            del records
     finally:
         await server.close()
         await direct.close()

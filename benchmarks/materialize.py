@@ -19,6 +19,8 @@ import re
 import statistics
 import time
 
+import asyncpg
+
 from glove_scratchpad.catalog import encode_param, populate_sql, rows_params
 
 from . import checks
@@ -66,7 +68,6 @@ async def run(env: Env) -> Section:
     try:
         for n in SMOKE_SIZES if env.options.smoke else SIZES:
             sql = f"SELECT count(*) FROM rows WHERE n = {n}"
-            records = [tuple(r[c] for c in COLUMNS) for r in make_rows(n)]
             # warm-up (the resolver builds its rows), and the rows' checksum
             checks.expect(f"server: {sql}", await server.fetchval(sql), n)
             await checks.materialized(server, "rows", n, "server")
@@ -76,28 +77,11 @@ async def run(env: Env) -> Section:
                 count = await server.fetchval(sql)
                 samples.append(time.perf_counter() - t0)
                 checks.expect(f"server: {sql}", count, n)
-            copies = []
-            for _ in range(_repeats(n, env.options.smoke)):
-                await direct.execute("TRUNCATE copy_target")
-                t0 = time.perf_counter()
-                tag = await direct.copy_records_to_table(
-                    "copy_target", records=records, columns=COLUMNS
-                )
-                copies.append(time.perf_counter() - t0)
-                checks.expect("direct: COPY into copy_target", tag, f"COPY {n}")
-            await checks.materialized(direct, "copy_target", n, "direct, after COPY")
-            await direct.execute("TRUNCATE copy_target")
+            c = await copy_median(direct, "copy_target", n, _repeats(n, env.options.smoke))
             checked.append(f"{n:,} rows: server count and checksum, COPY tag and checksum")
-            s, c = statistics.median(samples) * 1000, statistics.median(copies) * 1000
-            section.add(
-                f"{n:,} rows",
-                "ms",
-                server=s,
-                COPY=c,
-                note=f"{n / s * 1000:,.0f} rows/s through the server",
-            )
+            s = statistics.median(samples) * 1000
+            add_versus_copy(section, f"{n:,} rows", n, s, c)
             print(f"  {n:>9,} rows  server {s:.1f} ms  COPY {c:.1f} ms", flush=True)
-            del records
     finally:
         await server.close()
         await direct.close()
@@ -111,6 +95,30 @@ async def run(env: Env) -> Section:
     )
     checks.passed(section, checked)
     return section
+
+
+async def copy_median(direct: asyncpg.Connection, table: str, n: int, repeats: int) -> float:
+    """The reference: median milliseconds of binary COPY (``copy_records_to_table``) of
+    ``make_rows(n)`` into ``table``, emptied before each; every tag checked, then the
+    rows' count and checksum, and the table emptied."""
+    records = [tuple(r[c] for c in COLUMNS) for r in make_rows(n)]
+    copies = []
+    for _ in range(repeats):
+        await direct.execute(f"TRUNCATE {table}")
+        t0 = time.perf_counter()
+        tag = await direct.copy_records_to_table(table, records=records, columns=COLUMNS)
+        copies.append(time.perf_counter() - t0)
+        checks.expect(f"direct: COPY into {table}", tag, f"COPY {n}")
+    await checks.materialized(direct, table, n, "direct, after COPY")
+    await direct.execute(f"TRUNCATE {table}")
+    return statistics.median(copies) * 1000
+
+
+def add_versus_copy(section: Section, label: str, n: int, server_ms: float,
+                    copy_ms: float) -> None:
+    """A row of n rows through the server against the COPY reference."""
+    section.add(label, "ms", server=server_ms, COPY=copy_ms,
+                note=f"{n / server_ms * 1000:,.0f} rows/s through the server")
 
 
 def _timed(fn):  # type: ignore[no-untyped-def]

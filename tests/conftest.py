@@ -15,6 +15,8 @@ import pytest
 from glove_scratchpad.catalog import EmbeddedSidecar
 from glove_scratchpad.server import Database
 
+from .fix_server import serving
+
 _names = itertools.count()
 
 
@@ -47,17 +49,13 @@ async def server(sidecar: EmbeddedSidecar) -> AsyncIterator[Any]:
     """One wire server for the session, on a free port, serving the demo set plus
     ``tests/net/fix_wire.py``'s resources, with writes allowed."""
     from glove_scratchpad.resources.demo import demo_resources
-    from glove_scratchpad.server.config import ServerConfig
-    from glove_scratchpad.server.net.server import Server
 
     from .net.fix_wire import wire_resources
 
     db = await Database.create(demo_resources() + wire_resources(), writes=True,
                                sidecar=sidecar, database="test_wire")
-    srv = Server(ServerConfig(port=0, writes=True), db)
-    await srv.start()
-    yield srv
-    await srv.shutdown()
+    async with serving(db, writes=True) as srv:
+        yield srv
     await db.close()
 
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from glove_scratchpad.catalog import Param
 
 from .bindings import bindings_now, pushed
-from .context import CallArgs, StatementContext
+from .context import CallArgs, Request, StatementContext
 from .keep import Kept, lasting
 from .transaction import TxState
 from .view import keep
@@ -82,10 +82,11 @@ def compile(session: Session, plan: Plan) -> None:
     keep(compiled, plan.sql, made)
 
 
-def reads(session: Session, compiled: Compiled, params: Sequence[Param],
-          ctx: StatementContext) -> dict[int, list[dict] | Kept] | None:
-    """Each reference's cached answer (a kept table, or rows), with their calls
-    counted as the full path counts them; None when the full path must run."""
+def reads(session: Session, compiled: Compiled, params: Sequence[Param], request: Request
+          ) -> tuple[StatementContext, dict[int, list[dict] | Kept]] | None:
+    """The statement's context and each reference's cached answer (a kept table, or
+    rows), their calls counted as the full path counts them; None when the full path
+    must run (and nothing was counted)."""
     if session.tx.state is TxState.FAILED or len(params) != compiled.plan.max_param:
         return None
     found: list[tuple[Reference, Call, list[dict] | Kept]] = []
@@ -101,8 +102,8 @@ def reads(session: Session, compiled: Compiled, params: Sequence[Param],
         if answer is None:
             return None
         found.append((ref, call, answer))
-    session.db.guard.check_budget(ctx.planned + len(found))
-    ctx.planned += len(found)
+    session.db.guard.check_budget(len(found))
+    ctx = StatementContext(request, compiled.plan.sql, planned=len(found))
     rows: dict[int, list[dict] | Kept] = {}
     for ref, call, answer in found:
         touched = ctx.touch(ref.resource.name, "select", call.shown, called=False)
@@ -112,7 +113,7 @@ def reads(session: Session, compiled: Compiled, params: Sequence[Param],
         else:
             touched.rows = len(answer)
         rows[ref.id] = answer
-    return rows
+    return ctx, rows
 
 
 def _cached(session: Session, call: Call) -> list[dict] | Kept | None:

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from .guard import Limits
     from .session import Session
 
-__all__ = ["Kept", "KeptCalls", "Key", "lasting", "system_call_name", "system_call_text"]
+__all__ = ["Kept", "KeptCalls", "lasting", "system_call_name", "system_call_text"]
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,6 @@ Key = tuple[str, str, Any]  # (database, resource, call identity)
 class Kept:
     """One kept call: a table in one sidecar database."""
 
-    key: Key
     table: str  # qualified, as the rewrite names it
     name: str
     database: str
@@ -107,7 +106,7 @@ class Kept:
     made_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
     deadline: float | None = None  # time.monotonic() when it goes (ttl)
     hits: int = 0
-    lasting: bool = True  # False: spilled, for one statement
+    lasting: bool = True  # False: spilled, read by one statement and dropped
 
     @property
     def expires_at(self) -> dt.datetime | None:
@@ -208,8 +207,8 @@ class KeptCalls:
         except (OSError, errors.SqlError, Exception) as exc:  # the rows still answer
             log.warning("rows of %s not spilled: %s", resource.name, exc)
             return None
-        return Kept(("", resource.name, None), store.qualified(name), name, database,
-                    resource.name, {}, session.user, len(rows), size, lasting=False)
+        return Kept(store.qualified(name), name, database, resource.name, {}, session.user,
+                    len(rows), size, lasting=False)
 
     def discard(self, spilled: list[Kept]) -> None:
         """Drop spilled tables, their statement done (in the background)."""
@@ -249,7 +248,7 @@ class KeptCalls:
             deadline = self.deadlines.get((resource.name, call.identity)) or (
                 time.monotonic() + resource.ttl)
         size = await store.make(name, resource, rows)
-        kept = Kept(key, store.qualified(name), name, database, resource.name, call.shown(),
+        kept = Kept(store.qualified(name), name, database, resource.name, call.shown(),
                     session.user, len(rows), size, deadline=deadline)
         self.entries[key] = kept
         await self._evict()

@@ -271,10 +271,10 @@ class Session:
         compiled = self.view.compiled.get(stmt.sql)
         if compiled is None:
             return None
-        ctx = StatementContext(request, stmt.sql)
-        rows = fast.reads(self, compiled, params, ctx)
-        if rows is None:
+        found = fast.reads(self, compiled, params, request)
+        if found is None:
             return None
+        ctx, rows = found
         return sidecar.run(self, compiled.plan, rows, params, ctx, formats=request.formats)
 
     def _gate(self, stmt: ParsedStatement, params: list[Param] | None) -> None:

@@ -3,9 +3,9 @@
 Rules:
 - A view keeps what depends only on a statement's text: plans, descriptions,
   gate verdicts, rewrites and compiled statements, each bounded by
-  ``PLAN_CACHE_SIZE`` (``keep``). Resources never change while they are
-  served, so nothing here goes stale; a compiled statement names the kept
-  tables it reads, and is used only while they are kept (``fast.usable``).
+  ``PLAN_CACHE_SIZE`` (``keep``, the oldest out). Resources never change while
+  they are served, so nothing here goes stale; a compiled read is answered from
+  its calls' caches only while they hold them (``fast.reads``).
 """
 
 from __future__ import annotations
@@ -48,5 +48,5 @@ class View:
     rewrites: dict[tuple[str, str | None], Rewritten] = field(default_factory=dict)
     # A result's columns by its fields (the sidecar client keeps each description once).
     columns: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
-    # Statements that read kept calls alone, by SQL text: the fast path (``fast.py``).
-    compiled: dict[str, Compiled] = field(default_factory=dict)
+    # Reads whose calls may all be answered from caches, by SQL text (``fast.py``).
+    compiled: dict[str, Compiled | None] = field(default_factory=dict)  # None: never

@@ -12,10 +12,10 @@ import pytest
 
 from glove_scratchpad.resources import Bindings, define_resource
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.config import ServerConfig
 from glove_scratchpad.server.engine import run as run_module
 from glove_scratchpad.server.engine.guard import Limits
-from glove_scratchpad.server.net.server import Server
+
+from ..fix_server import dsn, serving
 
 BIG = 100_000
 
@@ -104,9 +104,7 @@ async def serve(sidecar: Any, counts: Counts, limits: Limits | None = None
     db = await Database.create(resources(counts), writes=True, sidecar=sidecar,
                                database=database_name(),
                                limits=limits or Limits(cache_min_rows=20))
-    srv = Server(ServerConfig(port=0, writes=True), db)
-    await srv.start()
-    yield db, f"postgresql://agent@127.0.0.1:{srv.port}/scratchpad"
-    await srv.shutdown()
+    async with serving(db, writes=True) as server:
+        yield db, dsn(server)
     await db.close()
 

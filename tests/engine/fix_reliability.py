@@ -26,10 +26,11 @@ from pydantic import BaseModel, Field
 
 from glove_scratchpad.resources import Bindings, CallContext, Resource, define_resource
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.config import ServerConfig
 from glove_scratchpad.server.engine.guard import Limits
 from glove_scratchpad.server.net.auth import User, make_verifier
 from glove_scratchpad.server.net.server import Server
+
+from ..fix_server import serving
 
 PASSWORDS = {"ann": "ann-pw", "bob": "bob-pw", "root": "root-pw"}
 _names = itertools.count()
@@ -69,12 +70,17 @@ async def serve(sidecar: Any, resources: list[Resource], *, database: str | None
                 limits: Limits | None = None) -> AsyncIterator[Served]:
     db = await Database.create(resources, writes=True, sidecar=sidecar,
                                database=database or fresh_name(), limits=limits)
-    server = Server(ServerConfig(port=0, writes=True, users=users()), db)
-    await server.start()
+    async with serve_db(db) as s:
+        yield s
+
+
+@asynccontextmanager
+async def serve_db(db: Database) -> AsyncIterator[Served]:
+    """``db`` served with writes and the test users, and closed after."""
     try:
-        yield Served(db, server)
+        async with serving(db, writes=True, users=users()) as server:
+            yield Served(db, server)
     finally:
-        await server.shutdown()
         await db.close()
 
 

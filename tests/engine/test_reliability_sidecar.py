@@ -25,11 +25,9 @@ import pytest
 
 from glove_scratchpad.catalog import EmbeddedSidecar
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.config import ServerConfig
-from glove_scratchpad.server.net.server import Server
 from soak.run import sever
 
-from .fix_reliability import Notes, Served, serve, users
+from .fix_reliability import Notes, serve, serve_db
 
 HEAVY = "SELECT count(*) FROM generate_series(1, 300000000)"  # seconds of sidecar work
 JOURNAL = "SELECT seq, status, idempotency_key FROM scratchpad.journal ORDER BY txid, seq"
@@ -39,13 +37,8 @@ JOURNAL = "SELECT seq, status, idempotency_key FROM scratchpad.journal ORDER BY 
 async def own_sidecar(tmp_path, resources):
     """A server that owns its embedded sidecar (in ``tmp_path``), as ``serve`` does."""
     db = await Database.create(resources, writes=True, sidecar_dir=tmp_path / "pgdata")
-    server = Server(ServerConfig(port=0, writes=True, users=users()), db)
-    await server.start()
-    try:
-        yield Served(db, server)
-    finally:
-        await server.shutdown()
-        await db.close()
+    async with serve_db(db) as s:
+        yield s
 
 
 async def until_works(conn, sql, within=10.0):
@@ -96,10 +89,7 @@ async def test_an_external_sidecar_that_goes_away_is_waited_for(tmp_path, sideca
     try:
         db = await Database.create([Notes().resource()], writes=True,
                                    sidecar_dsn=external.dsn, database="ext_db")
-        server = Server(ServerConfig(port=0, writes=True, users=users()), db)
-        await server.start()
-        served = Served(db, server)
-        try:
+        async with serve_db(db) as served:
             conn = await served.connect()
             assert await (await conn.execute("SELECT count(*) FROM notes")).fetchall() == [(2,)]
             os.kill(external._postmaster, signal.SIGKILL)
@@ -111,9 +101,6 @@ async def test_an_external_sidecar_that_goes_away_is_waited_for(tmp_path, sideca
             assert await cur.fetchall() == [(2,)]
             timer.join()
             await conn.close()
-        finally:
-            await server.shutdown()
-            await db.close()
     finally:
         await external.stop()
 

@@ -15,10 +15,9 @@ import pytest
 from glove_scratchpad.catalog import cache_schema
 from glove_scratchpad.resources import Bindings, define_resource
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.config import ServerConfig
 from glove_scratchpad.server.engine.guard import Limits
-from glove_scratchpad.server.net.server import Server
 
+from ..fix_server import dsn, serving
 from .fix_kept import Counts, database_name
 
 SPILL = 1000
@@ -35,10 +34,8 @@ async def numbers_served(sidecar: Any, counts: Counts) -> AsyncIterator[tuple[Da
         keys=["n"], volatility="volatile", select=numbers, inline=True)
     db = await Database.create([numbers_resource], sidecar=sidecar, database=database_name(),
                                limits=Limits(spill_min_rows=SPILL))
-    srv = Server(ServerConfig(port=0), db)
-    await srv.start()
-    yield db, f"postgresql://agent@127.0.0.1:{srv.port}/scratchpad"
-    await srv.shutdown()
+    async with serving(db) as server:
+        yield db, dsn(server)
     await db.close()
 
 

@@ -22,6 +22,8 @@ from glove_scratchpad.resources import (
 )
 from glove_scratchpad.server import Database
 
+from ..fix_server import serving
+
 PEOPLE = [
     {"id": 1, "name": "Ada", "city": "London"},
     {"id": 2, "name": "Grace", "city": "Arlington"},
@@ -160,13 +162,9 @@ async def fn_db(sidecar: EmbeddedSidecar, fn_calls: Counter[str]) -> AsyncIterat
 
 @pytest.fixture(scope="session")
 async def fn_server(fn_db: Database) -> AsyncIterator[Any]:
-    from glove_scratchpad.server.config import ServerConfig
-    from glove_scratchpad.server.net.server import Server
 
-    srv = Server(ServerConfig(port=0, writes=True), fn_db)
-    await srv.start()
-    yield srv
-    await srv.shutdown()
+    async with serving(fn_db, writes=True) as srv:
+        yield srv
 
 
 @pytest.fixture

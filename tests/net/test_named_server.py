@@ -12,8 +12,8 @@ import pytest
 
 from glove_scratchpad.resources import define_fn, define_resource
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.config import ServerConfig
-from glove_scratchpad.server.net.server import Server
+
+from ..fix_server import dsn, serving
 
 ROWS = [{"id": i, "label": f"label {i}"} for i in range(1, 601)]
 
@@ -33,10 +33,8 @@ async def named(sidecar: Any) -> AsyncIterator[str]:
                      description="Adds a and b.")]
     db = await Database.create(resources, fns=fns, writes=True, sidecar=sidecar,
                                database="test_named_server", name="shop")
-    srv = Server(ServerConfig(port=0, writes=True), db)
-    await srv.start()
-    yield f"postgresql://agent@127.0.0.1:{srv.port}/scratchpad"
-    await srv.shutdown()
+    async with serving(db, writes=True) as server:
+        yield dsn(server)
     await db.close()
 
 

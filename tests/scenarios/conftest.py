@@ -22,6 +22,7 @@ from glove_scratchpad.resources.demo import demo_resources
 from glove_scratchpad.server import Database
 
 from ..engine.fix_resources import Recorder, github_pr, notes, search
+from ..fix_server import serving
 from ..net.fix_wire import wire_resources
 from .fix_ways import WAYS, Way, open_way
 
@@ -80,13 +81,9 @@ async def scenario_db(sidecar: EmbeddedSidecar, scenario_world: World
 
 @pytest.fixture(scope="session")
 async def scenario_server(scenario_db: Database) -> AsyncIterator[Any]:
-    from glove_scratchpad.server.config import ServerConfig
-    from glove_scratchpad.server.net.server import Server
 
-    srv = Server(ServerConfig(port=0, writes=True), scenario_db)
-    await srv.start()
-    yield srv
-    await srv.shutdown()
+    async with serving(scenario_db, writes=True) as srv:
+        yield srv
 
 
 @pytest.fixture

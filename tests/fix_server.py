@@ -1,0 +1,27 @@
+"""A wire server over a Database for a test: started on a free port, shut down after."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from glove_scratchpad.server import Database
+from glove_scratchpad.server.config import ServerConfig
+from glove_scratchpad.server.net.server import Server
+
+
+@asynccontextmanager
+async def serving(db: Database, **config: Any) -> AsyncIterator[Server]:
+    """``db`` served on a free port (``config``: ServerConfig's other fields)."""
+    server = Server(ServerConfig(port=0, **config), db)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.shutdown()
+
+
+def dsn(server: Server, user: str = "agent") -> str:
+    """Where a client connects to ``server``."""
+    return f"postgresql://{user}@127.0.0.1:{server.port}/scratchpad"
