@@ -162,7 +162,6 @@ async def fn_db(sidecar: EmbeddedSidecar, fn_calls: Counter[str]) -> AsyncIterat
 
 @pytest.fixture(scope="session")
 async def fn_server(fn_db: Database) -> AsyncIterator[Any]:
-
     async with serving(fn_db, writes=True) as srv:
         yield srv
 

@@ -81,7 +81,6 @@ async def scenario_db(sidecar: EmbeddedSidecar, scenario_world: World
 
 @pytest.fixture(scope="session")
 async def scenario_server(scenario_db: Database) -> AsyncIterator[Any]:
-
     async with serving(scenario_db, writes=True) as srv:
         yield srv
 
