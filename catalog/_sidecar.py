@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,7 +243,7 @@ class EmbeddedSidecar(Sidecar):
         for proc in running:
             with contextlib.suppress(psutil.Error):
                 proc.kill()
-        psutil.wait_procs(running, timeout=KILL_WAIT)
+        _wait_gone(running, KILL_WAIT)
         if pid_file.exists() and not _processes_in(self.data_dir):
             # A killed postmaster's pid may live on as a zombie (or another process),
             # which would read as running to the next start; nothing of ours runs here
@@ -287,6 +288,23 @@ def _postmaster_pid(pid_file: Path) -> int | None:
         return int(_read_lines(pid_file)[0])
     except (IndexError, ValueError):
         return None
+
+
+def _wait_gone(procs: list, timeout: float) -> None:  # type: ignore[type-arg]
+    """Wait until every one of ``procs`` has exited. A zombie has: it holds no socket,
+    file or shared memory, and an orphan's zombie waits on a reaper we do not control."""
+    import psutil
+
+    deadline = time.monotonic() + timeout
+    while procs and time.monotonic() < deadline:
+        live = []
+        for proc in procs:
+            with contextlib.suppress(psutil.Error):
+                if proc.status() != psutil.STATUS_ZOMBIE:
+                    live.append(proc)
+        procs = live
+        if procs:
+            time.sleep(0.01)
 
 
 def _processes_in(data_dir: Path) -> list:  # type: ignore[type-arg]

@@ -5,7 +5,8 @@ tests (tests/engine/test_reliability_*.py).
 (or a named one: a second server on the same name is the first one restarted) and a
 ``Server`` on port 0, with three users: ``ann`` and ``bob`` write, ``root`` is an
 administrator. ``connect(user)`` opens a psycopg connection (autocommit) whose
-notices are kept in ``conn.notices`` as (severity, message, detail, hint).
+notices are kept in ``conn.notices`` as (severity, message, detail, hint); the ones
+a test leaves open (a failed assertion) are closed when it ends.
 
 ``Notes`` is an in-memory notes API whose calls are recorded with the thread they
 ran on and the ``CallContext`` they were given; ``fail_on`` makes an insert of that
@@ -14,8 +15,10 @@ title fail, ``gate`` makes inserts wait until it is set.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -50,6 +53,7 @@ def fresh_name() -> str:
 class Served:
     db: Database
     server: Server
+    opened: list[psycopg.AsyncConnection[Any]] = field(default_factory=list)
 
     def dsn(self, user: str = "ann") -> str:
         return (f"postgresql://{user}:{PASSWORDS[user]}@127.0.0.1:{self.server.port}"
@@ -62,7 +66,21 @@ class Served:
             (d.severity_nonlocalized or "", d.message_primary or "", d.message_detail,
              d.message_hint)))
         conn.notices = notices  # type: ignore[attr-defined]
+        self.opened.append(conn)
         return conn
+
+    async def close(self) -> None:
+        for conn in self.opened:
+            await conn.close()
+
+
+async def restarted(sidecar: Any, within: float = 10.0) -> int:
+    """``sidecar.restarts`` once it is not 0, or 0 after ``within`` seconds. A new
+    postmaster takes connections a moment before its restart is recorded."""
+    deadline = time.monotonic() + within
+    while sidecar.restarts == 0 and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return int(sidecar.restarts)
 
 
 @asynccontextmanager
@@ -79,7 +97,11 @@ async def serve_db(db: Database) -> AsyncIterator[Served]:
     """``db`` served with writes and the test users, and closed after."""
     try:
         async with serving(db, writes=True, users=users()) as server:
-            yield Served(db, server)
+            served = Served(db, server)
+            try:
+                yield served
+            finally:
+                await served.close()
     finally:
         await db.close()
 

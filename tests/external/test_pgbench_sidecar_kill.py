@@ -3,8 +3,9 @@ sidecar's life (issue 13).
 
 The server (owning its embedded sidecar) stays up and restarts it; pgbench's later
 transactions succeed (a second pgbench, run after, completes every one); and every
-staged write is fired exactly once: each COMMIT's write is journaled ``fired``, the
-tool saw each idempotency key once, and nothing is left unfinal.
+staged write is fired at most once and never silently dropped: each COMMIT's write is
+journaled ``fired`` (or ``not run``, its COMMIT refused with nothing called), the tool
+saw each idempotency key once, and nothing is left unfinal.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from glove_scratchpad.server import Database
 from glove_scratchpad.server.config import ServerConfig
 from glove_scratchpad.server.net.server import Server
 
-from ..engine.fix_reliability import Notes
+from ..engine.fix_reliability import Notes, restarted
 from .fix_clients import pg_binary, pg_env, run
 
 CLIENTS, SECONDS, AFTER = 4, 4, 10
@@ -51,7 +52,7 @@ async def test_pgbench_survives_the_sidecar_killed_and_no_write_is_lost_or_twice
         killed = sidecar._postmaster
         os.kill(killed, signal.SIGKILL)
         ran = await first
-        assert sidecar.restarts == 1 and sidecar._postmaster != killed
+        assert await restarted(sidecar) == 1 and sidecar._postmaster != killed
         done = re.search(r"actually processed: (\d+)", ran.stdout)
         assert done and int(done.group(1)) > 0, ran
         # The server stayed up: a second pgbench, after, completes every transaction.
@@ -65,7 +66,9 @@ async def test_pgbench_survives_the_sidecar_killed_and_no_write_is_lost_or_twice
         statuses = collections.Counter(r["status"] for r in rows)
         fired_keys = [r["idempotency_key"] for r in rows if r["status"] == "fired"]
         tool_keys = notes.keys()
-        assert set(statuses) <= {"fired"}, statuses  # every COMMIT's write fired
+        # Every COMMIT's write fired, or (a COMMIT that waited past JOURNAL_WAIT for the
+        # sidecar to come back, on a slow machine) was refused with none of it called.
+        assert set(statuses) <= {"fired", "not run"}, statuses
         assert len(tool_keys) == len(set(tool_keys))  # none fired twice
         assert sorted(tool_keys) == sorted(fired_keys)  # none lost, all journaled
         assert len(fired_keys) >= int(done.group(1)) + total
