@@ -7,6 +7,8 @@ Rules:
 - A user reads their own calls (an administrator: everyone's); session ids are
   unique across processes, so one user's calls never carry another's session.
 - A failed write is logged and dropped; it never fails a statement.
+- The table is in the server's private schema (``Schemas.private``): servers of
+  other names on the same database keep audits of their own.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from typing import Any
 
 import asyncpg
 
+from ._journal import PRIVATE_SCHEMA
+from ._names import quote_ident
+
 __all__ = ["AUDIT_COLUMNS", "Audit"]
 
 log = logging.getLogger(__name__)
@@ -31,7 +36,6 @@ AUDIT_COLUMNS = [
     ("status", "text"), ("latency_ms", "double precision"), ("rows", "bigint"),
     ("error", "text"),
 ]
-AUDIT_TABLE = '"_gs_audit"."calls"'
 AUDIT_DELAY = 0.25  # seconds a call's record may wait to be written with others
 AUDIT_BATCH = 1000  # records that are written at once without waiting
 
@@ -39,18 +43,21 @@ AUDIT_BATCH = 1000  # records that are written at once without waiting
 class Audit:
     """Tool calls, recorded in the sidecar in the background."""
 
-    def __init__(self, pool: asyncpg.Pool | None) -> None:
+    def __init__(self, pool: asyncpg.Pool | None, schema: str = PRIVATE_SCHEMA) -> None:
         self._pool = pool
+        self.schema = schema
+        self.table = _table(schema)
         self._pending: list[tuple[Any, ...]] = []
         self._flushing: asyncio.Future[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
 
     @staticmethod
-    def ddl() -> list[str]:
+    def ddl(schema: str = PRIVATE_SCHEMA) -> list[str]:
         cols = ", ".join(f'"{n}" {t}' for n, t in AUDIT_COLUMNS)
-        return ['CREATE SCHEMA IF NOT EXISTS "_gs_audit"',
-                f"CREATE TABLE IF NOT EXISTS {AUDIT_TABLE} ({cols})",
-                f"CREATE INDEX IF NOT EXISTS calls_user ON {AUDIT_TABLE} (user_name, at)"]
+        table = _table(schema)
+        return [f"CREATE SCHEMA IF NOT EXISTS {quote_ident(schema)}",
+                f"CREATE TABLE IF NOT EXISTS {table} ({cols})",
+                f"CREATE INDEX IF NOT EXISTS calls_user ON {table} (user_name, at)"]
 
     def record(self, row: tuple[Any, ...]) -> None:
         self._pending.append(row)
@@ -89,7 +96,7 @@ class Audit:
             return
         try:
             await self._pool.copy_records_to_table(
-                "calls", schema_name="_gs_audit", records=[_audit_row(r) for r in batch],
+                "calls", schema_name=self.schema, records=[_audit_row(r) for r in batch],
                 columns=[n for n, _ in AUDIT_COLUMNS])
         except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError):
             log.warning("could not write %d audit records", len(batch), exc_info=True)
@@ -111,12 +118,16 @@ class Audit:
         await self.flush()
         where = "" if user is None else " WHERE user_name = $1"
         args = [] if user is None else [user]
-        rows = await self._pool.fetch(f"SELECT * FROM {AUDIT_TABLE}{where} ORDER BY at", *args)
+        rows = await self._pool.fetch(f"SELECT * FROM {self.table}{where} ORDER BY at", *args)
         return [{**r, "arguments": json.loads(r["arguments"])} for r in rows]
 
     async def close(self) -> None:
         await self.flush()
         self._pool = None  # later records (a closing connection's) are dropped
+
+
+def _table(schema: str) -> str:
+    return f"{quote_ident(schema)}.calls"
 
 
 def _audit_row(record: tuple[Any, ...]) -> tuple[Any, ...]:

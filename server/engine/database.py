@@ -50,7 +50,7 @@ class Database:
         self.catalog = catalog
         self.fns = fns if fns is not None else FnCatalog()
         self.limits = limits
-        self.audit = Audit(catalog.pool)
+        self.audit = Audit(catalog.pool, catalog.schemas.private)
         self.guard = Guard(limits, self.audit)
         self.journal = Journal(catalog.pool, catalog.schemas.private)
         self.type_names = type_names
@@ -148,7 +148,8 @@ class Database:
             # servers of one name start at once (workers, replicas).
             await catalog.install(resources, system=list(SYSTEM_VIEWS.values()), fns=catalog_fns,
                                   take_over=take_over,
-                                  private_ddl=Audit.ddl() + Journal.ddl(catalog.schemas.private),
+                                  private_ddl=(Audit.ddl(catalog.schemas.private)
+                                               + Journal.ddl(catalog.schemas.private)),
                                   when_alone=Journal.recovery(catalog.schemas.private))
             type_names = await catalog.type_names()
         except BaseException:

@@ -156,7 +156,8 @@ class _Gate:
                  secret: frozenset[str], params: Sequence[str | bytes | None] | None,
                  is_function: IsFunction | None = None, values_later: bool = False,
                  schemas: Schemas = DEFAULT_SCHEMAS) -> None:
-        self.is_resource, self.system, self.fns = is_resource, schemas.system, schemas.fns
+        self.is_resource, self.schemas = is_resource, schemas
+        self.system, self.fns = schemas.system, schemas.fns
         self.is_function = is_function or (lambda schema, name: False)
         self.protected = protected
         self.secret = secret
@@ -235,7 +236,8 @@ class _Gate:
     def set_value(self, name: str, value: str | None) -> None:
         """``SET name = value``, however spelled; ``value`` is None when not known here."""
         if name in ONE_WAY_SETTINGS:
-            why = "its value must be a literal" if value is None else one_way(name, value)
+            why = ("its value must be a literal" if value is None
+                   else one_way(name, value, self.schemas))
             if why:
                 refuse_set(name, why)
         elif setting_protected(name, self.protected):

@@ -12,12 +12,13 @@ Rules:
   (identity, server paths, memory limits, anything that weakens the sandbox)
   cannot be SET, RESET or ``set_config``-ed (42501).
 - ``ONE_WAY_SETTINGS`` take only values that narrow what a statement can do
-  (``one_way``): ``search_path`` lists only ``KNOWN_SCHEMAS``, with
-  ``pg_catalog`` first if at all; ``default_transaction_read_only`` and
-  ``transaction_read_only`` may only be turned on; ``standard_conforming_strings``
-  stays on and ``client_encoding`` stays UTF8, because the gate parses with those
-  rules and the sidecar must read the same text the same way. The value must be
-  a literal (or a parameter whose text is known); RESET restores the server's.
+  (``one_way``): ``search_path`` lists only the server's own schemas
+  (``known_schemas``) and Postgres's, with ``pg_catalog`` first if at all;
+  ``default_transaction_read_only`` and ``transaction_read_only`` may only be
+  turned on; ``standard_conforming_strings`` stays on and ``client_encoding``
+  stays UTF8, because the gate parses with those rules and the sidecar must read
+  the same text the same way. The value must be a literal (or a parameter whose
+  text is known); RESET restores the server's.
 - ``SESSION_SETTINGS`` are kept by the session itself (``statement_timeout``
   under the server's cap, the client encoding, the virtual transaction's
   settings): SET reaches the session, but ``set_config`` would change only the
@@ -33,10 +34,9 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import SERVED_SCHEMA
+from glove_scratchpad.catalog import DEFAULT_SCHEMAS, Schemas
 
 __all__ = [
-    "KNOWN_SCHEMAS",
     "ONE_WAY_SETTINGS",
     "PROTECTED_PREFIXES",
     "PROTECTED_SETTINGS",
@@ -44,6 +44,7 @@ __all__ = [
     "SESSION_SETTINGS",
     "SETTING_ALIASES",
     "canonical_setting",
+    "known_schemas",
     "one_way",
     "refuse_secret",
     "refuse_set",
@@ -95,8 +96,6 @@ SETTING_ALIASES = {
 
 # Settings that may be changed only to values that narrow what a statement can do
 # (ONE_WAY_SETTINGS, below, with the rule of each).
-KNOWN_SCHEMAS = ("pg_catalog", SERVED_SCHEMA, "public", "scratchpad", "information_schema",
-                 "$user")
 _TRUE = frozenset({"on", "true", "yes", "1", "t", "y", "tr", "tru", "ye"})
 _UTF8 = frozenset({"utf8", "utf-8", "unicode"})
 
@@ -133,17 +132,29 @@ def setting_protected(name: str, protected: frozenset[str] = PROTECTED_SETTINGS)
     return name in protected or name.startswith(PROTECTED_PREFIXES)
 
 
-def one_way(name: str, value: str) -> str | None:
-    """Why ``value`` may not be set for ``name``; None when it may (or no rule narrows it)."""
+def known_schemas(schemas: Schemas = DEFAULT_SCHEMAS) -> frozenset[str]:
+    """What ``search_path`` may list on a server with ``schemas``: its tables and views,
+    and Postgres's own. Not its functions' shells: an unqualified call must not reach one
+    past the gate."""
+    return frozenset({"pg_catalog", schemas.served, "public", schemas.system,
+                      "information_schema", "$user"})
+
+
+def one_way(name: str, value: str, schemas: Schemas = DEFAULT_SCHEMAS) -> str | None:
+    """Why ``value`` may not be set for ``name`` on a server with ``schemas``; None when
+    it may (or no rule narrows it)."""
+    if name == "search_path":
+        return _search_path(value, known_schemas(schemas))
     rule = _ONE_WAY_RULES.get(name)
     return rule(name, value) if rule else None
 
 
-def _search_path(name: str, value: str) -> str | None:
+def _search_path(value: str, known: frozenset[str]) -> str | None:
     schemas = [s.strip().strip('"') for s in value.split(",") if s.strip()]
-    unknown = [s for s in schemas if s not in KNOWN_SCHEMAS]
+    unknown = [s for s in schemas if s not in known]
     if unknown:
-        return f'schema "{unknown[0]}" may not be on search_path'
+        return (f'schema "{unknown[0]}" may not be on search_path (it may list '
+                f"{', '.join(sorted(known))})")
     if "pg_catalog" in schemas and schemas[0] != "pg_catalog":
         return "pg_catalog must come first on search_path"
     return None
@@ -162,22 +173,23 @@ def _stays_utf8(name: str, value: str) -> str | None:
 
 
 _ONE_WAY_RULES: dict[str, Callable[[str, str], str | None]] = {
-    "search_path": _search_path,
     "default_transaction_read_only": _only_on,
     "transaction_read_only": _only_on,
     "standard_conforming_strings": _stays_on,
     "client_encoding": _stays_utf8,
 }
-ONE_WAY_SETTINGS = frozenset(_ONE_WAY_RULES)
+ONE_WAY_SETTINGS = frozenset({"search_path", *_ONE_WAY_RULES})
 
 
 # -- what a refusal says -----------------------------------------------------------------
 
 
 def refuse_set(name: str, why: str | None = None) -> NoReturn:
+    hint = ("This setting takes only values that narrow what a statement can do: choose "
+            "one the message allows, or leave it as it is." if name in ONE_WAY_SETTINGS
+            else "This setting is fixed by the server for every session; leave it as it is.")
     raise errors.InsufficientPrivilege(
-        f'permission denied to set parameter "{name}"' + (f": {why}" if why else ""),
-        hint="This setting is fixed by the server for every session; leave it as it is.")
+        f'permission denied to set parameter "{name}"' + (f": {why}" if why else ""), hint=hint)
 
 
 def refuse_set_config(name: str) -> NoReturn:

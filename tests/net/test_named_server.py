@@ -1,10 +1,12 @@
 """A server with a name of its own (``--name``), through the wire: its functions, its
 system views and system functions live in its own schemas, and work there as the
-default name's do in ``fn`` and ``scratchpad``."""
+default name's do in ``fn`` and ``scratchpad``. Its audit is its own, and its
+sessions may put its schemas on ``search_path``."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import psycopg
@@ -18,24 +20,34 @@ from ..fix_server import dsn, serving
 ROWS = [{"id": i, "label": f"label {i}"} for i in range(1, 601)]
 
 
-@pytest.fixture
-async def named(sidecar: Any) -> AsyncIterator[str]:
-    calls = {"shelf": 0}
+DATABASE = "test_named_server"
 
-    def shelf(b: Any) -> list[dict[str, Any]]:
-        calls["shelf"] += 1
-        return ROWS
 
-    resources = [define_resource("shelf", columns=[("id", "bigint"), ("label", "text")],
-                                 primary_key=["id"], volatility="immutable", select=shelf,
-                                 inline=True)]
+def shelf() -> Any:
+    return define_resource("shelf", columns=[("id", "bigint"), ("label", "text")],
+                           primary_key=["id"], volatility="immutable", select=lambda b: ROWS,
+                           inline=True)
+
+
+@asynccontextmanager
+async def server_named(sidecar: Any, name: str | None, database: str = DATABASE
+                       ) -> AsyncIterator[str]:
+    """A server called ``name`` (None: the default one) on ``database``, and its DSN."""
     fns = [define_fn("add", handler=lambda args: {"sum": args["a"] + args["b"]},
                      description="Adds a and b.")]
-    db = await Database.create(resources, fns=fns, writes=True, sidecar=sidecar,
-                               database="test_named_server", name="shop")
-    async with serving(db, writes=True) as server:
-        yield dsn(server)
-    await db.close()
+    db = await Database.create([shelf()], fns=fns, writes=True, sidecar=sidecar,
+                               database=database, **({"name": name} if name else {}))
+    try:
+        async with serving(db, writes=True) as server:
+            yield dsn(server)
+    finally:
+        await db.close()
+
+
+@pytest.fixture
+async def named(sidecar: Any) -> AsyncIterator[str]:
+    async with server_named(sidecar, "shop") as url:
+        yield url
 
 
 async def test_a_named_servers_functions_views_and_system_functions(named):
@@ -59,3 +71,29 @@ async def test_a_named_servers_functions_views_and_system_functions(named):
         with pytest.raises(psycopg.errors.InvalidParameterValue) as info:
             await conn.execute("SELECT shop_scratchpad.restage(424242)")
         assert "shop_scratchpad.journal" in (info.value.diag.message_hint or "")
+
+
+async def test_a_named_servers_audit_is_its_own(sidecar):
+    # A database of its own: audits outlive their servers.
+    async with (server_named(sidecar, "shop", "test_named_audit") as shop,
+                server_named(sidecar, None, "test_named_audit") as glove,
+                await psycopg.AsyncConnection.connect(shop, autocommit=True) as at_shop,
+                await psycopg.AsyncConnection.connect(glove, autocommit=True) as at_glove):
+        await at_shop.execute("SELECT label FROM shelf WHERE id = 1")
+        await at_shop.execute("""SELECT shop_fn.add('{"a": 1, "b": 1}')""")
+        cur = await at_shop.execute("SELECT resource FROM shop_scratchpad.calls ORDER BY 1")
+        assert await cur.fetchall() == [("shelf",), ("shop_fn.add",)]
+        # The same user on the default server of the same database sees none of them.
+        cur = await at_glove.execute("SELECT count(*) FROM scratchpad.calls")
+        assert await cur.fetchall() == [(0,)]
+
+
+async def test_a_named_servers_schemas_may_be_on_search_path(named):
+    async with await psycopg.AsyncConnection.connect(named, autocommit=True) as conn:
+        await conn.execute("SET search_path = shop, shop_scratchpad, public")
+        cur = await conn.execute("SELECT label FROM shelf WHERE id = 3")
+        assert await cur.fetchall() == [("label 3",)]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege) as info:
+            await conn.execute("SET search_path = shop, scratchpad")
+        assert "shop_scratchpad" in info.value.diag.message_primary
+        assert "narrow" in (info.value.diag.message_hint or "")

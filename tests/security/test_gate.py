@@ -15,6 +15,7 @@ from pglast import ast, parse_sql, parser
 from pglast.parser import ParseError
 
 from glove_scratchpad import errors
+from glove_scratchpad.catalog import schema_names
 from glove_scratchpad.server.sql import allowlist, gate
 
 from .corpus import ATTACKS, CLIENT_QUERIES, ORDINARY, RESOURCES
@@ -160,6 +161,19 @@ def test_one_way_settings() -> None:
                 "SET client_encoding = 'LATIN1'", "SET search_path = public, pg_temp",
                 "SET search_path = 'public, pg_catalog'"):
         assert refusal(sql).sqlstate == "42501", sql
+
+
+def test_search_path_lists_the_servers_own_schemas() -> None:
+    shop = schema_names("shop")
+    check("SET search_path = shop, shop_scratchpad, public", schemas=shop)
+    check("SELECT set_config('search_path', 'shop_scratchpad', false)", schemas=shop)
+    for path in ("scratchpad", "glove", "shop_fn", "_gs_audit_shop"):
+        with pytest.raises(errors.InsufficientPrivilege) as info:
+            check(f"SET search_path = shop, {path}", schemas=shop)
+        assert f'schema "{path}" may not be on search_path' in info.value.message
+    check("SET search_path = glove, scratchpad")
+    assert refusal("SET search_path = glove, shop_scratchpad").sqlstate == "42501"
+    assert refusal("SET search_path = glove, fn").sqlstate == "42501"
 
 
 def test_protected_settings_can_be_chosen() -> None:
