@@ -7,7 +7,9 @@ Rules:
 - Everything runs on a pooled connection, in one pipelined round trip, inside a
   transaction that is rolled back, or one that is read-only: nothing a statement
   does there outlives it.
-  The session's settings travel with it as ``set_config(…, true)``.
+  The session's settings travel with it as ``set_config(…, true)``. What the
+  statement's own ``set_config`` calls set is read back in that transaction and
+  kept by the session, as SET or SET LOCAL would (``session_settings``).
 - An error position in the rewritten text is mapped back to the client's text;
   a position in a step of our own means nothing to the client and is dropped.
 - A lone read that cannot change a setting runs in the sidecar's implicit,
@@ -34,13 +36,15 @@ from . import fns as fn_calls
 from .context import StatementContext
 from .keep import Kept
 from .result import Result, ResultColumn
+from .session_settings import REPORTED, changes, configured
 from .timeouts import timeout
+from .transaction import TxState
 from .view import keep
 
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["check", "materialize", "pipeline", "result_of", "run"]
+__all__ = ["check", "materialize", "pipeline", "pipeline_results", "result_of", "run"]
 
 
 def materialize(plan: Plan, rows: dict[int, list[dict] | Kept], params: list[Param]
@@ -107,32 +111,63 @@ async def run(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept],
         rw = found
     main = Step(rw.sql, args, formats)
     steps = [prelude, main] if prelude is not None else [main]
+    configs = configured(plan.node, params) if plan.sets_config else []
+    if configs:  # what its set_config calls set, read back in the same transaction
+        steps.append(Step("SELECT " + ", ".join(
+            f"current_setting(${i + 1})" for i in range(len(configs))),
+            [encode_param(name) for name, _ in configs]))
     write = plan.target is not None
     # A lone read that cannot change a setting leaves nothing a ROLLBACK would undo.
     implicit = not write and prelude is None and not plan.sets_config
-    out = await pipeline(session, steps, transaction="write" if write else
-                         "implicit" if implicit else "read", rewritten=rw)
+    results = await pipeline_results(session, steps, main, transaction="write" if write else
+                                     "implicit" if implicit else "read", rewritten=rw)
+    out = results[steps.index(main) - len(steps)]  # counted from the end: settings go first
     if implicit and not calls and ctx.sql == plan.sql:
         fast.compile(session, plan)  # the client's own statement, a read alone
-    return result_of(session, f"SELECT {len(out.rows)}", out, ctx)
+    result = result_of(session, f"SELECT {len(out.rows)}", out, ctx)
+    if configs:
+        result.parameters = _keep_configured(session, configs, results[-1].rows[0].values)
+    return result
+
+
+def _keep_configured(session: Session, configs: list[tuple[str, bool]],
+                     values: Sequence[bytes | None]) -> dict[str, str]:
+    """Keep what a statement's set_config calls set, as SET (LOCAL) would; the values
+    a client sees in ParameterStatus."""
+    kept = session.tx.settings
+    before = dict(kept.now)
+    for (name, local), value in zip(configs, values, strict=True):
+        if value is not None and not (local and session.tx.state is TxState.IDLE):
+            kept.set(name, value.decode(), local=local)
+    return {REPORTED[n.lower()]: kept.now[n] for n in changes(before, kept.now)
+            if n.lower() in REPORTED and n in kept.now}
 
 
 async def pipeline(session: Session, steps: list[Step], *, transaction: str = "read",
                    rewritten: Rewritten | None = None) -> StepResult:
     """Run steps on a pooled sidecar connection; the last step's result is returned."""
+    results = await pipeline_results(session, steps, steps[-1], transaction=transaction,
+                                     rewritten=rewritten)
+    return results[-1]
+
+
+async def pipeline_results(session: Session, steps: list[Step], main: Step, *,
+                           transaction: str, rewritten: Rewritten | None
+                           ) -> list[StepResult]:
+    """Run steps on a pooled sidecar connection, each with its result. An error's
+    position in ``main`` (``rewritten``'s text) is mapped back to the client's text."""
     if session.settings:
         steps = _with_settings(session, steps)
     async with session.view.pool.acquire() as conn:
         try:
-            results = await conn.pipeline(steps, transaction=transaction)
+            return await conn.pipeline(steps, transaction=transaction)
         except errors.SqlError as exc:
             if exc.position is None:
                 raise
-            main = getattr(exc, "step", None) == len(steps) - 1
+            in_main = getattr(exc, "step", None) == steps.index(main)
             position = (rewritten.original_position(exc.position)
-                        if main and rewritten is not None else None)
+                        if in_main and rewritten is not None else None)
             raise exc.replaced(position=position) from None
-    return results[-1]
 
 
 def _with_settings(session: Session, steps: list[Step]) -> list[Step]:

@@ -56,6 +56,7 @@ from .keep import system_call_name, system_call_text
 from .overlay import Overlay
 from .policy import Policy
 from .result import Notice, Result, StagedWrite
+from .session_settings import SessionSettings, changes
 from .timeouts import timeout
 from .transaction import Transaction
 from .view import View, keep
@@ -87,8 +88,7 @@ class Session:
         self.writes = policy.writes
         self.user = ""
         self.id = secrets.randbits(_SESSION_ID_BITS) or 1
-        self.tx = Transaction()
-        self.settings: dict[str, str] = {}
+        self.tx = Transaction(SessionSettings())
         self.overlay = Overlay(self.tx)  # fired writes, and the transaction's staged ones
         self._write_ids = itertools.count(1)
 
@@ -98,6 +98,11 @@ class Session:
     def tx_status(self) -> str:
         """The transaction status as ReadyForQuery reports it: I (idle), T (open), E (failed)."""
         return self.tx.state.value
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """The settings in effect (SET, SET LOCAL), sent with each statement: read only."""
+        return self.tx.settings.now
 
     @property
     def staged(self) -> list[StagedWrite]:
@@ -381,6 +386,16 @@ class Session:
     # -- transactions -------------------------------------------------------------
 
     async def _transaction(self, node: ast.TransactionStmt) -> Result:
+        """A transaction statement, and the settings its end or ROLLBACK TO restored
+        (ParameterStatus)."""
+        before = dict(self.settings)
+        result = await self._transaction_step(node)
+        changed = changes(before, self.settings)
+        if changed:
+            result.parameters.update(await settings.reported(self, changed))
+        return result
+
+    async def _transaction_step(self, node: ast.TransactionStmt) -> Result:
         kind = node.kind
         k = enums.TransactionStmtKind
         if kind in (k.TRANS_STMT_BEGIN, k.TRANS_STMT_START):

@@ -7,6 +7,9 @@ Rules:
 - Transaction isolation settings are accepted and kept by nothing: a
   transaction here is virtual.
 - Settings a client sees in ParameterStatus are reported when they change.
+- SET LOCAL lasts until the transaction ends, SET until a ROLLBACK undoes it
+  (``SessionSettings``); SET LOCAL outside a transaction block warns and
+  changes nothing, as in Postgres.
 - ``default_transaction_read_only`` and ``transaction_read_only`` are the
   session's (what it started with, SET, BEGIN READ ONLY): the sidecar runs
   every read read-only, whatever the session may do.
@@ -21,21 +24,17 @@ from pglast import ast, enums
 from glove_scratchpad.catalog import Step, encode_param, quote_ident
 
 from ..sql.analysis import deparse
+from ..sql.setting_rules import canonical_setting
 from . import run as sidecar
-from .result import Result
+from .result import Notice, Result
+from .session_settings import REPORTED
 from .transaction import TxState
 
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["pool_reset", "read_only_option", "setting"]
+__all__ = ["pool_reset", "read_only_option", "reported", "setting"]
 
-# Settings a client sees in ParameterStatus, by lower-case name, spelled as Postgres does.
-_REPORTED = {n.lower(): n for n in (
-    "application_name", "client_encoding", "DateStyle", "default_transaction_read_only",
-    "in_hot_standby", "integer_datetimes", "IntervalStyle", "is_superuser", "search_path",
-    "server_encoding", "server_version", "session_authorization",
-    "standard_conforming_strings", "TimeZone")}
 _SHOW_ALIASES = {"transaction isolation level": "transaction_isolation"}
 # Accepted and kept by nothing: a transaction here is virtual.
 _IGNORED_SETTINGS = {"transaction_isolation", "default_transaction_isolation",
@@ -61,7 +60,7 @@ def _setting_text(node: Any) -> str:
 
 async def setting(session: Session, node: Any, sql: str) -> Result:
     """SET, RESET and SHOW: kept in the session, checked and applied by Postgres."""
-    settings = session.settings
+    settings = session.tx.settings
     if isinstance(node, ast.VariableShowStmt):
         name = node.name  # SHOW ALL is refused by the gate
         own = _read_only(session, name)
@@ -70,35 +69,48 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
         step = Step("SELECT current_setting($1) AS " + quote_ident(name),
                     [encode_param(_SHOW_ALIASES.get(name, name))])
         return sidecar.result_of(session, "SHOW", await sidecar.pipeline(session, [step]))
-    kind, name = node.kind, node.name
+    kind, name = node.kind, canonical_setting(node.name or "")
     k = enums.VariableSetKind
     result = Result("RESET" if sql.lstrip()[:5].upper() == "RESET" else "SET")
-    if kind == k.VAR_SET_MULTI and name == "TRANSACTION" and session.tx.state is TxState.OPEN:
+    if kind == k.VAR_SET_MULTI and name == "transaction" and session.tx.state is TxState.OPEN:
         session.tx.read_only = read_only_option(node.args, session.tx.read_only)
     if kind == k.VAR_SET_MULTI or name in _IGNORED_SETTINGS:
         return result  # SET TRANSACTION …, SESSION CHARACTERISTICS: nothing to keep
+    local = bool(node.is_local) and kind != k.VAR_RESET_ALL
+    if local and session.tx.state is TxState.IDLE:
+        result.notices.append(Notice("SET LOCAL can only be used in transaction blocks",
+                                     "WARNING", "25P01"))
+        return result
     if kind == k.VAR_RESET_ALL:
-        changed = list(settings)
-        settings.clear()
-    elif kind in (k.VAR_SET_VALUE, k.VAR_SET_CURRENT):
+        changed = settings.reset_all()
+    elif kind in (k.VAR_SET_VALUE, k.VAR_SET_CURRENT) or local:
+        # Postgres checks the name and the value, and spells it canonically; SET LOCAL
+        # … TO DEFAULT takes the value a RESET would give.
         value = ", ".join(_setting_text(a) for a in node.args or ())
-        # Postgres checks the name and the value, and spells it canonically.
-        out = await sidecar.pipeline(session, [Step(
-            "SELECT set_config($1, $2, true)", [encode_param(name), encode_param(value)])])
-        settings[name] = out.rows[0].values[0].decode()
-        changed = [name]
+        steps = ([Step("SELECT set_config($1, $2, true)", [encode_param(name),
+                                                           encode_param(value)])]
+                 if kind != k.VAR_SET_DEFAULT else
+                 [Step("RESET " + quote_ident(name), [], rows=False),
+                  Step("SELECT current_setting($1)", [encode_param(name)])])
+        out = await sidecar.pipeline(session, steps)
+        changed = settings.set(name, out.rows[0].values[0].decode(), local=local)
     else:  # RESET name, SET name TO DEFAULT
-        settings.pop(name, None)
-        changed = [name]
-    reported = [n for n in changed if n.lower() in _REPORTED]
-    if reported:
-        out = await sidecar.pipeline(session, [Step(
-            "SELECT " + ", ".join(f"current_setting(${i + 1})" for i in range(len(reported))),
-            [encode_param(n) for n in reported])])
-        values = out.rows[0].values
-        result.parameters = {_REPORTED[n.lower()]: (v or b"").decode()
-                             for n, v in zip(reported, values, strict=True)}
+        changed = settings.reset(name)
+    result.parameters = await reported(session, changed)
     return result
+
+
+async def reported(session: Session, changed: list[str]) -> dict[str, str]:
+    """The values now in effect of those ``changed`` settings a client sees in
+    ParameterStatus, by the names Postgres reports them under."""
+    names = [n for n in changed if n.lower() in REPORTED]
+    if not names:
+        return {}
+    out = await sidecar.pipeline(session, [Step(
+        "SELECT " + ", ".join(f"current_setting(${i + 1})" for i in range(len(names))),
+        [encode_param(n) for n in names])])
+    return {REPORTED[n.lower()]: (v or b"").decode()
+            for n, v in zip(names, out.rows[0].values, strict=True)}
 
 
 def _read_only(session: Session, name: str) -> str | None:
@@ -116,7 +128,7 @@ def _read_only(session: Session, name: str) -> str | None:
 def pool_reset(session: Session, node: Any) -> Result:
     """What connection pools send between clients; the wire drops its own state too."""
     if isinstance(node, ast.DiscardStmt):
-        session.settings.clear()
+        session.tx.settings.reset_all()
         return Result("DISCARD " + node.target.name.removeprefix("DISCARD_"))
     if isinstance(node, ast.DeallocateStmt):
         return Result("DEALLOCATE ALL" if node.isall or not node.name else "DEALLOCATE")

@@ -6,6 +6,8 @@ Rules (the transitions, as data in ``_AFTER_ERROR`` and the methods below):
   COMMIT of FAILED is a ROLLBACK, as in Postgres; ROLLBACK discards them.
 - A savepoint is a mark in the staged list: ROLLBACK TO drops the writes
   staged after it and keeps the savepoint; RELEASE drops it and later ones.
+- The session's settings keep the same marks (``SessionSettings``): a ROLLBACK
+  undoes the SETs of the transaction, and its end drops SET LOCAL's values.
 - Nothing here fires a write or touches the sidecar.
 """
 
@@ -16,6 +18,7 @@ import enum
 from glove_scratchpad import errors
 
 from .result import Notice, Result, StagedWrite
+from .session_settings import SessionSettings
 
 __all__ = ["Transaction", "TxState"]
 
@@ -35,7 +38,8 @@ def _discarded(n: int) -> list[Notice]:
 class Transaction:
     """The virtual transaction of one session."""
 
-    def __init__(self) -> None:
+    def __init__(self, settings: SessionSettings | None = None) -> None:
+        self.settings = settings if settings is not None else SessionSettings()
         self.state = TxState.IDLE
         self.read_only = False  # BEGIN READ ONLY or SET TRANSACTION READ ONLY
         self.staged: list[StagedWrite] = []
@@ -58,6 +62,7 @@ class Transaction:
             return Result("BEGIN", notices=[Notice(
                 "there is already a transaction in progress", "WARNING", "25001")])
         self.state, self.read_only = TxState.OPEN, read_only
+        self.settings.begin()
         return Result("BEGIN")
 
     def rollback(self) -> Result:
@@ -65,7 +70,7 @@ class Transaction:
             return Result("ROLLBACK", notices=[Notice(
                 "there is no transaction in progress", "WARNING", "25P01")])
         discarded = len(self.staged)
-        self._end()
+        self._end(committed=False)
         return Result("ROLLBACK", notices=_discarded(discarded))
 
     def take_for_commit(self) -> list[StagedWrite] | Result:
@@ -75,13 +80,14 @@ class Transaction:
             return Result("COMMIT", notices=[Notice(
                 "there is no transaction in progress", "WARNING", "25P01")])
         if self.state is TxState.FAILED:
-            self._end()
+            self._end(committed=False)
             return Result("ROLLBACK")
         staged = self.staged
-        self._end()
+        self._end(committed=True)
         return staged
 
-    def _end(self) -> None:
+    def _end(self, *, committed: bool) -> None:
+        self.settings.end(committed=committed)
         self.state = TxState.IDLE
         self.read_only = False
         self.staged = []
@@ -104,6 +110,7 @@ class Transaction:
                 hint="ROLLBACK, or ROLLBACK TO SAVEPOINT, to go on.")
         if verb == "SAVEPOINT":
             self.savepoints.append((name, len(self.staged)))
+            self.settings.savepoint()
             return Result("SAVEPOINT")
         # The most recent savepoint of that name, as in Postgres (names may repeat).
         index = next((i for i in reversed(range(len(self.savepoints)))
@@ -115,10 +122,12 @@ class Transaction:
                 hint="SAVEPOINT name creates one inside the transaction.")
         if verb == "RELEASE SAVEPOINT":
             del self.savepoints[index:]  # it and every later one; the writes stay staged
+            self.settings.release(index)
             return Result("RELEASE")
         mark = self.savepoints[index][1]
         discarded = len(self.staged) - mark
         del self.savepoints[index + 1:]
         del self.staged[mark:]
+        self.settings.rollback_to(index)
         self.state = TxState.OPEN
         return Result("ROLLBACK", notices=_discarded(discarded))

@@ -70,6 +70,7 @@ from .allowlist import (
     undefined_function,
     undefined_relation,
 )
+from .nodes import SET_CONFIG_PARAMS, call_arguments
 from .pg_settings_read import literal, pinned_settings_read
 from .setting_rules import (
     ONE_WAY_SETTINGS,
@@ -255,14 +256,8 @@ class _Gate:
 
     def setting_function(self, name: str, fc: Any) -> None:
         """``set_config`` as SET, ``current_setting`` as SHOW, on arguments known here."""
-        params = (("setting_name", "new_value", "is_local") if name == "set_config"
-                  else ("setting_name", "missing_ok"))
-        args: dict[str, Any] = {}
-        for i, arg in enumerate(fc.args or ()):
-            if isinstance(arg, ast.NamedArgExpr):
-                args[str(arg.name)] = arg.arg
-            elif i < len(params):
-                args[params[i]] = arg
+        args = call_arguments(fc, SET_CONFIG_PARAMS if name == "set_config"
+                              else ("setting_name", "missing_ok"))
         known, setting = self.argument(args.get("setting_name"))
         if not known and self.later(args.get("setting_name")):
             return  # judged with the value, at Execute

@@ -23,14 +23,17 @@ from pglast.stream import RawStream
 __all__ = [
     "NO_CONST",
     "SETTING_FUNCTIONS",
+    "SET_CONFIG_PARAMS",
     "Condition",
     "Predicate",
     "Value",
+    "call_arguments",
     "calls_any",
     "const_value",
     "deparse",
     "param_numbers",
     "renumber_params",
+    "set_config_calls",
     "walk",
 ]
 
@@ -105,6 +108,27 @@ def calls_any(node: Any, names: frozenset[str]) -> bool:
     its name is spelled (quoted, U&-escaped): by the name Postgres resolves."""
     return any(isinstance(n, ast.FuncCall) and n.funcname[-1].sval in names
                for n in walk(node))
+
+
+def call_arguments(call: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """A FuncCall's argument nodes by parameter name (``names``, in order), positional
+    or named (``name => value``)."""
+    args: dict[str, Any] = {}
+    for i, arg in enumerate(call.args or ()):
+        if isinstance(arg, ast.NamedArgExpr):
+            args[str(arg.name)] = arg.arg
+        elif i < len(names):
+            args[names[i]] = arg
+    return args
+
+
+SET_CONFIG_PARAMS = ("setting_name", "new_value", "is_local")
+
+
+def set_config_calls(node: Any) -> list[dict[str, Any]]:
+    """The argument nodes of each ``set_config`` call in a tree, by parameter name."""
+    return [call_arguments(n, SET_CONFIG_PARAMS) for n in walk(node)
+            if isinstance(n, ast.FuncCall) and n.funcname[-1].sval == "set_config"]
 
 
 def param_numbers(node: Any) -> set[int]:
