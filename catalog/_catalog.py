@@ -255,6 +255,16 @@ class Catalog:
                        password=self.login.password, database=self.database,
                        parameters={"search_path": quote_ident(self.schemas.served)})
 
+    async def advertise(self, address: str) -> None:
+        """Record where CancelRequests reach this server (host:port), for the others of
+        its name."""
+        await _claim.advertise(self.pool, self.schemas, self.instance, address)
+
+    async def cancel_addresses(self, low_bits: int, bits: int) -> list[str]:
+        """Where the servers of this name whose instance number ends in ``low_bits``
+        (its low ``bits`` bits) take CancelRequests."""
+        return await _claim.cancel_addresses(self.pool, self.schemas, low_bits, bits)
+
     async def type_names(self) -> dict[int, str]:
         """Every type's SQL name by OID, as format_type() spells it."""
         rows = await self.pool.fetch("SELECT oid::int, format_type(oid, NULL) FROM pg_type")

@@ -18,7 +18,10 @@ Rules:
 - A served schema that exists with no registry row was not made by us: in a
   database the server did not create, that is a refusal, never a DROP.
 - Every install registers an instance (``<private>.instances``): its number
-  tells apart the sessions and journal rows of servers sharing a name.
+  tells apart the sessions and journal rows of servers sharing a name. Once
+  listening, a server records there where a CancelRequest reaches it
+  (``advertise``), so another server of the name can hand one over
+  (``cancel_addresses``).
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ import asyncpg
 
 from ._names import Schemas, quote_ident
 
-__all__ = ["INSTALL_LOCK", "LIVE_LOCK", "Built", "NameInUse", "NotOurs", "build", "claim",
-           "none_running"]
+__all__ = ["INSTALL_LOCK", "LIVE_LOCK", "Built", "NameInUse", "NotOurs", "advertise", "build",
+           "cancel_addresses", "claim", "none_running"]
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +100,7 @@ async def _registry(conn: asyncpg.Connection, s: Schemas) -> Built | None:
     await conn.execute(
         f"CREATE TABLE IF NOT EXISTS {p}.instances (id serial PRIMARY KEY, host text, pid int,"
         " fingerprint text, started_at timestamptz DEFAULT now())")
+    await conn.execute(f"ALTER TABLE {p}.instances ADD COLUMN IF NOT EXISTS cancel_at text")
     row = await conn.fetchrow(f"SELECT * FROM {p}.built")
     if row is None:
         return None
@@ -184,3 +188,19 @@ async def register(conn: asyncpg.Connection, s: Schemas, ddl: Sequence[str]) -> 
     return int(await conn.fetchval(
         f"INSERT INTO {quote_ident(s.private)}.instances (host, pid, fingerprint)"
         " VALUES ($1, $2, $3) RETURNING id", socket.gethostname(), os.getpid(), fingerprint(ddl)))
+
+
+async def advertise(pool: asyncpg.Pool, s: Schemas, instance: int, address: str) -> None:
+    """Record ``address`` (host:port) as where CancelRequests reach ``instance``."""
+    await pool.execute(f"UPDATE {quote_ident(s.private)}.instances SET cancel_at = $1"
+                       " WHERE id = $2", address, instance)
+
+
+async def cancel_addresses(pool: asyncpg.Pool, s: Schemas, low_bits: int, bits: int
+                           ) -> list[str]:
+    """Where the instances whose number ends in ``low_bits`` (its low ``bits`` bits)
+    take CancelRequests, the newest first."""
+    rows = await pool.fetch(
+        f"SELECT cancel_at FROM {quote_ident(s.private)}.instances WHERE id % $1 = $2"
+        " AND cancel_at IS NOT NULL ORDER BY id DESC", 1 << bits, low_bits)
+    return [r[0] for r in rows]

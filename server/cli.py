@@ -40,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
                         "(default: the bundled demo set)")
     s.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     s.add_argument("--port", type=int, help=f"port to listen on (default {DEFAULT_PORT})")
+    s.add_argument("--cancel-host", help="the address other servers of this name on this "
+                   "database reach this one at, to hand it a client's cancel (default: "
+                   "--host, or this machine's address when --host is every address)")
     s.add_argument("--database", help="the database name served (default scratchpad)")
     s.add_argument("--name", help="the server's name (default glove): its schemas in the "
                                   "sidecar; servers with one name share their tables")
@@ -201,7 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         try:
             config = load_config(
-                args.config, host=args.host, port=args.port, database=args.database,
+                args.config, host=args.host, port=args.port, cancel_host=args.cancel_host,
+                database=args.database,
                 writes=args.writes, sidecar_dsn=args.sidecar_dsn, sidecar_dir=args.sidecar_dir,
                 resources=args.resources, name=args.name, take_over=args.take_over,
                 workers=args.workers,

@@ -32,6 +32,9 @@ class ServerConfig(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
+    cancel_host: str | None = Field(None, description="Where the other servers of this name "
+                                    "reach this one to hand it a client's cancel (default: "
+                                    "host, or this machine's address when host is every one)")
     name: str = Field("glove", description="The server's name: its schemas in the sidecar")
     take_over: bool = Field(False, description="Replace the tables of running servers of "
                             "this name that serve other resources, instead of being refused")

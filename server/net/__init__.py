@@ -10,9 +10,11 @@
 - ``auth``: users and their SCRAM-SHA-256 verifiers.
 - ``relay``: with ``--workers``, a CancelRequest handed to the worker that owns
   the connection it names.
+- ``peers``: a CancelRequest handed to the server of the same name that owns it
+  (servers behind a balancer).
 
 Imports point one way. ``server`` imports ``connection``, which imports
-``startup`` and ``portals``; ``server`` also imports ``relay``, which imports
-``state``. ``state`` and ``auth`` import no other module here,
+``startup`` and ``portals``; ``server`` also imports ``relay`` and ``peers``,
+which import ``state``. ``state`` and ``auth`` import no other module here,
 and nothing imports ``server``.
 """

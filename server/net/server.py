@@ -12,6 +12,8 @@ Rules:
   the policy that start-up enforces (``startup.describe_auth``).
 - With ``--workers``, each worker is one Server on the shared port
   (SO_REUSEPORT), with its own end of the cancel relay (``relay``).
+- Once listening, a server advertises where it takes CancelRequests, and hands
+  those for the other servers of its name to them (``peers``).
 - A shutdown stops accepting at once. It gives running statements up to
   ``shutdown_grace`` seconds, then cancels every connection's task and waits
   for them all.
@@ -26,7 +28,7 @@ import ssl
 from typing import TYPE_CHECKING
 
 from ..engine.policy import Policy
-from . import relay
+from . import peers, relay
 from .connection import ClientHandler
 from .startup import describe_auth
 from .state import ServerState
@@ -71,12 +73,15 @@ class Server:
         for user in self.config.users.values():
             await self.db.view(Policy.of(user).visible(self.db.resources))
         state = self.state
+        state.instance = self.db.catalog.instance  # in every key, for cancels (``peers``)
         if self._relay_dir is not None:
             self._relay = await relay.listen(self._relay_dir, state)
         self._server = await asyncio.get_running_loop().create_server(
             lambda: ClientHandler(state), self.config.host, self.config.port, backlog=1024,
             reuse_port=self.config.workers > 1 or None)
         self.port = self._server.sockets[0].getsockname()[1]
+        await peers.advertise(state, self.db.catalog, peers.cancel_address(
+            self.config.host, self.config.cancel_host, self.port))
 
     def banner(self) -> str:
         c = self.config

@@ -11,10 +11,17 @@ Rules:
 - A connection is registered by its backend key (process id, secret) from the
   end of its start-up to its close. A CancelRequest must name both halves of
   the key, and it reaches no other connection.
-- With ``--workers``, the low ``WORKER_BITS`` of a key's process id are the
-  number of the worker that owns the connection: a CancelRequest accepted by
-  another worker is handed to that one (``forward``), since every worker
-  accepts on the same port.
+- A key's process id is, from its high bits down: the low ``INSTANCE_BITS`` of
+  the owning server's instance number (``Catalog.instance``), a count, and
+  ``WORKER_BITS`` for its worker. It stays a positive 31-bit number.
+- With ``--workers``, a CancelRequest accepted by a worker that does not own the
+  connection is handed to the owner (``forward``), since every worker accepts on
+  the same port.
+- Servers of one name on one database (behind a balancer) hand a CancelRequest
+  for another one's key to it (``peers``, at the address it advertised). A
+  handed-over key has its process id's sign bit set, which no client key has:
+  its receiver routes it among its own workers only, so a cancel crosses at most
+  one server and never loops.
 - A connection's task is in ``tasks`` from its first byte to its close. The
   limit on connections counts these tasks, and a shutdown cancels them.
 - This module imports no other module of ``net``.
@@ -24,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import os
 import ssl
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -34,17 +40,27 @@ if TYPE_CHECKING:
     from ..config import ServerConfig
     from ..engine.database import Database
 
-__all__ = ["WORKER_BITS", "BackendKey", "Cancellable", "ServerState", "worker_of"]
+__all__ = ["HANDED_OVER", "INSTANCE_BITS", "WORKER_BITS", "BackendKey", "Cancellable", "Peers",
+           "ServerState", "instance_of", "worker_of"]
 
 BackendKey = tuple[int, bytes]  # (process id, secret), as BackendKeyData sends it
 WORKER_BITS = 6  # the low bits of a backend key's process id: its worker (64 at most)
+COUNT_BITS = 13  # then a count of the worker's connections, wrapping
+INSTANCE_BITS = 31 - COUNT_BITS - WORKER_BITS  # then the owning server's instance number
+HANDED_OVER = 1 << 31  # subtracted from a key's process id handed over to another server
 _WORKER_MASK = (1 << WORKER_BITS) - 1
 Forward = Callable[[int, BackendKey], Awaitable[None]]  # (worker, key): hand a cancel over
+Peers = Callable[[BackendKey], Awaitable[None]]  # hand a cancel to the server that owns it
 
 
 def worker_of(process_id: int) -> int:
     """The worker that owns the connection a backend key's process id names."""
     return process_id & _WORKER_MASK
+
+
+def instance_of(process_id: int) -> int:
+    """The low ``INSTANCE_BITS`` of the instance number of the server that owns it."""
+    return process_id >> (COUNT_BITS + WORKER_BITS)
 
 
 class Cancellable(Protocol):
@@ -60,9 +76,8 @@ class Cancellable(Protocol):
         ...
 
 
-def _process_ids() -> Iterator[int]:
-    # Distinct across the servers of one host, so that a cancel reaches the right one.
-    return itertools.count(os.getpid() % 10000 * 1000 + 1)
+def _counts() -> Iterator[int]:
+    return itertools.cycle(range(1, 1 << COUNT_BITS))
 
 
 @dataclass(eq=False)
@@ -75,12 +90,17 @@ class ServerState:
     sidecar_parameters: dict[str, str] = field(default_factory=dict)
     connections: dict[BackendKey, Cancellable] = field(default_factory=dict)
     tasks: set[asyncio.Task[Any]] = field(default_factory=set)
-    process_ids: Iterator[int] = field(default_factory=_process_ids, repr=False)
+    counts: Iterator[int] = field(default_factory=_counts, repr=False)
     worker: int = 0  # this process's number among the workers
     forward: Forward | None = None  # hands a cancel to another worker (None: one process)
+    instance: int = 0  # this server's instance number among those of its name
+    peers: Peers | None = None  # hands a cancel to another server of the name
 
     def new_key(self, secret: bytes) -> BackendKey:
-        return ((next(self.process_ids) << WORKER_BITS | self.worker) & 0x7FFFFFFF, secret)
+        instance = self.instance % (1 << INSTANCE_BITS)
+        count = next(self.counts)
+        return (instance << (COUNT_BITS + WORKER_BITS) | count << WORKER_BITS | self.worker,
+                secret)
 
     def register(self, key: BackendKey, connection: Cancellable) -> None:
         self.connections[key] = connection
@@ -95,7 +115,19 @@ class ServerState:
             connection.cancel()
 
     async def route_cancel(self, key: BackendKey) -> None:
-        """A CancelRequest as accepted: to this worker's connection, or to its worker's."""
+        """A CancelRequest as accepted: to the server that owns its key (``peers``), else
+        to this worker's connection or to its worker's."""
+        process_id, secret = key
+        if process_id < 0:  # handed over by another server: never on
+            key = (process_id + HANDED_OVER, secret)
+        elif (self.peers is not None
+              and instance_of(process_id) != self.instance % (1 << INSTANCE_BITS)):
+            await self.peers(key)
+            return
+        await self.route_to_worker(key)
+
+    async def route_to_worker(self, key: BackendKey) -> None:
+        """A cancel for this server: to this worker's connection, or to its worker's."""
         owner = worker_of(key[0])
         if self.forward is None or owner == self.worker:
             self.cancel(key)

@@ -22,6 +22,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from glove_scratchpad.server.net.state import instance_of
+
 from .conftest import new_host
 from .fix_compose import ROOT, dockerfile, services, start_dns
 from .fix_postgres import Cluster, start_cluster
@@ -117,6 +119,7 @@ async def test_the_compose_topology_serves_one_database_from_three_servers():
         out, err = await psql.communicate()
         assert (psql.returncode, err) == (0, b""), err
         assert out.decode().split() == ["emails", "images", "tasks", "time", "web"]
+        await _cancel_through_the_balancer(url)
     finally:
         for proc in procs:
             with contextlib.suppress(ProcessLookupError):
@@ -134,6 +137,20 @@ async def test_the_compose_topology_serves_one_database_from_three_servers():
     assert [p.returncode for p in procs[:REPLICAS]] == [0] * REPLICAS  # SIGTERM: clean stops
 
 
+async def _cancel_through_the_balancer(url: str) -> None:
+    """psql's Ctrl-C: a CancelRequest on a new connection, which the balancer (least
+    connections) takes to a server that does not own the session; it is handed over."""
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        running = asyncio.ensure_future(conn.execute(
+            "SELECT count(*) FROM (SELECT generate_series(1, 300000000)) AS s"))
+        await asyncio.sleep(0.5)
+        while not running.done():  # one that arrives before the statement runs is lost
+            await conn.cancel_safe()
+            await asyncio.wait([running], timeout=3)
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            await running
+
+
 async def _healthy(health: list[str], env: dict[str, str]) -> bool:
     return await _run(_command(health), env) == 0
 
@@ -147,9 +164,8 @@ async def _three_servers(url: str) -> bool:
         for conn in conns:
             cur = await conn.execute("SELECT title FROM web WHERE query = 'postgres' LIMIT 1")
             assert len(await cur.fetchall()) == 1
-        # A key's process id is (a per-process count << 6 | worker); the count starts
-        # at a thousand times the process's own number.
-        servers = {(conn.info.backend_pid >> 6) // 1000 for conn in conns}
+        # A key's process id starts with the instance number of the server that owns it.
+        servers = {instance_of(conn.info.backend_pid) for conn in conns}
         return len(servers) == REPLICAS
     except psycopg.OperationalError:
         return False

@@ -1,0 +1,95 @@
+"""Servers of one name on one database, as behind a balancer: a CancelRequest that
+reaches a server which does not own the key it names is handed to the one that
+does, at the address that server advertised; a handed-over key is never handed on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+from glove_scratchpad.resources import define_resource
+from glove_scratchpad.server import Database
+from glove_scratchpad.server.net.state import HANDED_OVER, instance_of
+from glove_scratchpad.wire import (
+    BackendKeyData,
+    CancelRequest,
+    ErrorResponse,
+    Query,
+    ReadyForQuery,
+)
+
+from ..fidelity.rawclient import RawClient
+from ..fix_server import serving
+
+DATABASE = "test_cancel_peers"
+HEAVY = "SELECT count(*) FROM (SELECT generate_series(1, 300000000)) AS s"  # seconds
+
+
+@asynccontextmanager
+async def two_servers(sidecar: Any) -> AsyncIterator[list[Any]]:
+    """Two servers of the default name on one database, on ports of their own."""
+    notes = define_resource("notes", columns=[("id", "bigint")], volatility="volatile",
+                            select=lambda b: [])
+    async with AsyncExitStack() as stack:
+        servers = []
+        for _ in range(2):
+            db = await Database.create([notes], sidecar=sidecar, database=DATABASE)
+            stack.push_async_callback(db.close)
+            servers.append(await stack.enter_async_context(serving(db)))
+        yield servers
+
+
+async def _running(server: Any) -> tuple[RawClient, BackendKeyData]:
+    """A client of ``server`` running HEAVY, and its key."""
+    client = await RawClient.open("127.0.0.1", server.port)
+    started = await client.startup()
+    assert isinstance(started[-1], ReadyForQuery), started
+    key = next(m for m in started if isinstance(m, BackendKeyData))
+    client.send(Query(HEAVY))
+    await client.writer.drain()
+    await asyncio.sleep(0.5)  # the sidecar is running it
+    return client, key
+
+
+async def _cancel(server: Any, process_id: int, secret: bytes) -> None:
+    _, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(CancelRequest(process_id, secret).encode())
+    await writer.drain()
+    writer.close()
+
+
+async def test_a_cancel_sent_to_another_server_of_the_name_reaches_its_owner(sidecar):
+    async with two_servers(sidecar) as (owner, other):
+        assert owner.db.catalog.instance != other.db.catalog.instance
+        client, key = await _running(owner)
+        assert instance_of(key.process_id) == owner.db.catalog.instance % 4096
+        try:
+            await _cancel(other, key.process_id, key.secret_key)
+            reply = await asyncio.wait_for(client.until_ready(), 10)
+            errors = [m for m in reply if isinstance(m, ErrorResponse)]
+            assert [e.fields["C"] for e in errors] == ["57014"], reply
+        finally:
+            await client.close()
+
+
+async def test_a_handed_over_cancel_is_not_handed_on(sidecar):
+    async with two_servers(sidecar) as (owner, other):
+        client, key = await _running(owner)
+        reply = asyncio.ensure_future(client.until_ready())
+        try:
+            # As if handed over by a third server: the other one keeps it to itself.
+            await _cancel(other, key.process_id - HANDED_OVER, key.secret_key)
+            assert not (await asyncio.wait([reply], timeout=1.5))[0]
+            # A wrong secret is handed to the owner, and cancels nothing there.
+            await _cancel(other, key.process_id, b"nope")
+            assert not (await asyncio.wait([reply], timeout=1.5))[0]
+            await _cancel(owner, key.process_id, key.secret_key)
+            errors = [m for m in await asyncio.wait_for(reply, 10)
+                      if isinstance(m, ErrorResponse)]
+            assert [e.fields["C"] for e in errors] == ["57014"]
+        finally:
+            reply.cancel()
+            await client.close()
