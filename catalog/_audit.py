@@ -7,6 +7,7 @@ Rules:
 - A user reads their own calls (an administrator: everyone's); session ids are
   unique across processes, so one user's calls never carry another's session.
 - A failed write is logged and dropped; it never fails a statement.
+- ``prune`` forgets calls older than the server's ``retention_days`` (if set).
 - The table is in the server's private schema (``Schemas.private``): servers of
   other names on the same database keep audits of their own.
 """
@@ -120,6 +121,15 @@ class Audit:
         args = [] if user is None else [user]
         rows = await self._pool.fetch(f"SELECT * FROM {self.table}{where} ORDER BY at", *args)
         return [{**r, "arguments": json.loads(r["arguments"])} for r in rows]
+
+    async def prune(self, days: float) -> int:
+        """Forget the calls made more than ``days`` ago; how many went."""
+        if self._pool is None:
+            return 0
+        done = await self._pool.execute(
+            f"DELETE FROM {self.table} WHERE at < now() - make_interval(secs => $1)",
+            days * 86400)
+        return int(done.split()[-1])
 
     async def close(self) -> None:
         await self.flush()

@@ -260,6 +260,18 @@ class Journal:
         return [{**r, "arguments": _loads(r["arguments"]), "result": _loads(r["result"])}
                 for r in rows]
 
+    async def prune(self, days: float) -> int:
+        """Forget the transactions whose every write is final and older than ``days``
+        (by when each fired, or was staged); how many rows went."""
+        if self._pool is None:
+            return 0
+        done = await self._pool.execute(
+            f"DELETE FROM {self.table} WHERE txid IN (SELECT txid FROM {self.table}"
+            " GROUP BY txid HAVING bool_and(status = ANY($2::text[]))"
+            " AND max(coalesce(fired_at, staged_at)) < now() - make_interval(secs => $1))",
+            days * 86400, sorted(FINAL_STATUSES))
+        return int(done.split()[-1])
+
     async def fired_keys(self, keys: Sequence[str]) -> set[str]:
         """Which of these idempotency keys a write has fired with (in any transaction)."""
         if self._pool is None or not keys:

@@ -67,6 +67,9 @@ class ServerConfig(BaseModel):
     spill_min_rows: int = Field(10_000, description="Rows from which a call that is not kept "
                                 "reaches the sidecar by binary COPY, into a table dropped "
                                 "when its statement ends")
+    retention_days: float | None = Field(None, gt=0, description="Days the audit "
+                                         "(scratchpad.calls) and the journal keep a row once "
+                                         "it is final; unset: for ever")
     require_tls: bool = Field(False, description="Refuse connections that do not use TLS")
     mcp_servers: list[dict[str, Any]] = Field(
         default_factory=list, description="[[mcp.servers]] tables: MCP servers served as tables")
@@ -88,7 +91,7 @@ class ServerConfig(BaseModel):
                       self.resolver_timeout, self.resource_concurrency, self.statement_timeout,
                       self.call_row_cap, cache_min_rows=self.cache_min_rows,
                       cache_max_rows=self.cache_max_rows, cache_bytes=self.cache_bytes,
-                      spill_min_rows=self.spill_min_rows)
+                      spill_min_rows=self.spill_min_rows, retention_days=self.retention_days)
 
 
 def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -8,12 +8,15 @@ Rules:
 - Large lasting calls are kept as sidecar tables (``keep.py``), in every sidecar
   database a view uses; each database's store sweeps, when it opens, the kept
   tables of servers of this name that are no longer running.
+- With ``retention_days``, the audit's calls and the journal's final transactions
+  older than that are forgotten, at start and then hourly (``prune``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +43,10 @@ from .session import Session
 from .view import View
 
 __all__ = ["Database"]
+
+log = logging.getLogger(__name__)
+
+RETENTION_POLL = 3600.0  # seconds between prunings of the audit and the journal
 
 class Database:
     """Resources served as one virtual database, over one sidecar."""
@@ -71,6 +78,8 @@ class Database:
         self._keepers: list[asyncio.Future[None]] = [asyncio.ensure_future(catalog.keep_claim())]
         if owns_catalog and catalog.owns_sidecar:
             self._keepers.append(asyncio.ensure_future(catalog.sidecar.watch()))
+        if limits.retention_days is not None:
+            self._keepers.append(asyncio.ensure_future(self._retain(limits.retention_days)))
 
     @property
     def pool(self) -> Pool:
@@ -206,6 +215,24 @@ class Database:
         for key in [k for k in self.immutable if k[0] == resource]:
             del self.immutable[key]
         self.kept.invalidate(resource)
+
+    async def prune(self, days: float) -> tuple[int, int]:
+        """Forget the audit's calls and the journal's final transactions older than
+        ``days``: how many rows of each went."""
+        return await self.audit.prune(days), await self.journal.prune(days)
+
+    async def _retain(self, days: float) -> None:
+        """``prune`` now, then every ``RETENTION_POLL`` seconds, until cancelled."""
+        while True:
+            try:
+                calls, writes = await self.prune(days)
+                if calls or writes:
+                    log.info("retention: forgot %d calls and %d journal rows older than "
+                             "%g days", calls, writes, days)
+            except Exception:
+                log.warning("retention: could not prune the audit and the journal",
+                            exc_info=True)
+            await asyncio.sleep(RETENTION_POLL)
 
     async def close(self) -> None:
         await self.kept.close()  # drops this server's kept tables

@@ -70,6 +70,8 @@ class Limits:
     # A call that is not kept but gave at least spill_min_rows rows reaches the sidecar by
     # binary COPY into a table of its statement's own, cheaper than rows sent with it.
     spill_min_rows: int = 10_000
+    # Days the audit and the journal keep a row once it is final; None: for ever.
+    retention_days: float | None = None
 
 
 class ResolverTimeout(TimeoutError):

@@ -32,6 +32,15 @@ def test_settings_come_from_the_environment_under_the_command_line():
         load_config(None, environ={"GLOVE_SCRATCHPAD_NAME": "public"})
 
 
+def test_retention_and_the_cancel_host_come_from_the_environment_too():
+    config = load_config(None, environ={"GLOVE_SCRATCHPAD_RETENTION_DAYS": "30",
+                                        "GLOVE_SCRATCHPAD_CANCEL_HOST": "10.0.0.7"})
+    assert (config.limits().retention_days, config.cancel_host) == (30.0, "10.0.0.7")
+    assert load_config(None, environ={}).limits().retention_days is None  # kept for ever
+    with pytest.raises(ValueError, match="retention_days"):
+        load_config(None, environ={"GLOVE_SCRATCHPAD_RETENTION_DAYS": "0"})
+
+
 def test_the_banner_never_says_connect_to_0_0_0_0():
     config = load_config(None, environ={}, host="0.0.0.0", port=55432)
     banner = Server(config, SimpleNamespace(resources={})).banner()  # type: ignore[arg-type]
