@@ -369,8 +369,11 @@ def refuse_catalog(name: str) -> NoReturn:
                                        hint=hint)
 
 
-def undefined_relation(name: str) -> NoReturn:
-    raise errors.UndefinedTable(f'relation "{name}" does not exist', hint=DISCOVER)
+def undefined_relation(name: str, system_view: str | None = None) -> NoReturn:
+    """``system_view``: the system view (schema.name) an unqualified ``name`` meant."""
+    hint = (f"{system_view} is a system view: name it with its schema."
+            if system_view else DISCOVER)
+    raise errors.UndefinedTable(f'relation "{name}" does not exist', hint=hint)
 
 
 def undefined_function(name: str) -> NoReturn:

@@ -405,7 +405,8 @@ class _Gate:
                 refuse_catalog(name)
             if self.is_resource(None, name):
                 return
-            undefined_relation(name)
+            undefined_relation(name, f"{self.system}.{name}"
+                               if self.is_resource(self.system, name) else None)
         if schema == "pg_catalog":
             if name not in CATALOG_RELATIONS:
                 refuse_catalog(name)

@@ -72,6 +72,11 @@ async def test_a_named_servers_functions_views_and_system_functions(named):
             await conn.execute("SELECT shop_scratchpad.restage(424242)")
         assert "shop_scratchpad.journal" in (info.value.diag.message_hint or "")
 
+        with pytest.raises(psycopg.errors.UndefinedTable) as info:
+            await conn.execute("SELECT * FROM cache")  # a system view, unqualified
+        assert info.value.diag.message_hint == (
+            "shop_scratchpad.cache is a system view: name it with its schema.")
+
 
 async def test_a_named_servers_audit_is_its_own(sidecar):
     # A database of its own: audits outlive their servers.
