@@ -255,9 +255,9 @@ class Catalog:
                        password=self.login.password, database=self.database,
                        parameters={"search_path": quote_ident(self.schemas.served)})
 
-    async def advertise(self, address: str) -> None:
-        """Record where CancelRequests reach this server (host:port), for the others of
-        its name."""
+    async def advertise(self, address: str | None) -> None:
+        """Record where CancelRequests reach this server (host:port; None: nowhere), for
+        the others of its name."""
         await _claim.advertise(self.pool, self.schemas, self.instance, address)
 
     async def cancel_addresses(self, low_bits: int, bits: int) -> list[str]:

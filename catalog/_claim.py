@@ -190,8 +190,10 @@ async def register(conn: asyncpg.Connection, s: Schemas, ddl: Sequence[str]) -> 
         " VALUES ($1, $2, $3) RETURNING id", socket.gethostname(), os.getpid(), fingerprint(ddl)))
 
 
-async def advertise(pool: asyncpg.Pool, s: Schemas, instance: int, address: str) -> None:
-    """Record ``address`` (host:port) as where CancelRequests reach ``instance``."""
+async def advertise(pool: asyncpg.Pool, s: Schemas, instance: int, address: str | None
+                    ) -> None:
+    """Record ``address`` (host:port) as where CancelRequests reach ``instance`` (None:
+    nowhere any more)."""
     await pool.execute(f"UPDATE {quote_ident(s.private)}.instances SET cancel_at = $1"
                        " WHERE id = $2", address, instance)
 

@@ -8,7 +8,9 @@ sends it the CancelRequest itself.
 Rules:
 - Each server advertises where CancelRequests reach it once it listens
   (``advertise``): ``--cancel-host`` (default ``--host``, or this machine's
-  address when ``--host`` is every address) and its port.
+  address when ``--host`` is every address) and its port; a shutdown withdraws
+  it. A server that died leaves its address behind: cancels are handed to every
+  address the key's instance bits match, at once, so a stale one delays none.
 - A handed-over key has its process id's sign bit set (``state.HANDED_OVER``); its
   receiver routes it among its own workers only. An address that is this server's
   own (another worker's instance) goes to the worker relay instead.
@@ -30,7 +32,7 @@ from .state import HANDED_OVER, INSTANCE_BITS, BackendKey, Peers, ServerState, i
 if TYPE_CHECKING:
     from glove_scratchpad.catalog import Catalog
 
-__all__ = ["HAND_OVER_TIMEOUT", "advertise", "cancel_address"]
+__all__ = ["HAND_OVER_TIMEOUT", "advertise", "cancel_address", "withdraw"]
 
 log = logging.getLogger(__name__)
 
@@ -68,14 +70,28 @@ def _hand_over(state: ServerState, catalog: Catalog, own: str) -> Peers:
             log.warning("could not look up the server that owns a cancel request's key",
                         exc_info=True)
             return
-        for address in dict.fromkeys(addresses):
+        handed = (key[0] - HANDED_OVER, key[1])
+        sends = []
+        for address in dict.fromkeys(addresses):  # newest first; a stale one costs little
             if address == own:  # another worker of this server
-                await state.route_to_worker(key)
+                sends.append(state.route_to_worker(key))
             else:
                 log.info("cancel request for another server: handing it to %s", address)
-                await _send(address, (key[0] - HANDED_OVER, key[1]))
+                sends.append(_send(address, handed))
+        await asyncio.gather(*sends)
 
     return hand_over
+
+
+async def withdraw(state: ServerState, catalog: Catalog) -> None:
+    """Stop taking cancels from the other servers: this one is shutting down."""
+    if state.peers is None:
+        return
+    state.peers = None
+    try:
+        await catalog.advertise(None)
+    except Exception:
+        log.info("could not withdraw this server's cancel address", exc_info=True)
 
 
 async def _send(address: str, key: BackendKey) -> None:

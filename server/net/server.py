@@ -107,6 +107,7 @@ class Server:
         """Stop accepting, let running statements finish within the grace period, close."""
         if self._server is not None:
             self._server.close()
+        await peers.withdraw(self.state, self.db.catalog)
         if self._relay is not None:
             self._relay.close()
         busy = self.state.busy()
