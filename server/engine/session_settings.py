@@ -128,7 +128,8 @@ def _text(node: Any, params: Sequence[Param]) -> str | None:
     while isinstance(node, ast.TypeCast):
         node = node.arg
     if isinstance(node, ast.ParamRef):
-        value = params[node.number - 1].value if 0 < node.number <= len(params) else None
+        number = int(node.number or 0)
+        value = params[number - 1].value if 0 < number <= len(params) else None
         return None if value is None else value.decode()
     value = const_value(node)
     return value if isinstance(value, str) else None
@@ -138,8 +139,9 @@ def _boolean(node: Any, params: Sequence[Param]) -> bool | None:
     """A boolean written out (a literal, or a parameter); None for anything else."""
     while isinstance(node, ast.TypeCast):
         node = node.arg
-    if isinstance(node, ast.ParamRef) and 0 < node.number <= len(params):
-        param = params[node.number - 1]
+    number = int(node.number or 0) if isinstance(node, ast.ParamRef) else 0
+    if 0 < number <= len(params):
+        param = params[number - 1]
         if param.format == 1 and param.value is not None and len(param.value) == 1:
             return param.value != b"\0"
     value = const_value(node)

@@ -128,7 +128,7 @@ SET_CONFIG_PARAMS = ("setting_name", "new_value", "is_local")
 def set_config_calls(node: Any) -> list[dict[str, Any]]:
     """The argument nodes of each ``set_config`` call in a tree, by parameter name."""
     return [call_arguments(n, SET_CONFIG_PARAMS) for n in walk(node)
-            if isinstance(n, ast.FuncCall) and n.funcname[-1].sval == "set_config"]
+            if isinstance(n, ast.FuncCall) and (n.funcname or ())[-1].sval == "set_config"]
 
 
 def param_numbers(node: Any) -> set[int]:
