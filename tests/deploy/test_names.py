@@ -12,9 +12,8 @@ import pytest
 
 from glove_scratchpad.catalog import NameInUse
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.config import ServerConfig
-from glove_scratchpad.server.net.server import Server
 
+from .. import fix_server
 from .fix_postgres import Cluster
 from .fix_resources import make
 
@@ -26,12 +25,10 @@ async def _serve(dsn: str, name: str, prefix: str, *, extra: bool = False,
                  take_over: bool = False) -> AsyncIterator[str]:
     db = await Database.create(make(prefix, extra), writes=True, sidecar_dsn=dsn, name=name,
                                take_over=take_over)
-    server = Server(ServerConfig(port=0, writes=True, name=name), db)
-    await server.start()
     try:
-        yield f"postgresql://agent@127.0.0.1:{server.port}/scratchpad"
+        async with fix_server.serving(db, writes=True, name=name) as server:
+            yield fix_server.dsn(server)
     finally:
-        await server.shutdown()
         await db.close()
 
 

@@ -13,9 +13,8 @@ import pytest
 
 from glove_scratchpad.catalog import NotOurs
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.config import ServerConfig
-from glove_scratchpad.server.net.server import Server
 
+from .. import fix_server
 from .fix_postgres import Cluster
 from .fix_resources import make
 
@@ -50,12 +49,10 @@ async def _public(cluster: Cluster, database: str) -> tuple[list, list]:
 async def _serve(dsn: str, **kw: object) -> AsyncIterator[tuple[Database, str]]:
     db = await Database.create(kw.pop("resources", None) or make(), writes=True,
                                sidecar_dsn=dsn, **kw)  # type: ignore[arg-type]
-    server = Server(ServerConfig(port=0, writes=True), db)
-    await server.start()
     try:
-        yield db, f"postgresql://agent@127.0.0.1:{server.port}/scratchpad"
+        async with fix_server.serving(db, writes=True) as server:
+            yield db, fix_server.dsn(server)
     finally:
-        await server.shutdown()
         await db.close()
 
 

@@ -12,9 +12,8 @@ import pytest
 from pydantic import BaseModel
 
 from glove_scratchpad.resources import define_resource
-from glove_scratchpad.server.config import ServerConfig
-from glove_scratchpad.server.net.server import Server
 
+from .. import fix_server
 from ..sql.gate_samples import ACCEPTED, REFUSED
 
 
@@ -37,11 +36,11 @@ async def dsn(sidecar: Any) -> AsyncIterator[str]:
              for n in ("web", "notion_page")]
     db = await Database.create([github_pr, *plain], writes=True, sidecar=sidecar,
                                database="test_every_kind")
-    srv = Server(ServerConfig(port=0, writes=True), db)
-    await srv.start()
-    yield f"postgresql://agent@127.0.0.1:{srv.port}/scratchpad"
-    await srv.shutdown()
-    await db.close()
+    try:
+        async with fix_server.serving(db, writes=True) as srv:
+            yield fix_server.dsn(srv)
+    finally:
+        await db.close()
 
 
 @pytest.mark.parametrize("kind", sorted(ACCEPTED, key=lambda k: k.__name__),

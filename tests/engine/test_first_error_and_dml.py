@@ -18,9 +18,8 @@ import pytest
 from pydantic import BaseModel
 
 from glove_scratchpad.resources import Bindings, define_resource
-from glove_scratchpad.server.config import ServerConfig
-from glove_scratchpad.server.net.server import Server
 
+from ..fix_server import dsn, serving
 from ..scenarios.fix_ways import WAYS, Failed, open_way
 
 
@@ -80,10 +79,8 @@ class World:
 async def world(make_db: Any) -> AsyncIterator[tuple[World, Any, str]]:
     w = World()
     db = await make_db(w.resources())
-    srv = Server(ServerConfig(port=0, writes=True), db)
-    await srv.start()
-    yield w, db, f"postgresql://agent@127.0.0.1:{srv.port}/scratchpad"
-    await srv.shutdown()
+    async with serving(db, writes=True) as srv:
+        yield w, db, dsn(srv)
 
 
 @pytest.fixture(params=WAYS)

@@ -15,9 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.config import ServerConfig
-from glove_scratchpad.server.net.server import Server
 
+from ..fix_server import dsn, serving
 from .fix_planner import World, load_plain
 
 PLAIN = "plain_planner"
@@ -27,15 +26,15 @@ PLAIN = "plain_planner"
 async def env(sidecar: Any) -> AsyncIterator[tuple[World, str, asyncpg.Connection]]:
     world = World()
     db = await Database.create(world.resources(), sidecar=sidecar, database="test_planner")
-    srv = Server(ServerConfig(port=0), db)
-    await srv.start()
-    plain = await asyncpg.connect(sidecar.dsn, database="postgres")
-    await load_plain(plain, PLAIN, world)
-    await plain.execute(f"SET search_path = {PLAIN}")
-    yield world, f"postgresql://agent@127.0.0.1:{srv.port}/scratchpad", plain
-    await plain.close()
-    await srv.shutdown()
-    await db.close()
+    try:
+        async with serving(db) as srv:
+            plain = await asyncpg.connect(sidecar.dsn, database="postgres")
+            await load_plain(plain, PLAIN, world)
+            await plain.execute(f"SET search_path = {PLAIN}")
+            yield world, dsn(srv), plain
+            await plain.close()
+    finally:
+        await db.close()
 
 
 async def wire(dsn: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

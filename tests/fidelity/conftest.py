@@ -9,6 +9,7 @@ import pytest
 
 from glove_scratchpad.server import Database
 
+from ..fix_server import dsn, serving
 from .types_resource import round_trip_resources, typed_resource
 
 DATABASE = "test_fidelity"
@@ -16,21 +17,18 @@ DATABASE = "test_fidelity"
 
 @pytest.fixture(scope="session")
 async def fidelity_server(sidecar: Any) -> AsyncIterator[Any]:
-    from glove_scratchpad.server.config import ServerConfig
-    from glove_scratchpad.server.net.server import Server
-
     db = await Database.create([typed_resource(), *round_trip_resources()], writes=True,
                                sidecar=sidecar, database=DATABASE)
-    srv = Server(ServerConfig(port=0, writes=True), db)
-    await srv.start()
-    yield srv
-    await srv.shutdown()
-    await db.close()
+    try:
+        async with serving(db, writes=True) as srv:
+            yield srv
+    finally:
+        await db.close()
 
 
 @pytest.fixture
 def fidelity_dsn(fidelity_server: Any) -> str:
-    return f"postgresql://agent@127.0.0.1:{fidelity_server.port}/scratchpad"
+    return dsn(fidelity_server)
 
 
 @pytest.fixture
