@@ -29,6 +29,7 @@ test: $(STAMP) node-deps
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy server catalog resources glove_scratchpad
 	$(VENV)/bin/hadolint Dockerfile
 
 # Throughput includes c=8 and c=32 with --workers 2 against one worker, in the same run.

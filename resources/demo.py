@@ -107,6 +107,7 @@ def demo_resources() -> list[Resource]:
     outbox: list[Email] = []
     ids = itertools.count(1)
     today = dt.datetime.now(dt.UTC).date()
+    status: Literal["todo", "done"]
     for title, days, status in (("Write the quarterly report", 1, "todo"),
                                 ("Book the team offsite", 3, "todo"),
                                 ("Renew the TLS certificate", 0, "done")):

@@ -166,7 +166,7 @@ def _supervise(procs: list[Any], reports: list[Any], stop: socket.socket,
             if index is None:  # a worker ended before it was ready
                 return _died(procs)
             try:
-                kind, text = item.recv()
+                kind, text = pending[index].recv()  # the report that is ready
             except EOFError:
                 waiting.remove(item)
                 del pending[index]

@@ -184,7 +184,7 @@ class Message:
 
     def _body(self) -> bytes:
         # A slotted dataclass lists its fields, in order, in __slots__.
-        pairs = zip(self.layout, self.__slots__, strict=True)
+        pairs: zip[tuple[Field, str]] = zip(self.layout, self.__slots__, strict=True)
         return self.prefix + b"".join([f.encode(getattr(self, name)) for f, name in pairs])
 
     # ``class M(Message, memo=True)`` keeps the bytes of the values M has encoded: for

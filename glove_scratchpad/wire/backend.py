@@ -200,12 +200,14 @@ class _Notice(Message):
         **other_fields: str | int | None,
     ) -> Any:
         """From keywords (see FIELD_CODES); V repeats S, as Postgres sends both."""
+        named: dict[str, str | int | None]
         named = dict(severity=severity, severity_nonlocalized=severity, code=code)
         named |= dict(message=message, detail=detail, hint=hint, position=position)
         named |= other_fields
         if unknown := set(named) - set(FIELD_CODES):
             raise LocalProtocolError(f"unknown error fields: {sorted(unknown)}")
-        return cls({FIELD_CODES[k]: str(v) for k, v in named.items() if v is not None})
+        fields = {FIELD_CODES[k]: str(v) for k, v in named.items() if v is not None}
+        return cls(fields)  # type: ignore[call-arg]  # cls: ErrorResponse or NoticeResponse
 
     severity = property(lambda self: self.fields.get("S"))
     code = property(lambda self: self.fields.get("C"))
@@ -290,6 +292,7 @@ def _split_row(body: bytes) -> tuple[bytes | None, ...]:
     end = len(body)
     if end < 2:
         raise RemoteProtocolError("invalid DataRow message: truncated column count")
+    out: list[bytes | None]
     pos, out, unpack = 2, [], struct.Struct("!i").unpack_from
     for _ in range(U16.unpack_from(body)[0]):
         if pos + 4 > end:

@@ -61,6 +61,7 @@ def bindings_now(ref: Reference, params: Sequence[Param]) -> list[CallArgs] | No
 def pushed(ref: Reference) -> Iterable[tuple[Value, Column]]:
     """Every value pushed down to a reference's calls, with the column it converts to."""
     resource = ref.resource
+    value: Value | None
     for pred in ref.predicates:
         column = resource.column(pred.column)
         for value in pred.values:

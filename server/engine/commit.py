@@ -267,13 +267,13 @@ async def fire_one(session: Session, staged: StagedWrite, ctx: StatementContext
 
 def restage_txid(call: ast.FuncCall, params: list[Any], system: str) -> int:
     """The transaction id ``scratchpad.restage(…)`` was given (a number, or ``$n``)."""
-    arg: Any = call.args[0]
+    arg: Any = (call.args or ())[0]
     if isinstance(arg, ast.TypeCast):
         arg = arg.arg
     raw: Any = None
     if isinstance(arg, ast.A_Const):
         raw = getattr(arg.val, "ival", None) if arg.val is not None else None
-    elif isinstance(arg, ast.ParamRef) and 0 < arg.number <= len(params):
+    elif isinstance(arg, ast.ParamRef) and arg.number is not None and 0 < arg.number <= len(params):
         param = params[arg.number - 1]
         value = getattr(param, "value", param)
         if isinstance(value, bytes) and getattr(param, "format", 0) == 1:

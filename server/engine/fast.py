@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from glove_scratchpad.catalog import Param
 
@@ -136,7 +136,7 @@ def _cached(session: Session, call: Call) -> list[dict] | Kept | None:
     return rows
 
 
-def _fixed(ref: Reference) -> Call | bool | None:
+def _fixed(ref: Reference) -> Call | Literal[False] | None:
     """A reference's call when the text fixes it; None when it depends on parameters;
     False when it cannot be made in Python (it is never compiled)."""
     if any(v.param is not None for v, _ in pushed(ref)):

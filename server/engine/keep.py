@@ -76,9 +76,11 @@ def system_call_text(call: Any, params: list[Any]) -> str:
     """The one text argument of a ``system_call`` (a string, or ``$n``'s value)."""
     arg = call.args[0].arg if isinstance(call.args[0], ast.TypeCast) else call.args[0]
     if isinstance(arg, ast.A_Const):
+        assert isinstance(arg.val, ast.String)  # system_call let only a string or $n through
         return str(arg.val.sval)
+    assert isinstance(arg, ast.ParamRef)
     value = None
-    if 0 < arg.number <= len(params):
+    if arg.number is not None and 0 < arg.number <= len(params):
         value = getattr(params[arg.number - 1], "value", params[arg.number - 1])
     if value is None:
         schema = call.funcname[0].sval

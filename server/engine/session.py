@@ -166,7 +166,7 @@ class Session:
         self._gate(stmt, None)
         node = stmt.node
         if isinstance(node, ast.VariableShowStmt):
-            return (), (FieldDescription(node.name, type_oid=25),)
+            return (), (FieldDescription(node.name or "", type_oid=25),)
         call = system_call(node, self.db.schemas.system)
         if call is not None:  # scratchpad.restage(txid): a bigint, or a $1 that is one
             arg = call.args[0].arg if isinstance(call.args[0], ast.TypeCast) else call.args[0]
@@ -397,6 +397,7 @@ class Session:
 
     async def _transaction_step(self, node: ast.TransactionStmt) -> Result:
         kind = node.kind
+        assert kind is not None  # the parser sets every enum field
         k = enums.TransactionStmtKind
         if kind in (k.TRANS_STMT_BEGIN, k.TRANS_STMT_START):
             return self.tx.begin(settings.read_only_option(
@@ -409,7 +410,7 @@ class Session:
         if kind == k.TRANS_STMT_ROLLBACK:
             return self.tx.rollback()
         if kind in _SAVEPOINT_VERBS:
-            return self.tx.savepoint(_SAVEPOINT_VERBS[kind], node.savepoint_name)
+            return self.tx.savepoint(_SAVEPOINT_VERBS[kind], node.savepoint_name or "")
         raise errors.InternalError(
             f"transaction statement {kind.name} passed the gate but has no branch that runs it",
             hint="Report this to the server's operator.")

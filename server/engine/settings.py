@@ -45,6 +45,7 @@ def read_only_option(options: Any, default: bool) -> bool:
     """The READ ONLY / READ WRITE among a BEGIN's or SET TRANSACTION's options."""
     for opt in options or ():
         if isinstance(opt, ast.DefElem) and opt.defname == "transaction_read_only":
+            assert isinstance(opt.arg, ast.A_Const)  # READ ONLY: 1, READ WRITE: 0
             return bool(getattr(opt.arg.val, "ival", 0))
     return default
 
@@ -62,7 +63,7 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
     """SET, RESET and SHOW: kept in the session, checked and applied by Postgres."""
     settings = session.tx.settings
     if isinstance(node, ast.VariableShowStmt):
-        name = node.name  # SHOW ALL is refused by the gate
+        name = node.name or ""  # SHOW ALL is refused by the gate
         own = _read_only(session, name)
         if own is not None:
             return Result.text("SHOW", [name], [(own,)])
@@ -129,6 +130,7 @@ def pool_reset(session: Session, node: Any) -> Result:
     """What connection pools send between clients; the wire drops its own state too."""
     if isinstance(node, ast.DiscardStmt):
         session.tx.settings.reset_all()
+        assert node.target is not None  # the parser sets every enum field
         return Result("DISCARD " + node.target.name.removeprefix("DISCARD_"))
     if isinstance(node, ast.DeallocateStmt):
         return Result("DEALLOCATE ALL" if node.isall or not node.name else "DEALLOCATE")

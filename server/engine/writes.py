@@ -182,6 +182,7 @@ async def _plan_change(session: Session, plan: Plan, verb: str, params: list[Any
         return [Call("delete", bindings=b) for b in calls], None
     changes: dict[str, Any] = {}
     for name, value in zip(plan.set_columns, plan.set_values, strict=True):
+        assert value is not None  # checked above: every SET value is known
         column = set_column(resource, name)
         changes[name] = (await resolve.evaluate(session, value, column, params, ctx))[0]
     return [Call("update", changes=changes, bindings=b) for b in calls], None

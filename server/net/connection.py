@@ -98,6 +98,7 @@ class ClientHandler(CodecProtocol):
     """Serves one client connection until it ends."""
 
     read_ahead = READ_AHEAD
+    transport: asyncio.Transport | None  # CodecProtocol's; mypy cannot see that base class
 
     def __init__(self, state: ServerState) -> None:
         super().__init__(ServerConnection())

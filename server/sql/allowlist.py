@@ -400,7 +400,7 @@ def system_call(node: Any, schema: str = SYSTEM_SCHEMA) -> Any:
     if not isinstance(node, ast.SelectStmt) or len(node.targetList or ()) != 1 or any(
             getattr(node, slot) for slot in _SELECT_CLAUSES):
         return None
-    call = node.targetList[0].val
+    call = (node.targetList or ())[0].val
     names = [str(s.sval) for s in getattr(call, "funcname", None) or ()
              if isinstance(s, ast.String)]
     if not isinstance(call, ast.FuncCall) or len(names) != 2 or names[0] != schema or (

@@ -150,12 +150,12 @@ class _Scope:
 
     def __init__(self, parent: _Scope | None) -> None:
         self.parent = parent
-        self.depth = parent.depth + 1 if parent is not None else 0
+        self.depth: int = parent.depth + 1 if parent is not None else 0
         self.refs: list[Reference] = []
         self.ctes: set[str] = set()
         self.with_nodes: list[Any] = []  # this scope's CommonTableExprs, in order
         self.recursive = False
-        self.names: set[str] = set()  # every relation name or alias in this FROM
+        self.names: set[str | None] = set()  # every relation name or alias in this FROM
         self.items: dict[str, _Item] = {}
         self.conjuncts: list[Any] = []  # of WHERE and of every ON
         self.unbound = 0  # WHERE conjuncts that bound nothing
@@ -187,7 +187,7 @@ def _conjuncts(node: Any) -> list[Any]:
         return []
     if isinstance(node, ast.BoolExpr) and node.boolop == enums.BoolExprType.AND_EXPR:
         out: list[Any] = []
-        for arg in node.args:
+        for arg in node.args or ():
             out.extend(_conjuncts(arg))
         return out
     return [node]
@@ -214,6 +214,8 @@ class _Analyzer:
 
     def add_ref(self, rv: ast.RangeVar, scope: _Scope, access: str) -> Reference | None:
         alias = rv.alias.aliasname if rv.alias else rv.relname
+        # The grammar requires a relation name and an alias's name; the parser sets location.
+        assert rv.relname is not None and alias is not None and rv.location is not None
         if rv.schemaname is None and scope.has_cte(rv.relname):
             self.add_item(alias, rv, None, scope)
             return None
@@ -245,7 +247,7 @@ class _Analyzer:
         elif isinstance(node, ast.SelectStmt):
             self.select(node, scope)
         elif isinstance(node, ast.Node):
-            for name in node.__slots__:
+            for name in node:  # a node iterates over its __slots__
                 self.visit(getattr(node, name, None), scope)
 
     def with_clause(self, with_clause: Any, scope: _Scope) -> None:
@@ -282,6 +284,7 @@ class _Analyzer:
             right = self.from_item(item.rarg, scope)
             if item.alias is not None:
                 scope.names.add(item.alias.aliasname)
+            assert item.jointype is not None  # the parser sets every enum field
             targets = {
                 enums.JoinType.JOIN_INNER: left + right,
                 enums.JoinType.JOIN_LEFT: right,
@@ -326,7 +329,7 @@ class _Analyzer:
         """A column of a resource of this very scope, named unambiguously."""
         if not isinstance(col, ast.ColumnRef):
             return None
-        fields = col.fields
+        fields = col.fields or ()
         if not all(isinstance(f, ast.String) for f in fields):
             return None
         names = [f.sval for f in fields]
@@ -347,9 +350,9 @@ class _Analyzer:
     def resolve_item(self, col: Any, scope: _Scope) -> _Item | None:
         """The FROM item, in this scope or an enclosing one, that a column belongs to."""
         if not isinstance(col, ast.ColumnRef) or not all(
-                isinstance(f, ast.String) for f in col.fields):
+                isinstance(f, ast.String) for f in col.fields or ()):
             return None
-        names = [f.sval for f in col.fields]
+        names = [f.sval for f in col.fields or ()]
         for s in scope.chain():
             if len(names) == 1:
                 owners = [it for it in s.items.values() if it.ref is not None
@@ -394,7 +397,7 @@ class _Analyzer:
             return self.in_subquery(conj, scope)
         if not isinstance(conj, ast.A_Expr):
             return None
-        op, kind = operator(conj), conj.kind
+        op, kind = operator(conj) or "", conj.kind
         if kind == _K.AEXPR_OP and op in _COMPARE:
             return self.comparison(conj, _COMPARE[op], scope)
         if kind in (_K.AEXPR_LIKE, _K.AEXPR_ILIKE) and op in ("~~", "~~*"):
@@ -405,7 +408,7 @@ class _Analyzer:
             return None
         if kind == _K.AEXPR_BETWEEN:
             hit = self.resolve_column(conj.lexpr, scope)
-            low, high = (self.value(v, scope) for v in conj.rexpr) if hit else (None, None)
+            low, high = (self.value(v, scope) for v in conj.rexpr or ()) if hit else (None, None)
             if hit and low and high and hit[0].role(hit[1]) == "filter":
                 return hit[0], [Condition(hit[1], ">=", (low,)), Condition(hit[1], "<=", (high,))]
             return None
@@ -513,6 +516,7 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
         a.push_limit(node, scope)
     elif isinstance(node, ast.InsertStmt):
         a.with_clause(with_clause, root)
+        assert node.relation is not None  # INSERT, UPDATE and DELETE name their table
         target = a.add_ref(node.relation, root, "write")
         root.refs.clear()  # the target is written, never read, by an INSERT
         root.items.clear()
@@ -520,6 +524,7 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
         returning = a.spans.returning_span() if node.returningClause else None
     elif isinstance(node, ast.UpdateStmt | ast.DeleteStmt):
         a.with_clause(with_clause, root)
+        assert node.relation is not None
         target = a.add_ref(node.relation, root, "write")
         extra = node.fromClause if isinstance(node, ast.UpdateStmt) else node.usingClause
         has_from = bool(extra)
@@ -529,7 +534,7 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
         fully_bound = unbound == 0 and not has_from
         if isinstance(node, ast.UpdateStmt):
             cols, vals = [], []
-            for res in node.targetList:
+            for res in node.targetList or ():
                 cols.append(res.name if not res.indirection else "")
                 v = a.value(res.val, root) if not isinstance(res.val, ast.MultiAssignRef) else None
                 vals.append(v)

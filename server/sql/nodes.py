@@ -95,7 +95,7 @@ def walk(node: Any) -> Iterator[Any]:
             yield from walk(item)
     elif isinstance(node, ast.Node):
         yield node
-        for name in node.__slots__:
+        for name in node:  # a node iterates over its __slots__
             yield from walk(getattr(node, name, None))
 
 
@@ -106,7 +106,7 @@ SETTING_FUNCTIONS = frozenset(("set_config", "current_setting"))
 def calls_any(node: Any, names: frozenset[str]) -> bool:
     """Whether a tree calls a function of one of ``names``, in any schema and however
     its name is spelled (quoted, U&-escaped): by the name Postgres resolves."""
-    return any(isinstance(n, ast.FuncCall) and n.funcname[-1].sval in names
+    return any(isinstance(n, ast.FuncCall) and (n.funcname or ())[-1].sval in names
                for n in walk(node))
 
 
@@ -132,7 +132,7 @@ def set_config_calls(node: Any) -> list[dict[str, Any]]:
 
 
 def param_numbers(node: Any) -> set[int]:
-    return {n.number for n in walk(node) if isinstance(n, ast.ParamRef)}
+    return {n.number or 0 for n in walk(node) if isinstance(n, ast.ParamRef)}
 
 
 def renumber_params(node: Any) -> tuple[Any, list[int]]:
@@ -142,7 +142,7 @@ def renumber_params(node: Any) -> tuple[Any, list[int]]:
     mapping = {n: i + 1 for i, n in enumerate(old)}
     for n in walk(node):
         if isinstance(n, ast.ParamRef):
-            n.number = mapping[n.number]
+            n.number = mapping[n.number or 0]
     return node, old
 
 

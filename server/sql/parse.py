@@ -46,10 +46,11 @@ def parse(sql: str) -> tuple[ParsedStatement, ...]:
         return (ParsedStatement(sql, raw[0].stmt),)
     out = []
     for stmt in raw:
-        end = stmt.stmt_location + stmt.stmt_len if stmt.stmt_len else len(sql)
-        chunk = sql[stmt.stmt_location:end]
+        start = stmt.stmt_location or 0
+        end = start + stmt.stmt_len if stmt.stmt_len else len(sql)
+        chunk = sql[start:end]
         text = chunk.strip().rstrip(";")
-        offset = stmt.stmt_location + len(chunk) - len(chunk.lstrip())
+        offset = start + len(chunk) - len(chunk.lstrip())
         out.append(ParsedStatement(text, parse_sql(text)[0].stmt, offset))
     return tuple(out)
 

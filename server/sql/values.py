@@ -104,11 +104,12 @@ class ValueReader:
     def uncorrelated(self, subselect: Any, scope: Any) -> bool:
         """Whether a subquery can be evaluated on its own, before the statement runs
         (with the statement's CTEs: they do not depend on any row)."""
-        inner_names: set[str] = set()
+        inner_names: set[str | None] = set()  # as the parser gives them, like a column's
         inner_resources: list[Any] = []
         opaque = False  # an inner relation whose columns are unknown here
         for n in walk(subselect):
             if isinstance(n, ast.RangeVar):
+                assert n.relname is not None  # the grammar requires one
                 inner_names.add(n.alias.aliasname if n.alias else n.relname)
                 resource = self.lookup(n.schemaname, n.relname)
                 if resource is None or (n.schemaname is None and scope.has_cte(n.relname)):
@@ -126,7 +127,7 @@ class ValueReader:
         for n in walk(subselect):
             if not isinstance(n, ast.ColumnRef):
                 continue
-            fields = [f.sval for f in n.fields if isinstance(f, ast.String)]
+            fields = [f.sval for f in n.fields or () if isinstance(f, ast.String)]
             if len(fields) >= 2:
                 if fields[-2] not in inner_names:
                     return False
