@@ -14,6 +14,8 @@ Rules:
 - A handed-over key has its process id's sign bit set (``state.HANDED_OVER``); its
   receiver routes it among its own workers only. An address that is this server's
   own (another worker's instance) goes to the worker relay instead.
+- When the registry cannot be read (the sidecar away), a cancel goes to this
+  server's workers, as it would without peers.
 - A cancel that cannot be handed over is logged, never raised: a client never
   hears about a cancel anyway.
 """
@@ -32,7 +34,7 @@ from .state import HANDED_OVER, INSTANCE_BITS, BackendKey, Peers, ServerState, i
 if TYPE_CHECKING:
     from glove_scratchpad.catalog import Catalog
 
-__all__ = ["HAND_OVER_TIMEOUT", "advertise", "cancel_address", "withdraw"]
+__all__ = ["HAND_OVER_TIMEOUT", "advertise", "cancel_address", "forwarder", "withdraw"]
 
 log = logging.getLogger(__name__)
 
@@ -59,16 +61,21 @@ async def advertise(state: ServerState, catalog: Catalog, address: str) -> None:
         log.warning("could not record where this server takes cancel requests: the other "
                     "servers of its name cannot hand it theirs", exc_info=True)
         return
-    state.peers = _hand_over(state, catalog, address)
+    state.peers = forwarder(state, catalog, address)
 
 
-def _hand_over(state: ServerState, catalog: Catalog, own: str) -> Peers:
+def forwarder(state: ServerState, catalog: Catalog, own: str) -> Peers:
+    """The ``ServerState.peers`` of this server (advertised at ``own``): hand a key to
+    the server of the name that owns it."""
     async def hand_over(key: BackendKey) -> None:
         try:
             addresses = await catalog.cancel_addresses(instance_of(key[0]), INSTANCE_BITS)
         except Exception:
-            log.warning("could not look up the server that owns a cancel request's key",
-                        exc_info=True)
+            # The sidecar is away (restarting, say): the key may still be another
+            # worker's of this server, which the relay reaches without it.
+            log.warning("could not look up the server that owns a cancel request's key: "
+                        "trying this server's workers", exc_info=True)
+            await state.route_to_worker(key)
             return
         handed = (key[0] - HANDED_OVER, key[1])
         sends = []

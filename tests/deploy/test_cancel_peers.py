@@ -12,7 +12,9 @@ from typing import Any
 
 from glove_scratchpad.resources import define_resource
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.net.state import HANDED_OVER, instance_of
+from glove_scratchpad.server.config import ServerConfig
+from glove_scratchpad.server.net import peers
+from glove_scratchpad.server.net.state import HANDED_OVER, BackendKey, ServerState, instance_of
 from glove_scratchpad.wire import (
     BackendKeyData,
     CancelRequest,
@@ -93,3 +95,23 @@ async def test_a_handed_over_cancel_is_not_handed_on(sidecar):
         finally:
             reply.cancel()
             await client.close()
+
+
+async def test_without_the_registry_a_cancel_still_reaches_this_servers_workers():
+    """The sidecar away (restarting): the key may be another worker's of this server."""
+
+    class Registry:  # the registry's side of a Catalog, the sidecar gone
+        async def cancel_addresses(self, low_bits: int, bits: int) -> list[str]:
+            raise ConnectionRefusedError("the sidecar is restarting")
+
+    handed: list[tuple[int, BackendKey]] = []
+
+    async def relay(worker: int, key: BackendKey) -> None:
+        handed.append((worker, key))
+
+    state = ServerState(ServerConfig(), None, worker=0, forward=relay,  # type: ignore[arg-type]
+                        instance=1)
+    hand_over = peers.forwarder(state, Registry(), "127.0.0.1:1")  # type: ignore[arg-type]
+    other_worker = (2 << 19) | (5 << 6) | 1  # instance 2, worker 1
+    await hand_over((other_worker, b"key!"))
+    assert handed == [(1, (other_worker, b"key!"))]
