@@ -67,6 +67,7 @@ async def advertise(state: ServerState, catalog: Catalog, address: str) -> None:
 def forwarder(state: ServerState, catalog: Catalog, own: str) -> Peers:
     """The ``ServerState.peers`` of this server (advertised at ``own``): hand a key to
     the server of the name that owns it."""
+
     async def hand_over(key: BackendKey) -> None:
         try:
             addresses = await catalog.cancel_addresses(instance_of(key[0]), INSTANCE_BITS)
