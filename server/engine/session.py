@@ -363,7 +363,7 @@ class Session:
         if isinstance(node, ast.VariableSetStmt | ast.VariableShowStmt):
             return await settings.setting(self, node, stmt.sql)
         if isinstance(node, _POOL_RESETS):
-            return settings.pool_reset(self, node)
+            return await settings.pool_reset(self, node)
         # The gate let through a kind with no branch here: our bug, not the client's.
         raise errors.InternalError(
             f"{statement_name(node)} passed the gate but has no branch that runs it",

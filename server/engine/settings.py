@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pglast import ast, enums
 
+from glove_scratchpad import errors
 from glove_scratchpad.catalog import Step, encode_param, quote_ident
 
 from ..sql.analysis import deparse
@@ -126,12 +127,19 @@ def _read_only(session: Session, name: str) -> str | None:
     return default
 
 
-def pool_reset(session: Session, node: Any) -> Result:
-    """What connection pools send between clients; the wire drops its own state too."""
+async def pool_reset(session: Session, node: Any) -> Result:
+    """What connection pools send between clients; the wire drops its own state too.
+    DISCARD ALL resets every setting and reports those a client sees, as RESET ALL."""
     if isinstance(node, ast.DiscardStmt):
-        session.tx.settings.reset_all()
         assert node.target is not None  # the parser sets every enum field
-        return Result("DISCARD " + node.target.name.removeprefix("DISCARD_"))
+        result = Result("DISCARD " + node.target.name.removeprefix("DISCARD_"))
+        if node.target == enums.DiscardMode.DISCARD_ALL:
+            if session.tx.state is not TxState.IDLE:
+                raise errors.ActiveSqlTransaction(
+                    "DISCARD ALL cannot run inside a transaction block",
+                    hint="COMMIT or ROLLBACK first; a pool sends it between clients.")
+            result.parameters = await reported(session, session.tx.settings.reset_all())
+        return result
     if isinstance(node, ast.DeallocateStmt):
         return Result("DEALLOCATE ALL" if node.isall or not node.name else "DEALLOCATE")
     if isinstance(node, ast.ClosePortalStmt):

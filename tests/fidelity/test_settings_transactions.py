@@ -43,6 +43,9 @@ SCRIPTS = {
     "reset is undone by a rollback": [
         "SET TimeZone = 'Asia/Tokyo'", "BEGIN", "RESET TimeZone", "ROLLBACK",
         "BEGIN", "RESET ALL", "COMMIT"],
+    "discard all resets and reports, outside a transaction only": [
+        "SET TimeZone = 'Asia/Tokyo'", "DISCARD PLANS", "DISCARD ALL",
+        "SET TimeZone = 'Europe/Paris'", "BEGIN", "DISCARD ALL", "ROLLBACK"],
     "set local to default": [
         "SET TimeZone = 'Asia/Tokyo'", "BEGIN", "SET LOCAL TimeZone TO DEFAULT", "COMMIT"],
     "set_config false is set": [
