@@ -36,7 +36,7 @@ from . import fns as fn_calls
 from .context import StatementContext
 from .keep import Kept
 from .result import Result, ResultColumn
-from .session_settings import REPORTED, changes, configured
+from .session_settings import REPORTED, SHOWN_ONLY, changes, configured
 from .timeouts import timeout
 from .transaction import TxState
 from .view import keep
@@ -173,8 +173,8 @@ async def pipeline_results(session: Session, steps: list[Step], main: Step, *,
 def _with_settings(session: Session, steps: list[Step]) -> list[Step]:
     """The steps after one that applies the session's settings, for this transaction."""
     # application_name changes no result; it is sent only to a statement that reads it.
-    names = [n for n in session.settings if n != "application_name"
-             or any("application_name" in step.sql for step in steps)]
+    names = [n for n in session.settings if n not in SHOWN_ONLY and (
+        n != "application_name" or any("application_name" in step.sql for step in steps))]
     if not names:
         return steps
     settings = dict(session.settings)

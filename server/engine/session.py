@@ -401,7 +401,8 @@ class Session:
         k = enums.TransactionStmtKind
         if kind in (k.TRANS_STMT_BEGIN, k.TRANS_STMT_START):
             return self.tx.begin(settings.read_only_option(
-                node.options, self.settings.get("default_transaction_read_only") == "on"))
+                node.options, self.settings.get("default_transaction_read_only") == "on"),
+                settings.isolation_option(node.options))
         if kind == k.TRANS_STMT_COMMIT:
             taken = self.tx.take_for_commit()
             if isinstance(taken, Result):

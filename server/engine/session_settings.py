@@ -32,7 +32,7 @@ from glove_scratchpad.catalog import Param
 from ..sql.nodes import const_value, set_config_calls
 from ..sql.setting_rules import canonical_setting
 
-__all__ = ["REPORTED", "SessionSettings", "changes", "configured"]
+__all__ = ["REPORTED", "SHOWN_ONLY", "SessionSettings", "changes", "configured"]
 
 Values = dict[str, str]
 # Settings a client sees in ParameterStatus, by lower-case name, spelled as Postgres does.
@@ -41,6 +41,9 @@ REPORTED = {n.lower(): n for n in (
     "in_hot_standby", "integer_datetimes", "IntervalStyle", "is_superuser", "search_path",
     "server_encoding", "server_version", "session_authorization",
     "standard_conforming_strings", "TimeZone")}
+# Kept by the session for SHOW, never sent to the sidecar: its own transactions stay
+# what they are (an implicit read-only one, or one rolled back).
+SHOWN_ONLY = frozenset({"default_transaction_isolation"})
 _TRUE = frozenset({"t", "tr", "tru", "true", "y", "ye", "yes", "on", "1"})
 _FALSE = frozenset({"f", "fa", "fal", "fals", "false", "n", "no", "of", "off", "0"})
 

@@ -4,8 +4,9 @@ Rules:
 - A setting is checked and spelled canonically by Postgres (``set_config``),
   then kept by the session and sent with each of its statements.
 - ``statement_timeout`` only lowers the server's cap (``timeouts.timeout``).
-- Transaction isolation settings are accepted and kept by nothing: a
-  transaction here is virtual.
+- Transaction isolation levels (BEGIN, SET TRANSACTION, SET SESSION
+  CHARACTERISTICS, ``default_transaction_isolation``) are kept for SHOW alone: a
+  transaction here is virtual, and the sidecar's own never takes them.
 - Settings a client sees in ParameterStatus are reported when they change.
 - SET LOCAL lasts until the transaction ends, SET until a ROLLBACK undoes it
   (``SessionSettings``); SET LOCAL outside a transaction block warns and
@@ -34,12 +35,21 @@ from .transaction import TxState
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["pool_reset", "read_only_option", "reported", "setting"]
+__all__ = ["isolation_option", "pool_reset", "read_only_option", "reported", "setting"]
 
 _SHOW_ALIASES = {"transaction isolation level": "transaction_isolation"}
-# Accepted and kept by nothing: a transaction here is virtual.
-_IGNORED_SETTINGS = {"transaction_isolation", "default_transaction_isolation",
-                     "transaction_read_only", "transaction_deferrable"}
+# Accepted and kept by nothing but SHOW: a transaction here is virtual.
+_IGNORED_SETTINGS = {"transaction_isolation", "transaction_read_only",
+                     "transaction_deferrable"}
+
+
+def isolation_option(options: Any) -> str | None:
+    """The ISOLATION LEVEL among a BEGIN's or SET TRANSACTION's options, if any."""
+    for opt in options or ():
+        if isinstance(opt, ast.DefElem) and opt.defname == "transaction_isolation":
+            assert isinstance(opt.arg, ast.A_Const)  # the level, as a string
+            return str(getattr(opt.arg.val, "sval", ""))
+    return None
 
 
 def read_only_option(options: Any, default: bool) -> bool:
@@ -65,7 +75,7 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
     settings = session.tx.settings
     if isinstance(node, ast.VariableShowStmt):
         name = node.name or ""  # SHOW ALL is refused by the gate
-        own = _read_only(session, name)
+        own = _read_only(session, name) or _isolation(session, name)
         if own is not None:
             return Result.text("SHOW", [name], [(own,)])
         step = Step("SELECT current_setting($1) AS " + quote_ident(name),
@@ -74,10 +84,18 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
     kind, name = node.kind, canonical_setting(node.name or "")
     k = enums.VariableSetKind
     result = Result("RESET" if sql.lstrip()[:5].upper() == "RESET" else "SET")
-    if kind == k.VAR_SET_MULTI and name == "transaction" and session.tx.state is TxState.OPEN:
-        session.tx.read_only = read_only_option(node.args, session.tx.read_only)
+    tx = session.tx
+    if kind == k.VAR_SET_MULTI and name == "transaction" and tx.state is TxState.OPEN:
+        tx.read_only = read_only_option(node.args, tx.read_only)
+        tx.isolation = isolation_option(node.args) or tx.isolation
+    elif kind == k.VAR_SET_MULTI and name == "session characteristics":
+        level = isolation_option(node.args)
+        if level is not None:
+            settings.set("default_transaction_isolation", level)
+    elif name == "transaction_isolation" and kind == k.VAR_SET_VALUE and tx.state is TxState.OPEN:
+        tx.isolation = ", ".join(_setting_text(a) for a in node.args or ()).lower()
     if kind == k.VAR_SET_MULTI or name in _IGNORED_SETTINGS:
-        return result  # SET TRANSACTION …, SESSION CHARACTERISTICS: nothing to keep
+        return result  # the transaction's own, or kept for SHOW only
     local = bool(node.is_local) and kind != k.VAR_RESET_ALL
     if local and session.tx.state is TxState.IDLE:
         result.notices.append(Notice("SET LOCAL can only be used in transaction blocks",
@@ -113,6 +131,18 @@ async def reported(session: Session, changed: list[str]) -> dict[str, str]:
         [encode_param(n) for n in names])])
     return {REPORTED[n.lower()]: (v or b"").decode()
             for n, v in zip(names, out.rows[0].values, strict=True)}
+
+
+def _isolation(session: Session, name: str) -> str | None:
+    """The session's isolation levels, by name (as SHOW spells them); None for any other
+    setting, or for one the session has not set (the sidecar's, then)."""
+    name = _SHOW_ALIASES.get(name.lower(), name.lower())
+    if name not in ("default_transaction_isolation", "transaction_isolation"):
+        return None
+    default = session.settings.get("default_transaction_isolation")
+    if name == "transaction_isolation" and session.tx.state is not TxState.IDLE:
+        return session.tx.isolation or default
+    return default
 
 
 def _read_only(session: Session, name: str) -> str | None:

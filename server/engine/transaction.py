@@ -42,6 +42,7 @@ class Transaction:
         self.settings = settings if settings is not None else SessionSettings()
         self.state = TxState.IDLE
         self.read_only = False  # BEGIN READ ONLY or SET TRANSACTION READ ONLY
+        self.isolation: str | None = None  # BEGIN ISOLATION LEVEL …, for SHOW only
         self.staged: list[StagedWrite] = []
         self.savepoints: list[tuple[str, int]] = []  # (name, writes staged before it)
 
@@ -57,11 +58,11 @@ class Transaction:
                 hint="ROLLBACK to end it; nothing it staged will fire.",
             )
 
-    def begin(self, read_only: bool) -> Result:
+    def begin(self, read_only: bool, isolation: str | None = None) -> Result:
         if self.state is not TxState.IDLE:
             return Result("BEGIN", notices=[Notice(
                 "there is already a transaction in progress", "WARNING", "25001")])
-        self.state, self.read_only = TxState.OPEN, read_only
+        self.state, self.read_only, self.isolation = TxState.OPEN, read_only, isolation
         self.settings.begin()
         return Result("BEGIN")
 
@@ -90,6 +91,7 @@ class Transaction:
         self.settings.end(committed=committed)
         self.state = TxState.IDLE
         self.read_only = False
+        self.isolation = None
         self.staged = []
         self.savepoints = []
 

@@ -58,18 +58,27 @@ SCRIPTS = {
         "setting_name => 'TimeZone')", "COMMIT"],
 }
 WATCHED = ("TimeZone", "DateStyle")
+# Transactions here are virtual: their isolation level is kept for SHOW alone.
+ISOLATION = [
+    "BEGIN ISOLATION LEVEL SERIALIZABLE", "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+    "COMMIT", "SET default_transaction_isolation = 'repeatable read'", "BEGIN",
+    "SET transaction_isolation = 'serializable'", "ROLLBACK",
+    "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE", "BEGIN",
+    "ROLLBACK", "RESET default_transaction_isolation"]
 
 
-async def _state(conn: psycopg.AsyncConnection[Any]) -> tuple[Any, ...]:
+async def _state(conn: psycopg.AsyncConnection[Any], watched: tuple[str, ...] = WATCHED
+                 ) -> tuple[Any, ...]:
     """What SHOW says of the watched settings (in its own statement), and what the
     client was told of them in ParameterStatus."""
     if conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
         return ("(aborted)",)
-    shown = [(await (await conn.execute(f"SHOW {name}")).fetchone())[0] for name in WATCHED]
-    return (*shown, *(conn.info.parameter_status(n) for n in WATCHED))
+    shown = [(await (await conn.execute(f"SHOW {name}")).fetchone())[0] for name in watched]
+    return (*shown, *(conn.info.parameter_status(n) for n in watched))
 
 
-async def _run(conn: psycopg.AsyncConnection[Any], script: list[str]) -> list[Any]:
+async def _run(conn: psycopg.AsyncConnection[Any], script: list[str],
+               watched: tuple[str, ...] = WATCHED) -> list[Any]:
     seen = []
     for sql in script:
         try:
@@ -77,7 +86,7 @@ async def _run(conn: psycopg.AsyncConnection[Any], script: list[str]) -> list[An
             outcome = "ok"
         except psycopg.Error as exc:
             outcome = exc.sqlstate
-        seen.append((sql, outcome, await _state(conn)))
+        seen.append((sql, outcome, await _state(conn, watched)))
     return seen
 
 
@@ -90,6 +99,14 @@ async def test_settings_follow_their_transaction_as_in_postgres(name, fidelity_d
                 as postgres):
         assert await _state(ours) == await _state(postgres)
         assert await _run(ours, script) == await _run(postgres, script)
+
+
+async def test_the_isolation_level_shows_as_in_postgres(fidelity_dsn, direct_kwargs):
+    watched = ("transaction_isolation", "default_transaction_isolation")
+    async with (await psycopg.AsyncConnection.connect(fidelity_dsn, autocommit=True) as ours,
+                await psycopg.AsyncConnection.connect(**direct_kwargs, autocommit=True)
+                as postgres):
+        assert await _run(ours, ISOLATION, watched) == await _run(postgres, ISOLATION, watched)
 
 
 async def test_set_config_with_parameters_is_kept_as_set(fidelity_dsn):
