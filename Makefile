@@ -28,7 +28,6 @@ test: $(STAMP) node-deps
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy server catalog resources glove_scratchpad
 	$(VENV)/bin/hadolint Dockerfile
 
