@@ -6,6 +6,7 @@ does, at the address that server advertised; a handed-over key is never handed o
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
@@ -115,3 +116,11 @@ async def test_without_the_registry_a_cancel_still_reaches_this_servers_workers(
     other_worker = (2 << 19) | (5 << 6) | 1  # instance 2, worker 1
     await hand_over((other_worker, b"key!"))
     assert handed == [(1, (other_worker, b"key!"))]
+
+
+def test_the_advertised_address_is_one_the_other_servers_can_reach():
+    machine = socket.gethostbyname(socket.gethostname())
+    assert peers.cancel_address("0.0.0.0", None, 55432) == f"{machine}:55432"  # a container
+    assert peers.cancel_address("10.1.2.3", None, 55432) == "10.1.2.3:55432"
+    assert peers.cancel_address("0.0.0.0", "glove-1.internal", 7) == "glove-1.internal:7"
+    assert peers.cancel_address("::1", None, 7) == "[::1]:7"
