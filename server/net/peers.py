@@ -97,7 +97,8 @@ async def withdraw(state: ServerState, catalog: Catalog) -> None:
         return
     state.peers = None
     try:
-        await catalog.advertise(None)
+        async with asyncio.timeout(HAND_OVER_TIMEOUT):  # a sidecar gone delays no shutdown
+            await catalog.advertise(None)
     except Exception:
         log.info("could not withdraw this server's cancel address", exc_info=True)
 
