@@ -30,7 +30,7 @@ from glove_scratchpad import errors
 from glove_scratchpad.catalog import Param
 
 from ..sql.nodes import const_value, set_config_calls
-from ..sql.setting_rules import canonical_setting
+from ..sql.setting_rules import FALSE_WORDS, TRUE_WORDS, canonical_setting
 
 __all__ = ["REPORTED", "SHOWN_ONLY", "SessionSettings", "changes", "configured"]
 
@@ -44,8 +44,6 @@ REPORTED = {n.lower(): n for n in (
 # Kept by the session for SHOW, never sent to the sidecar: its own transactions stay
 # what they are (an implicit read-only one, or one rolled back).
 SHOWN_ONLY = frozenset({"default_transaction_isolation"})
-_TRUE = frozenset({"t", "tr", "tru", "true", "y", "ye", "yes", "on", "1"})
-_FALSE = frozenset({"f", "fa", "fal", "fals", "false", "n", "no", "of", "off", "0"})
 
 
 class SessionSettings:
@@ -153,5 +151,5 @@ def _boolean(node: Any, params: Sequence[Param]) -> bool | None:
     text = _text(node, params)
     if text is not None:
         word = text.strip().lower()
-        return True if word in _TRUE else False if word in _FALSE else None
+        return True if word in TRUE_WORDS else False if word in FALSE_WORDS else None
     return None

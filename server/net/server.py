@@ -73,7 +73,6 @@ class Server:
         for user in self.config.users.values():
             await self.db.view(Policy.of(user).visible(self.db.resources))
         state = self.state
-        state.instance = self.db.catalog.instance  # in every key, for cancels (``peers``)
         if self._relay_dir is not None:
             self._relay = await relay.listen(self._relay_dir, state)
         self._server = await asyncio.get_running_loop().create_server(

@@ -93,11 +93,15 @@ class ServerState:
     counts: Iterator[int] = field(default_factory=_counts, repr=False)
     worker: int = 0  # this process's number among the workers
     forward: Forward | None = None  # hands a cancel to another worker (None: one process)
-    instance: int = 0  # this server's instance number among those of its name
     peers: Peers | None = None  # hands a cancel to another server of the name
 
+    @property
+    def instance(self) -> int:
+        """This server's instance number among those of its name, as keys carry it."""
+        return self.db.catalog.instance % (1 << INSTANCE_BITS)
+
     def new_key(self, secret: bytes) -> BackendKey:
-        instance = self.instance % (1 << INSTANCE_BITS)
+        instance = self.instance
         count = next(self.counts)
         return (instance << (COUNT_BITS + WORKER_BITS) | count << WORKER_BITS | self.worker,
                 secret)
@@ -120,8 +124,7 @@ class ServerState:
         process_id, secret = key
         if process_id < 0:  # handed over by another server: never on
             key = (process_id + HANDED_OVER, secret)
-        elif (self.peers is not None
-              and instance_of(process_id) != self.instance % (1 << INSTANCE_BITS)):
+        elif self.peers is not None and instance_of(process_id) != self.instance:
             await self.peers(key)
             return
         await self.route_to_worker(key)

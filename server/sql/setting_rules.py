@@ -37,12 +37,14 @@ from glove_scratchpad import errors
 from glove_scratchpad.catalog import DEFAULT_SCHEMAS, Schemas
 
 __all__ = [
+    "FALSE_WORDS",
     "ONE_WAY_SETTINGS",
     "PROTECTED_PREFIXES",
     "PROTECTED_SETTINGS",
     "SECRET_SETTINGS",
     "SESSION_SETTINGS",
     "SETTING_ALIASES",
+    "TRUE_WORDS",
     "canonical_setting",
     "known_schemas",
     "one_way",
@@ -96,7 +98,9 @@ SETTING_ALIASES = {
 
 # Settings that may be changed only to values that narrow what a statement can do
 # (ONE_WAY_SETTINGS, below, with the rule of each).
-_TRUE = frozenset({"on", "true", "yes", "1", "t", "y", "tr", "tru", "ye"})
+# How Postgres spells a boolean setting's true and false (unique prefixes included).
+TRUE_WORDS = frozenset({"on", "true", "yes", "1", "t", "y", "tr", "tru", "ye"})
+FALSE_WORDS = frozenset({"off", "false", "no", "0", "f", "n", "fa", "fal", "fals", "of"})
 _UTF8 = frozenset({"utf8", "utf-8", "unicode"})
 
 _KEPT_WITH_TRANSACTION = ("transactions here are virtual: the session keeps their settings",
@@ -161,11 +165,11 @@ def _search_path(value: str, known: frozenset[str]) -> str | None:
 
 
 def _only_on(name: str, value: str) -> str | None:
-    return None if value.strip().lower() in _TRUE else f"{name} may only be turned on"
+    return None if value.strip().lower() in TRUE_WORDS else f"{name} may only be turned on"
 
 
 def _stays_on(name: str, value: str) -> str | None:
-    return None if value.strip().lower() in _TRUE else f"{name} must stay on"
+    return None if value.strip().lower() in TRUE_WORDS else f"{name} must stay on"
 
 
 def _stays_utf8(name: str, value: str) -> str | None:

@@ -9,6 +9,7 @@ import asyncio
 import socket
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from types import SimpleNamespace
 from typing import Any
 
 from glove_scratchpad.resources import define_resource
@@ -114,8 +115,8 @@ async def test_without_the_registry_a_cancel_still_reaches_this_servers_workers(
     async def relay(worker: int, key: BackendKey) -> None:
         handed.append((worker, key))
 
-    state = ServerState(ServerConfig(), None, worker=0, forward=relay,  # type: ignore[arg-type]
-                        instance=1)
+    db = SimpleNamespace(catalog=SimpleNamespace(instance=1))  # the Database's side
+    state = ServerState(ServerConfig(), db, worker=0, forward=relay)  # type: ignore[arg-type]
     hand_over = peers.forwarder(state, Registry(), "127.0.0.1:1")  # type: ignore[arg-type]
     other_worker = (2 << 19) | (5 << 6) | 1  # instance 2, worker 1
     await hand_over((other_worker, b"key!"))
