@@ -46,7 +46,7 @@ import asyncpg
 from . import checks
 from .bench_resources import BIG_TTL, ITEMS
 from .env import Endpoint, Env
-from .materialize import add_versus_copy, copy_median
+from .materialize import add_versus_copy, check_versus_copy, copy_median
 from .pgbench import LOOKUP_SCRIPT, lookup_script, pgbench, write_script
 from .results import TIMES, Section, ratio, times
 
@@ -251,10 +251,7 @@ def _targets(section: Section, big: dict[int, dict[str, float]]) -> None:
         times(r),
         None if r is None else r >= VS_DIRECT,
     )
-    row = next((x for x in section.rows if x.label.endswith(f" {CHECKED:,} rows")), None)
-    r = ratio(row.values["server"], row.values["COPY"]) if row else None
-    section.check(
+    check_versus_copy(
+        section, f"first materialization, {CHECKED:,} rows",
         f"first materialization of {CHECKED:,} rows (`kept_rows`) ≤ {COPY_RATIO:g}{TIMES} COPY",
-        times(r, 2, "not measured (smoke sizes)"),
-        None if r is None else r <= COPY_RATIO,
-    )
+        COPY_RATIO, digits=2)
