@@ -18,6 +18,7 @@ import asyncio
 import itertools
 import re
 import threading
+from typing import Any
 
 import asyncpg
 import psycopg
@@ -25,7 +26,7 @@ import pytest
 
 from glove_scratchpad.catalog import LIVE_LOCK
 
-from .fix_reliability import Notes, fresh_name, serve
+from .fix_reliability import Notes, Served, fresh_name, serve
 
 JOURNAL = ("SELECT seq, resource, verb, status, arguments, result, idempotency_key, error "
            "FROM scratchpad.journal WHERE txid = %s ORDER BY seq")
@@ -133,15 +134,22 @@ async def test_restage_stages_what_a_failed_commit_did_not_fire(sidecar):
         await conn.close()
 
 
+async def _commit_held(served: Served, notes: Notes, title: str) -> tuple[Any, Any]:
+    """A connection whose COMMIT of one insert is firing, its tool call held by
+    ``notes.gate``; and that COMMIT, to await once the gate is set."""
+    conn = await served.connect()
+    await conn.execute("BEGIN")
+    await conn.execute("INSERT INTO notes (title) VALUES (%s)", [title])
+    committing = asyncio.ensure_future(conn.execute("COMMIT"))
+    assert await asyncio.to_thread(notes.entered.wait, 10)
+    return conn, committing
+
+
 async def test_a_write_firing_when_a_server_stops_is_in_doubt_and_keeps_its_key(sidecar):
     name = fresh_name()
     before = Notes(gate=threading.Event())
     async with serve(sidecar, [before.resource()], database=name) as first:
-        conn = await first.connect()
-        await conn.execute("BEGIN")
-        await conn.execute("INSERT INTO notes (title) VALUES ('maybe')")
-        committing = asyncio.ensure_future(conn.execute("COMMIT"))
-        assert await asyncio.to_thread(before.entered.wait, 10)
+        conn, committing = await _commit_held(first, before, "maybe")
         # The server dies here, its tool call in flight: its hold on the name goes with it,
         # and the next one starts on its journal.
         await _lose_the_name(sidecar, name)
@@ -212,11 +220,7 @@ async def test_a_write_firing_in_a_running_server_is_not_in_doubt_for_another(si
     name = fresh_name()
     first_notes = Notes(gate=threading.Event())
     async with serve(sidecar, [first_notes.resource()], database=name) as first:
-        conn = await first.connect()
-        await conn.execute("BEGIN")
-        await conn.execute("INSERT INTO notes (title) VALUES ('once')")
-        committing = asyncio.ensure_future(conn.execute("COMMIT"))
-        assert await asyncio.to_thread(first_notes.entered.wait, 10)
+        conn, committing = await _commit_held(first, first_notes, "once")
         async with serve(sidecar, [Notes().resource()], database=name) as second:
             other = await second.connect()
             cur = await other.execute("SELECT status FROM scratchpad.journal")
