@@ -210,6 +210,21 @@ class Database:
     def preview(self) -> list[StagedWrite]:
         return self.default_session.preview()
 
+    def lasting_call(self, key: Any) -> asyncio.Future[Any] | None:
+        """A lasting call's future in memory, by (resource, identity): None when there is
+        none, its ttl is over (it is forgotten) or it failed. One found becomes the most
+        recently used, the last to go."""
+        fut = self.immutable.get(key)
+        if fut is None:
+            return None
+        if self.kept.stale(key):
+            del self.immutable[key]
+            return None
+        if fut.done() and (fut.cancelled() or fut.exception() is not None):
+            return None
+        self.immutable[key] = self.immutable.pop(key)
+        return fut
+
     def invalidate(self, resource: str) -> None:
         """Forget a resource's kept calls: a write went through it."""
         for key in [k for k in self.immutable if k[0] == resource]:

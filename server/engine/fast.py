@@ -123,16 +123,12 @@ def _cached(session: Session, call: Call) -> list[dict] | Kept | None:
     kept = db.kept.find((session.view.database, *key))
     if kept is not None:
         return kept
-    fut = db.immutable.get(key)
-    if fut is None or not fut.done() or fut.cancelled() or fut.exception() is not None:
-        return None
-    if db.kept.stale(key):
-        del db.immutable[key]  # its ttl is over: the full path calls again
-        return None
+    fut = db.lasting_call(key)
+    if fut is None or not fut.done():
+        return None  # not made, over its ttl, failed, or still being made: the full path
     rows: list[dict] = fut.result()
     if not rows or len(rows) >= min(db.limits.cache_min_rows, db.limits.spill_min_rows):
         return None  # a NOTICE to give, or rows to keep or spill: the full path's
-    db.immutable[key] = db.immutable.pop(key)  # the most recently used is kept longest
     return rows
 
 

@@ -257,10 +257,8 @@ async def select(session: Session, ref: Reference, call: CallArgs,
                 cache = immutable
             if resource.name in SYSTEM_VIEWS:
                 cache = None
-            fut = cache.get(key) if cache is not None else None
-            if fut is not None and cache is immutable and session.db.kept.stale(key):
-                del cache[key]  # its ttl is over
-                fut = None
+            fut = (session.db.lasting_call(key) if cache is immutable
+                   else cache.get(key) if cache is not None else None)
             if fut is None or (fut.done() and (fut.cancelled() or fut.exception())):
                 fut = asyncio.get_running_loop().create_future()
                 owner = True
@@ -271,8 +269,6 @@ async def select(session: Session, ref: Reference, call: CallArgs,
                     fut.add_done_callback(functools.partial(_forget_failure, cache, key))
                     if cache is immutable and len(cache) > IMMUTABLE_CACHE_SIZE:
                         del cache[next(iter(cache))]
-            elif cache is immutable:
-                cache[key] = cache.pop(key)  # the most recently used is kept longest
             ctx.touch(resource.name, "select", shown, called=owner)
             ctx.memo[key] = fut
             ctx.calls[key] = call
