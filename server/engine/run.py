@@ -36,7 +36,7 @@ from . import fns as fn_calls
 from .context import StatementContext
 from .keep import Kept
 from .result import Result, ResultColumn
-from .session_settings import REPORTED, SHOWN_ONLY, changes, configured
+from .session_settings import SHOWN_ONLY, changes, configured, reported_values
 from .timeouts import timeout
 from .transaction import TxState
 from .view import keep
@@ -139,8 +139,7 @@ def _keep_configured(session: Session, configs: list[tuple[str, bool]],
     for (name, local), value in zip(configs, values, strict=True):
         if value is not None and not (local and session.tx.state is TxState.IDLE):
             kept.set(name, value.decode(), local=local)
-    return {REPORTED[n.lower()]: kept.now[n] for n in changes(before, kept.now)
-            if n.lower() in REPORTED and n in kept.now}
+    return reported_values(changes(before, kept.now), kept.now)[0]
 
 
 async def pipeline(session: Session, steps: list[Step], *, transaction: str = "read",

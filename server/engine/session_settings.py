@@ -21,7 +21,7 @@ Rules (Postgres's, for SET and ``set_config``):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pglast import ast
@@ -32,7 +32,8 @@ from glove_scratchpad.catalog import Param
 from ..sql.nodes import const_value, set_config_calls
 from ..sql.setting_rules import FALSE_WORDS, TRUE_WORDS, canonical_setting
 
-__all__ = ["REPORTED", "SHOWN_ONLY", "SessionSettings", "changes", "configured"]
+__all__ = ["REPORTED", "SHOWN_ONLY", "SessionSettings", "changes", "configured",
+           "reported_values"]
 
 Values = dict[str, str]
 # Settings a client sees in ParameterStatus, by lower-case name, spelled as Postgres does.
@@ -101,6 +102,21 @@ class SessionSettings:
     def _changed(self) -> list[str]:
         before, self.now = self.now, {**self.kept, **self.local}
         return changes(before, self.now)
+
+
+def reported_values(names: Iterable[str], now: Values) -> tuple[dict[str, str], list[str]]:
+    """Of those ``names`` a client sees in ParameterStatus: the values in effect here,
+    by the names Postgres reports them under; and the names that are not set here (back
+    to the sidecar's default), whose values only the sidecar knows."""
+    known: dict[str, str] = {}
+    rest: list[str] = []
+    for name in names:
+        if name.lower() in REPORTED:
+            if name in now:
+                known[REPORTED[name.lower()]] = now[name]
+            else:
+                rest.append(name)
+    return known, rest
 
 
 def changes(before: Values, now: Values) -> list[str]:

@@ -29,7 +29,7 @@ from ..sql.analysis import deparse
 from ..sql.setting_rules import canonical_setting
 from . import run as sidecar
 from .result import Notice, Result
-from .session_settings import REPORTED
+from .session_settings import REPORTED, reported_values
 from .transaction import TxState
 
 if TYPE_CHECKING:
@@ -123,14 +123,14 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
 async def reported(session: Session, changed: list[str]) -> dict[str, str]:
     """The values now in effect of those ``changed`` settings a client sees in
     ParameterStatus, by the names Postgres reports them under."""
-    names = [n for n in changed if n.lower() in REPORTED]
-    if not names:
-        return {}
-    out = await sidecar.pipeline(session, [Step(
-        "SELECT " + ", ".join(f"current_setting(${i + 1})" for i in range(len(names))),
-        [encode_param(n) for n in names])])
-    return {REPORTED[n.lower()]: (v or b"").decode()
-            for n, v in zip(names, out.rows[0].values, strict=True)}
+    known, names = reported_values(changed, session.settings)
+    if names:  # back to the sidecar's default: it alone knows what that is
+        out = await sidecar.pipeline(session, [Step(
+            "SELECT " + ", ".join(f"current_setting(${i + 1})" for i in range(len(names))),
+            [encode_param(n) for n in names])])
+        known.update({REPORTED[n.lower()]: (v or b"").decode()
+                      for n, v in zip(names, out.rows[0].values, strict=True)})
+    return known
 
 
 def _isolation(session: Session, name: str) -> str | None:
