@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .config import DEFAULT_PORT, ServerConfig, load_config
+from .config import ANY_ADDRESS, DEFAULT_PORT, ServerConfig, load_config
 
 if TYPE_CHECKING:
     from .supervisor import Worker
@@ -254,7 +254,7 @@ def ping(host: str | None = None, port: int | None = None) -> int:
 
     env = os.environ
     host = host or env.get("GLOVE_SCRATCHPAD_HOST") or "127.0.0.1"
-    if host in ("0.0.0.0", "::", ""):
+    if host in ANY_ADDRESS:
         host = "127.0.0.1"
     port = port or int(env.get("GLOVE_SCRATCHPAD_PORT") or DEFAULT_PORT)
     try:

@@ -20,10 +20,12 @@ from pydantic import BaseModel, Field, field_validator
 
 from .net.auth import User
 
-__all__ = ["DEFAULT_PORT", "ENV_PREFIX", "ServerConfig", "env_settings", "load_config"]
+__all__ = ["ANY_ADDRESS", "DEFAULT_PORT", "ENV_PREFIX", "ServerConfig", "env_settings",
+           "load_config"]
 
 DEFAULT_PORT = 55432  # not 5432, so a local Postgres keeps its port
 ENV_PREFIX = "GLOVE_SCRATCHPAD_"
+ANY_ADDRESS = ("0.0.0.0", "::", "")  # a host that listens on every address
 MAX_WORKERS = 64  # a worker's number travels in 6 bits of each backend key
 
 

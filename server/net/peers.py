@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from glove_scratchpad.wire import CancelRequest
 
+from ..config import ANY_ADDRESS
 from .state import HANDED_OVER, INSTANCE_BITS, BackendKey, Peers, ServerState, instance_of
 
 if TYPE_CHECKING:
@@ -39,13 +40,12 @@ __all__ = ["HAND_OVER_TIMEOUT", "advertise", "cancel_address", "forwarder", "wit
 log = logging.getLogger(__name__)
 
 HAND_OVER_TIMEOUT = 2.0  # seconds to hand a cancel to another server
-_ANY_ADDRESS = ("0.0.0.0", "::", "")
 
 
 def cancel_address(host: str, cancel_host: str | None, port: int) -> str:
     """Where the other servers reach this one: host:port ([v6]:port)."""
     name = cancel_host or host
-    if name in _ANY_ADDRESS:
+    if name in ANY_ADDRESS:
         try:
             name = socket.gethostbyname(socket.gethostname())
         except OSError:

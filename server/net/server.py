@@ -27,6 +27,7 @@ import logging
 import ssl
 from typing import TYPE_CHECKING
 
+from ..config import ANY_ADDRESS
 from ..engine.policy import Policy
 from . import peers, relay
 from .connection import ClientHandler
@@ -42,7 +43,6 @@ __all__ = ["Server"]
 log = logging.getLogger(__name__)
 
 BUSY_POLL = 0.05  # seconds between looks at running statements during a shutdown's grace
-_ANY_ADDRESS = ("0.0.0.0", "::", "")
 
 
 class Server:
@@ -88,7 +88,7 @@ class Server:
         names = ", ".join(sorted(self.db.resources)) or "none"
         workers = f" ({c.workers} workers)" if c.workers > 1 else ""
         host = c.host
-        if host in _ANY_ADDRESS:  # listening everywhere: a client names this machine
+        if host in ANY_ADDRESS:  # listening everywhere: a client names this machine
             host = "localhost"
             reach = " (listening on every address: from elsewhere, use this machine's)"
         else:
