@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 PORT   ?= 55432
 
-.PHONY: run test lint bench soak clean node-deps
+.PHONY: run test lint bench soak differential clean node-deps
 # Node packages the tests drive (node-postgres, npm MCP servers), from their lock files.
 NODE_DIRS := $(patsubst %/package.json,%,$(wildcard tests/*/node/package.json))
 
@@ -40,6 +40,13 @@ CLIENTS ?= 64
 MINUTES ?= 10
 soak: $(STAMP)
 	$(PY) -m soak --clients $(CLIENTS) --minutes $(MINUTES)
+
+# The long differential run: generated statements through the server and on plain
+# Postgres, compared (docs/differential.md). SEED and STATEMENTS choose the run.
+SEED ?= 1
+STATEMENTS ?= 20000
+differential: $(STAMP)
+	$(PY) -m tests.differential --statements $(STATEMENTS) --seed $(SEED)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -46,6 +46,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from glove_scratchpad import errors
 from glove_scratchpad.wire import (
@@ -87,6 +88,8 @@ from ._sidecar import Sidecar
 from ._stream import CodecProtocol
 
 __all__ = ["Param", "Pool", "SidecarConnection", "Step", "StepResult", "lost"]
+
+_Prepared = tuple[str, tuple[int, ...], tuple[Any, ...]]  # SQL, parameter types, settings
 
 log = logging.getLogger(__name__)
 
@@ -175,9 +178,10 @@ class SidecarConnection:
         self.key: BackendKeyData | None = None
         self.broken = False
         self._sidecar: Sidecar | None = None
-        # (SQL, parameter types) -> name of the statement prepared on this connection.
-        self._prepared: dict[tuple[str, tuple[int, ...]], str] = {}
-        self._seen: dict[tuple[str, tuple[int, ...]], None] = {}  # run once, not prepared
+        # (SQL, parameter types, settings parsed under) -> name of the statement prepared
+        # on this connection.
+        self._prepared: dict[_Prepared, str] = {}
+        self._seen: dict[_Prepared, None] = {}  # run once, not prepared
         self._names = itertools.count(1)
         self._fields: dict[bytes, tuple[FieldDescription, ...]] = {}  # RowDescriptions seen
 
@@ -276,15 +280,19 @@ class SidecarConnection:
         return event
 
     async def pipeline(self, steps: Sequence[Step], *, transaction: str = "read",
-                       ) -> list[StepResult]:
+                       parsed_under: tuple[Any, ...] = ()) -> list[StepResult]:
         """Run the steps in one round trip, inside a transaction that is rolled back.
 
         ``transaction``: "read" (READ ONLY), "write", or "implicit" (no BEGIN/ROLLBACK:
         the read-only transaction that ``Sync`` ends).
+        ``parsed_under``: the settings the steps are parsed under (a first step sets
+        them). A literal is typed when its statement is parsed ('2024-12-30' becomes
+        a timestamptz in that TimeZone), so a statement prepared under other settings
+        is another statement.
         Raises the first error, every field intact, with ``step`` set to its index.
         """
         parts: list[bytes] = []
-        parsed: list[tuple[tuple[str, tuple[int, ...]], str]] = []
+        parsed: list[tuple[_Prepared, str]] = []
         if len(self._prepared) + len(steps) > MAX_PREPARED:
             parts.append(self._evict(len(steps)))
         wrapped = transaction != "implicit"
@@ -292,7 +300,7 @@ class SidecarConnection:
             parts.append(_BEGIN_READ if transaction == "read" else _BEGIN_WRITE)
         for step in steps:
             params = step.params
-            key = (step.sql, tuple([p.oid for p in params]))
+            key = (step.sql, tuple([p.oid for p in params]), parsed_under)
             name = self._prepared.get(key)
             if name is None:
                 # Twice in one pipeline: prepared once.
@@ -341,7 +349,7 @@ class SidecarConnection:
         return _encoded(*closing)
 
     async def _collect(self, steps: Sequence[Step], wrapped: bool,
-                       parsed: Sequence[tuple[tuple[str, tuple[int, ...]], str]],
+                       parsed: Sequence[tuple[_Prepared, str]],
                        ) -> list[StepResult]:
         # Frames are read undecoded: rows pass through as they are, acknowledgements are
         # skipped, and only descriptions, tags, errors and ReadyForQuery are decoded.
@@ -403,14 +411,25 @@ class SidecarConnection:
         while not isinstance(await self._next(), ReadyForQuery):
             pass
 
-    async def describe(self, sql: str, param_oids: Sequence[int] = ()
+    async def describe(self, sql: str, param_oids: Sequence[int] = (),
+                       settings: Sequence[tuple[str, str]] = ()
                        ) -> tuple[tuple[int, ...], tuple[FieldDescription, ...] | None]:
-        """Parameter types and result columns of a statement, without running it."""
+        """Parameter types and result columns of a statement, without running it.
+
+        ``settings`` are set (locally, in the same implicit transaction) before it is
+        parsed: a literal's type is fixed at parse time, so DateStyle decides whether
+        ``'13/01/2024'`` is a date."""
         params: tuple[int, ...] = ()
         fields: tuple[FieldDescription, ...] | None = None
         error = None
+        messages: list[Any] = []
+        if settings:
+            setter = "SELECT " + ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)"
+                                           for i in range(len(settings)))
+            values = tuple(x.encode() for pair in settings for x in pair)
+            messages += [Parse("", setter, ()), Bind("", "", (), values, ()), Execute("", 0)]
         try:
-            self._send(Parse("", sql, tuple(param_oids)), Describe("S"), Sync())
+            self._send(*messages, Parse("", sql, tuple(param_oids)), Describe("S"), Sync())
             await self._drain()
             while True:
                 msg = await self._next()

@@ -47,8 +47,21 @@ class ViewSource(Protocol):
 
 CURRENT: contextvars.ContextVar[ViewSource] = contextvars.ContextVar("glove_view_source")
 
-_STAGED_COLUMNS = [("id", "bigint"), ("resource", "text"), ("verb", "text"),
-                   ("statement", "text"), ("calls", "text"), ("status", "text")]
+_STAGED_COLUMNS = [
+    {"name": "id", "pg_type": "bigint", "description": "The write's number (#n)"},
+    {"name": "resource", "pg_type": "text", "description": "The table written"},
+    {"name": "verb", "pg_type": "text", "description": "insert, update or delete"},
+    {"name": "statement", "pg_type": "text", "description": "The statement that staged it"},
+    {"name": "calls", "pg_type": "text", "description": "The calls, in short"},
+    {"name": "status", "pg_type": "text", "description": "staged; or folded into #n: it "
+     "changes rows an INSERT of the transaction stages, sent with that INSERT"},
+    {"name": "rows", "pg_type": "jsonb", "description": "An insert: the rows COMMIT sends, "
+     "as the tool will get them"},
+    {"name": "changes", "pg_type": "jsonb", "description": "An update: the new values each "
+     "call sends, one element per call"},
+    {"name": "bindings", "pg_type": "jsonb", "description": "An update or delete: what "
+     "each call is given (keys, primary key, filters' conditions), one element per call"},
+]
 # The first six are the view's original columns, in their original order.
 _RESOURCE_COLUMNS = [
     ("name", "The table (a tool)"),

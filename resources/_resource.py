@@ -183,6 +183,8 @@ class Resource:
     retries: int = 0  # reads: attempts after the first, on TransientError or a timeout
     rate: Rate | None = None  # (calls, seconds), shared by every session of the server
     ttl: float | None = None  # seconds a call's rows stay fresh across statements and sessions
+    # Seconds at most a session's fired write is laid over its reads (None: the server's).
+    read_your_writes_s: float | None = None
     _by_name: dict[str, Column] = field(init=False, repr=False)
     _rows_adapter: TypeAdapter[Any] = field(init=False, repr=False)
     _with_ctx: frozenset[str] = field(init=False, repr=False)
@@ -448,6 +450,7 @@ def define_resource(
     retries: int = 0,
     rate: Rate | Sequence[float] | None = None,
     ttl: float | None = None,
+    read_your_writes_s: float | None = None,
 ) -> Resource:
     """Define a resource; every mistake that would make it unservable is raised here.
 
@@ -459,6 +462,9 @@ def define_resource(
     statement's timeout. ``ttl=seconds`` keeps a call's rows fresh for that long across
     statements and sessions (materialized in the sidecar); without it, ``stable``
     rows last one request and ``immutable`` ones the server's life.
+    ``read_your_writes_s=seconds`` bounds how long a session's fired write is laid over
+    its own reads of this table while the tool's rows do not show it yet (an eventually
+    consistent API); ``0`` shows the tool's rows as they are; None takes the server's.
     """
     _check_identifier("resource name", name)
     if name.startswith(RESERVED_PREFIXES):
@@ -514,6 +520,13 @@ def define_resource(
         raise ResourceDefinitionError(
             f"resource {name!r}: ttl is a number of seconds above 0, for a stable or "
             f"immutable resource (volatile rows are never kept), not {ttl!r}")
+    if read_your_writes_s is not None and (
+            isinstance(read_your_writes_s, bool)
+            or not isinstance(read_your_writes_s, int | float) or read_your_writes_s < 0):
+        raise ResourceDefinitionError(
+            f"resource {name!r}: read_your_writes_s is a number of seconds, 0 or more "
+            f"(0: a session's reads show the tool's rows as they are), not "
+            f"{read_your_writes_s!r}")
     # A required key is the tool's argument: it can never be NULL.
     key_set = set(keys)
     cols = tuple(
@@ -536,6 +549,7 @@ def define_resource(
         retries=retries,
         rate=None if rate is None else (int(rate[0]), float(rate[1])),
         ttl=None if ttl is None else float(ttl),
+        read_your_writes_s=None if read_your_writes_s is None else float(read_your_writes_s),
     )
 
 

@@ -72,6 +72,9 @@ class ServerConfig(BaseModel):
     retention_days: float | None = Field(None, gt=0, description="Days the audit "
                                          "(scratchpad.calls) and the journal keep a row once "
                                          "it is final; unset: for ever")
+    read_your_writes_s: float = Field(5.0, ge=0, description="Seconds at most that a "
+                                      "session's fired write is laid over its reads, until "
+                                      "the tool's rows show it; 0: never")
     require_tls: bool = Field(False, description="Refuse connections that do not use TLS")
     mcp_servers: list[dict[str, Any]] = Field(
         default_factory=list, description="[[mcp.servers]] tables: MCP servers served as tables")
@@ -93,7 +96,8 @@ class ServerConfig(BaseModel):
                       self.resolver_timeout, self.resource_concurrency, self.statement_timeout,
                       self.call_row_cap, cache_min_rows=self.cache_min_rows,
                       cache_max_rows=self.cache_max_rows, cache_bytes=self.cache_bytes,
-                      spill_min_rows=self.spill_min_rows, retention_days=self.retention_days)
+                      spill_min_rows=self.spill_min_rows, retention_days=self.retention_days,
+                      read_your_writes_s=self.read_your_writes_s)
 
 
 def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:

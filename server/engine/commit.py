@@ -37,9 +37,10 @@ from glove_scratchpad.catalog import JournalEntry, as_json
 from glove_scratchpad.resources import Bindings, Resource
 
 from . import resolve
-from .context import Request, StatementContext
+from .context import CallArgs, Request, StatementContext
 from .overlay import as_dict
 from .result import Call, Notice, Result, StagedWrite
+from .staged import folded_into, pending
 from .transaction import TxState
 
 if TYPE_CHECKING:
@@ -65,12 +66,17 @@ class _Stopped(Exception):
 
 
 def journal_arguments(call: Call) -> dict[str, Any]:
-    """A call's input, as the journal keeps it and ``restage`` reads it back."""
+    """A call's input, as the journal keeps it and ``restage`` reads it back: an insert's
+    rows; an update's SET; an update's or delete's keys (``where``) and the filters'
+    conditions the WHERE gave (``conditions``)."""
     if call.verb == "insert":
         return {"rows": [as_dict(r) for r in call.rows]}
-    if call.verb == "update":
-        return {"set": dict(call.changes or {}), "where": dict(call.bindings or {})}
-    return {"where": dict(call.bindings or {})}
+    out: dict[str, Any] = {"set": dict(call.changes or {})} if call.verb == "update" else {}
+    out["where"] = dict(call.bindings or {})
+    if call.where:
+        out["conditions"] = {c: [list(cond) for cond in conds]
+                             for c, conds in call.where.items()}
+    return out
 
 
 async def _open(session: Session, staged: list[StagedWrite]) -> int | None:
@@ -185,21 +191,22 @@ async def _fire_call(session: Session, write: StagedWrite, call: Call,
                      ctx: StatementContext) -> Any:
     resource = session.db.resources[write.resource]
     args = call.bindings or {}
-    ctx.touch(resource.name, call.verb, args if call.verb != "insert"
+    given = CallArgs(args, call.where or {})
+    ctx.touch(resource.name, call.verb, given.shown() if call.verb != "insert"
               else {"rows": len(call.rows)}, called=True)
-    b = Bindings({k: (v,) for k, v in args.items()}, resource.name)
+    b = Bindings(given.values(), resource.name, call.where)
     inputs: tuple[Any, ...] = {
         "insert": (list(call.rows),), "update": (dict(call.changes or {}), b),
         "delete": (b,)}[call.verb]
     arguments = ([as_dict(r) for r in call.rows] if call.verb == "insert"
-                 else {"changes": call.changes, **args} if call.verb == "update"
-                 else args)
+                 else {"changes": call.changes, **given.shown()} if call.verb == "update"
+                 else given.shown())
     try:
         out = await resolve.invoke(session, resource, call.verb, inputs, arguments, ctx,
                                    statement=write.statement, key=call.key)
     finally:
         session.db.invalidate(resource.name)
-    session.overlay.remember(resource, call, out)
+    session.overlay.remember(resource, call, out, write.id)
     return out
 
 
@@ -224,9 +231,16 @@ def fired_notice(write: StagedWrite, rows: list[dict], system: str) -> Notice:
     return Notice(f"fired #{write.id}: {write.summary}", detail="; ".join(parts) or None)
 
 
-async def commit(session: Session, staged: list[StagedWrite]) -> Result:
-    """Fire the writes a COMMIT took, in order; the first failure stops the rest."""
+async def commit(session: Session, taken: list[StagedWrite]) -> Result:
+    """Fire the writes a COMMIT took, in order, folds applied (``staged.pending``); the
+    first failure stops the rest."""
     ctx = StatementContext(Request(), "COMMIT", timed=False)
+    staged = pending(taken)
+    sent = {w.id for w in staged}
+    folded = [Notice(f"folded #{w.id} into {', '.join(f'#{i}' for i in folded_into(w))}: "
+                     f"{w.summary}") for w in taken if w.id not in sent]
+    if not staged:
+        return Result("COMMIT", notices=folded)
     try:
         _, returned = await _fire_shielded(session, staged, ctx)
     except _Stopped as stop:
@@ -247,7 +261,7 @@ async def commit(session: Session, staged: list[StagedWrite]) -> Result:
         ) from None
     system = session.db.schemas.system
     notices = [fired_notice(w, rows, system) for w, rows in zip(staged, returned, strict=True)]
-    return Result("COMMIT", notices=notices, committed=staged,
+    return Result("COMMIT", notices=notices + folded, committed=staged,
                   touched=list(ctx.touched.values()))
 
 
@@ -355,12 +369,20 @@ def _restaged(session: Session, row: dict[str, Any]) -> StagedWrite:
     if verb == "insert":
         rows = [_typed(resource, row, convert=False) for row in args.get("rows", [])]
         call = Call("insert", rows=tuple(resource.validate_insert_rows(rows)), key=key)
-    elif verb == "update":
-        call = Call("update", changes=_typed(resource, args.get("set", {})),
-                    bindings=_typed(resource, args.get("where", {})), key=key)
     else:
-        call = Call("delete", bindings=_typed(resource, args.get("where", {})), key=key)
+        where = {c: tuple((op, _typed_value(resource, c, v)) for op, v in conds)
+                 for c, conds in (args.get("conditions") or {}).items()} or None
+        call = Call(verb, changes=_typed(resource, args.get("set", {}))
+                    if verb == "update" else None,
+                    bindings=_typed(resource, args.get("where", {})), where=where, key=key)
     return StagedWrite(session.next_write_id(), name, verb, row["statement"], [call])
+
+
+def _typed_value(resource: Resource, name: str, value: Any) -> Any:
+    """A condition's value read back from JSON: a list (IN) item by item."""
+    if isinstance(value, list):
+        return [_typed(resource, {name: v})[name] for v in value]
+    return _typed(resource, {name: value})[name]
 
 
 def _typed(resource: Resource, values: dict[str, Any], convert: bool = True

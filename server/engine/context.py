@@ -43,6 +43,10 @@ def _frozen(value: Any) -> Any:
     return tuple(_frozen(v) for v in value) if isinstance(value, list | tuple) else value
 
 
+def _conditions(conds: Any) -> set[tuple[str, Any]]:
+    return {(op, _frozen(v)) for op, v in conds}
+
+
 @dataclass(frozen=True, slots=True)
 class CallArgs:
     """One call's arguments: its keys (one value each), its filters' conditions, its limit.
@@ -64,7 +68,8 @@ class CallArgs:
         """Whether this call's rows hold every row of ``other``'s: the same keys, no limit,
         and conditions that ``other`` only adds to (Postgres applies them afterwards)."""
         return (self.limit is None and self.keys == other.keys and all(
-            set(conds) <= set(other.where.get(c, ())) for c, conds in self.where.items()))
+            _conditions(conds) <= _conditions(other.where.get(c, ()))
+            for c, conds in self.where.items()))
 
     def values(self) -> dict[str, tuple[Any, ...]]:
         """What Bindings.one/all read: keys, and filters' = and IN values."""

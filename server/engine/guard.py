@@ -72,6 +72,9 @@ class Limits:
     spill_min_rows: int = 10_000
     # Days the audit and the journal keep a row once it is final; None: for ever.
     retention_days: float | None = None
+    # Seconds a session's fired write is laid over its reads of the resource at most,
+    # until the tool's rows show it (overlay.py); a resource may set its own; 0: never.
+    read_your_writes_s: float = 5.0
 
 
 class ResolverTimeout(TimeoutError):

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pglast import ast
 from pydantic import ValidationError
 
 from glove_scratchpad import errors
@@ -32,7 +32,7 @@ from glove_scratchpad.resources import Bindings, CallContext, Resource
 from ..sql.analysis import Plan, Reference, Value, deparse, renumber_params
 from ..sql.parse import parse
 from . import run as sidecar
-from .bindings import calls_of, converted, pushed
+from .bindings import COUNT, calls_of, converted, exact, integer_bounds, pushed
 from .context import CallArgs, StatementContext
 from .keep import Kept, lasting
 from .messages import missing_key, missing_verb, resolver_failed
@@ -146,20 +146,20 @@ async def resolve_ref(session: Session, ref: Reference, params: list[Any],
 def _answer(session: Session, ref: Reference, calls: list[CallArgs],
             results: list[list[dict[str, Any]]], ctx: StatementContext
             ) -> list[dict[str, Any]]:
-    """A reference's rows: its calls' rows, deduplicated, under the session's overlay,
-    with a NOTICE when there are none."""
+    """A reference's rows: every call's rows, duplicates included, under the session's
+    overlay, with a NOTICE when there are none.
+
+    Of several calls (one per key value), each keeps the rows of its own key values: a
+    tool that ignored its key would otherwise give every row once per call."""
     resource: Resource = ref.resource
     if len(results) == 1:
         rows = list(results[0])
     else:
-        rows, seen = [], set()
-        for part in results:
-            for row in part:
-                key = _row_key(resource, row)
-                if key not in seen:
-                    seen.add(key)
-                    rows.append(row)
-    rows = session.overlay.apply(resource, rows)
+        rows = [row for call, part in zip(calls, results, strict=True)
+                for row in _of_call(call, part)]
+    rows, notices = session.overlay.apply(resource, rows, calls)
+    for notice in notices:
+        ctx.notice(notice)
     # An empty scratchpad view (nothing staged) is an answer, not a filter to re-check.
     if not rows and ref.schema != session.db.schemas.system:
         # The values the calls were made with, not the $n or expression that gave them.
@@ -197,20 +197,28 @@ async def evaluate(session: Session, value: Value, column: Any, params: list[Any
         return now
     node, used = renumber_params(value.node)
     expr = deparse(node)
+    sub_params = [params[n - 1] for n in used if n <= len(params)]
+    # A number compared with an integer column is read as it is, never rounded by a cast
+    # (bindings.exact); text and a parameter of no type take the column's, as they would
+    # in the client's statement.
+    bounds = integer_bounds(column.pg_type) if column is not COUNT else None
+    if bounds is not None and _typed_as_written(value, sub_params):
+        pg_type = "numeric"
+    else:
+        pg_type, bounds = column.pg_type, None
     if value.is_set and value.has_subquery:
-        sql = f"SELECT (_gs_v)::{column.pg_type} FROM ({expr}) AS _gs_s(_gs_v)"
+        sql = f"SELECT (_gs_v)::{pg_type} FROM ({expr}) AS _gs_s(_gs_v)"
     elif value.is_set:
         # The array cast types a bare $n, as Postgres infers it for col = ANY($n).
-        sql = (f"SELECT (_gs_v)::{column.pg_type}"
-               f" FROM unnest(({expr})::{column.pg_type}[]) AS _gs_s(_gs_v)")
+        sql = (f"SELECT (_gs_v)::{pg_type}"
+               f" FROM unnest(({expr})::{pg_type}[]) AS _gs_s(_gs_v)")
     else:
-        sql = f"SELECT ({expr})::{column.pg_type}"
-    sub_params = [params[n - 1] for n in used if n <= len(params)]
+        sql = f"SELECT ({expr})::{pg_type}"
     stmt = parse(sql)[0]
     # Binary where we can: text would follow the client's DateStyle, extra_float_digits…
     try:
         result = await read(session, session.plan(stmt), sub_params, ctx,
-                            (result_format(column.pg_type),))
+                            (result_format(pg_type),))
     except errors.SqlError as exc:
         if exc.position is None:
             raise
@@ -225,6 +233,9 @@ async def evaluate(session: Session, value: Value, column: Any, params: list[Any
         )
     out = []
     for (v,) in result.rows:
+        if bounds is not None:
+            out.append(None if v is None else exact(v, bounds))
+            continue
         try:
             out.append(column.convert(v) if v is not None else None)
         except ValidationError as exc:  # valid for Postgres, not for the tool (a Literal)
@@ -236,6 +247,18 @@ async def evaluate(session: Session, value: Value, column: Any, params: list[Any
                 column_name=column.name,
             ) from None
     return out
+
+
+def _typed_as_written(value: Value, params: Sequence[Param]) -> bool:
+    """Whether a value has a type of its own, which Postgres compares with the column's:
+    not quoted text, nor a parameter whose type the client left open (those take the
+    column's type, as in the client's statement)."""
+    node = value.node
+    if isinstance(node, ast.A_Const) and isinstance(node.val, ast.String):
+        return False
+    if isinstance(node, ast.ParamRef):
+        return bool(params) and params[0].oid != 0
+    return True
 
 
 async def select(session: Session, ref: Reference, call: CallArgs,
@@ -393,7 +416,9 @@ def _sql_literal(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
-def _row_key(resource: Resource, row: dict[str, Any]) -> Any:
-    if resource.primary_key:
-        return tuple(row.get(k) for k in resource.primary_key)
-    return json.dumps(row, sort_keys=True, default=str)
+def _of_call(call: CallArgs, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows whose key columns hold the call's values (a missing one was stamped)."""
+    keys = call.keys
+    if all(row.get(k) == v for row in rows for k, v in keys.items()):
+        return rows
+    return [row for row in rows if all(row.get(k) == v for k, v in keys.items())]

@@ -70,12 +70,21 @@ class Call:
     passed (``CallContext.idempotency_key``) to every attempt to make it."""
 
     verb: str
-    rows: tuple[Any, ...] = ()  # insert
+    rows: tuple[Any, ...] = ()  # insert; a fold's update: the row's new values
     changes: dict[str, Any] | None = None  # update
-    bindings: dict[str, Any] | None = None  # update, delete
+    bindings: dict[str, Any] | None = None  # update, delete: the keys and filters' values
+    # update, delete: the filters' conditions the WHERE gave, as Bindings.where has them
+    where: dict[str, tuple[tuple[str, Any], ...]] | None = None
+    # A fold (staged.py): the row of a staged INSERT it changes, (write id, row number);
+    # it is sent with that INSERT, never as a call of its own.
+    staged_row: tuple[int, int] | None = None
     key: str = field(default_factory=new_key, compare=False)
 
     def describe(self, resource: str) -> str:
+        if self.staged_row is not None:
+            write, row = self.staged_row
+            done = "changed" if self.verb == "update" else "dropped"
+            return f"{resource}: row {row + 1} of #{write} {done} before it is sent"
         if self.verb == "insert":
             return f"{resource}.insert({len(self.rows)} row{'s' if len(self.rows) != 1 else ''})"
         if self.verb == "update":

@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 
 __all__ = ["check", "materialize", "pipeline", "pipeline_results", "result_of", "run"]
 
+# Settings that change no statement's parse, left out of the sidecar's Describe.
+_NOT_PARSING = frozenset(("application_name", "statement_timeout"))
+
 
 def materialize(plan: Plan, rows: dict[int, list[dict] | Kept], params: list[Param]
                 ) -> tuple[dict[int, int], list[Param], dict[int, str]]:
@@ -79,11 +82,15 @@ async def check(session: Session, sql: str, params: Sequence[Param]) -> Any:
     kept per (text, parameter types): resources do not change while served.
     """
     oids = tuple(p.oid for p in params)
-    key = (sql, oids)
+    # A literal is typed as it is parsed, under the session's settings (DateStyle reads
+    # '13/01/2024'; search_path finds the tables).
+    settings = tuple(sorted((n, v) for n, v in session.settings.items()
+                            if n not in SHOWN_ONLY and n not in _NOT_PARSING))
+    key = (sql, oids, settings)
     described = session.view.descriptions.get(key)
     if described is None:
         async with session.view.pool.acquire() as conn:
-            described = await conn.describe(sql, oids)
+            described = await conn.describe(sql, oids, settings)
         keep(session.view.descriptions, key, described)
     return described
 
@@ -91,26 +98,30 @@ async def check(session: Session, sql: str, params: Sequence[Param]) -> Any:
 async def run(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept],
               params: list[Param],
               ctx: StatementContext, *, returning: str | None = None,
-              prelude: Step | None = None, formats: Sequence[int] = ()) -> Result:
-    """Run a planned statement over its references' rows."""
+              prelude: Step | Sequence[Step] | None = None, formats: Sequence[int] = (),
+              twin: bool = False) -> Result:
+    """Run a planned statement over its references' rows, after the ``prelude`` steps.
+    ``twin``: an UPDATE or DELETE changes the target's unconstrained twin (``pg_temp``,
+    which a prelude makes and fills) instead of its shell table."""
     param_of, args, tables = materialize(plan, rows, params)
     calls = (await fn_calls.substitute(session, plan, params, args, ctx)
              if session.db.fns else ())
     spilled = any(isinstance(r, Kept) and not r.lasting for r in rows.values())
     if calls or spilled:  # a text of its own, never again
         rw = rewrite(plan, param_of, returning=returning, replace=calls,
-                     schemas=session.db.schemas, tables=tables)
+                     schemas=session.db.schemas, tables=tables, twin=twin)
     else:  # the same plan, RETURNING and kept tables always rewrite to the same text
         rewrites = session.view.rewrites
-        key = (plan.sql, returning, tuple(tables.items())) if tables else (plan.sql, returning)
-        found = rewrites.get(key)  # type: ignore[arg-type]
+        key: tuple[Any, ...] = (plan.sql, returning, tuple(tables.items()), twin)
+        found = rewrites.get(key)  # type: ignore[call-overload]
         if found is None:
             found = rewrite(plan, param_of, returning=returning, schemas=session.db.schemas,
-                            tables=tables)
+                            tables=tables, twin=twin)
             keep(rewrites, key, found)
         rw = found
     main = Step(rw.sql, args, formats)
-    steps = [prelude, main] if prelude is not None else [main]
+    before = [] if prelude is None else [prelude] if isinstance(prelude, Step) else list(prelude)
+    steps = [*before, main]
     configs = configured(plan.node, params) if plan.sets_config else []
     if configs:  # what its set_config calls set, read back in the same transaction
         steps.append(Step("SELECT " + ", ".join(
@@ -118,7 +129,7 @@ async def run(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept],
             [encode_param(name) for name, _ in configs]))
     write = plan.target is not None
     # A lone read that cannot change a setting leaves nothing a ROLLBACK would undo.
-    implicit = not write and prelude is None and not plan.sets_config
+    implicit = not write and not before and not plan.sets_config
     results = await pipeline_results(session, steps, main, transaction="write" if write else
                                      "implicit" if implicit else "read", rewritten=rw)
     out = results[steps.index(main) - len(steps)]  # counted from the end: settings go first
@@ -155,11 +166,13 @@ async def pipeline_results(session: Session, steps: list[Step], main: Step, *,
                            ) -> list[StepResult]:
     """Run steps on a pooled sidecar connection, each with its result. An error's
     position in ``main`` (``rewritten``'s text) is mapped back to the client's text."""
+    parsed_under: tuple[Any, ...] = ()
     if session.settings:
-        steps = _with_settings(session, steps)
+        steps, parsed_under = _with_settings(session, steps)
     async with session.view.pool.acquire() as conn:
         try:
-            return await conn.pipeline(steps, transaction=transaction)
+            return await conn.pipeline(steps, transaction=transaction,
+                                       parsed_under=parsed_under)
         except errors.SqlError as exc:
             if exc.position is None:
                 raise
@@ -169,13 +182,14 @@ async def pipeline_results(session: Session, steps: list[Step], main: Step, *,
             raise exc.replaced(position=position) from None
 
 
-def _with_settings(session: Session, steps: list[Step]) -> list[Step]:
-    """The steps after one that applies the session's settings, for this transaction."""
+def _with_settings(session: Session, steps: list[Step]) -> tuple[list[Step], tuple[Any, ...]]:
+    """The steps after one that applies the session's settings, for this transaction;
+    and those settings, which the steps are parsed under."""
     # application_name changes no result; it is sent only to a statement that reads it.
     names = [n for n in session.settings if n not in SHOWN_ONLY and (
         n != "application_name" or any("application_name" in step.sql for step in steps))]
     if not names:
-        return steps
+        return steps, ()
     settings = dict(session.settings)
     if "statement_timeout" in settings:
         # The session enforces the client's value under the server's cap; the sidecar gets
@@ -185,7 +199,7 @@ def _with_settings(session: Session, steps: list[Step]) -> list[Step]:
         "SELECT " + ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)"
                               for i in range(len(names))),
         [encode_param(x) for n in names for x in (n, settings[n])], rows=False)
-    return [setter, *steps]
+    return [setter, *steps], tuple((n, settings[n]) for n in names)
 
 
 def result_of(session: Session, tag: str, out: StepResult,

@@ -57,6 +57,7 @@ from .overlay import Overlay
 from .policy import Policy
 from .result import Notice, Result, StagedWrite
 from .session_settings import SessionSettings, changes
+from .staged import pending, staged_view_rows
 from .timeouts import timeout
 from .transaction import Transaction
 from .view import View, keep
@@ -89,7 +90,8 @@ class Session:
         self.user = ""
         self.id = secrets.randbits(_SESSION_ID_BITS) or 1
         self.tx = Transaction(SessionSettings())
-        self.overlay = Overlay(self.tx)  # fired writes, and the transaction's staged ones
+        # Fired writes, for a while, and the transaction's staged ones.
+        self.overlay = Overlay(self.tx, db.limits.read_your_writes_s)
         self._write_ids = itertools.count(1)
 
     # -- public API -------------------------------------------------------------
@@ -120,8 +122,10 @@ class Session:
         return None
 
     def preview(self) -> list[StagedWrite]:
-        """The writes staged in the open transaction, in the order COMMIT will fire them."""
-        return list(self.tx.staged)
+        """The writes COMMIT will send, in the order it fires them: each call with its
+        rows, changes and bindings, a change to a row the transaction staged folded into
+        the INSERT that stages it (``staged.pending``)."""
+        return pending(self.tx.staged)
 
     async def execute(self, sql: str, params: Sequence[Any] | None = None, *,
                       result_formats: Sequence[int] = (), decode: bool = True) -> Result:
@@ -223,8 +227,7 @@ class Session:
 
     # The scratchpad views read these (catalog.ViewSource).
     def staged_rows(self) -> list[dict[str, Any]]:
-        return [{"id": s.id, "resource": s.resource, "verb": s.verb, "statement": s.statement,
-                 "calls": s.summary, "status": s.status} for s in self.tx.staged]
+        return staged_view_rows(self.tx.staged)
 
     def resource_rows(self) -> list[dict[str, Any]]:
         """One row per table this session sees: all it needs to call it (catalog/_views.py)."""

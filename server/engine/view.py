@@ -41,11 +41,14 @@ class View:
     database: str
     pool: Pool
     plans: dict[str, Plan] = field(default_factory=dict)  # by SQL text
-    # Describe results by (SQL, parameter types): resources never change while served.
-    descriptions: dict[tuple[str, tuple[int, ...]], Any] = field(default_factory=dict)
+    # Describe results by (SQL, parameter types, settings parsed under): resources never
+    # change while served.
+    descriptions: dict[tuple[str, tuple[int, ...], tuple[tuple[str, str], ...]], Any] = \
+        field(default_factory=dict)
     gated: dict[str, bool] = field(default_factory=dict)  # SQL texts that passed the gate
-    # Rewritten texts by (SQL, RETURNING): a plan's references always get the same CTEs.
-    rewrites: dict[tuple[str, str | None], Rewritten] = field(default_factory=dict)
+    # Rewritten texts by (SQL, RETURNING, kept tables, twin): a plan's references always
+    # get the same CTEs.
+    rewrites: dict[tuple[Any, ...], Rewritten] = field(default_factory=dict)
     # A result's columns by its fields (the sidecar client keeps each description once).
     columns: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
     # Reads whose calls may all be answered from caches, by SQL text (``fast.py``).

@@ -46,6 +46,7 @@ from .context import StatementContext
 from .messages import missing_verb, set_column
 from .overlay import as_dict
 from .result import Call, Notice, Result, StagedWrite
+from .staged import folded_into, staged_rows
 from .transaction import TxState
 
 if TYPE_CHECKING:
@@ -121,8 +122,17 @@ async def write(session: Session, plan: Plan, params: list[Param],
     if session.tx.state is TxState.OPEN:
         if calls:
             session.tx.staged.append(staged)
+            sent = [c for c in calls if c.staged_row is None]
+            parts = ["; ".join(c.describe(resource.name) for c in sent)
+                     + " will be called at COMMIT"] if sent else []
+            folds = len(calls) - len(sent)
+            if folds:
+                into = ", ".join(f"#{i}" for i in folded_into(staged))
+                parts.append(f"{'it changes ' if sent else 'changes '}{folds} "
+                             f"row{'s' if folds != 1 else ''} that {into} stages, sent so "
+                             "changed with that INSERT (the tool assigns their ids)")
             ctx.notices.append(Notice(
-                f"staged #{staged.id}: {staged.summary} will be called at COMMIT",
+                f"staged #{staged.id}: {'; '.join(parts)}",
                 hint="SELECT * FROM scratchpad.staged shows what is staged; ROLLBACK "
                 "discards it. Reads in this transaction see it; values the tool assigns "
                 "(ids) are known after COMMIT.",
@@ -177,21 +187,24 @@ async def _plan_change(session: Session, plan: Plan, verb: str, params: list[Any
         )
     resolve.check_keys(plan.reads)
     await resolve.resolve_all(session, plan.reads, params, ctx)
-    calls = [c.keys for c in await resolve.bindings(session, target, params, ctx)]
+    targets = await resolve.bindings(session, target, params, ctx)
     if verb == "delete":
-        return [Call("delete", bindings=b) for b in calls], None
+        return [Call("delete", bindings=c.keys, where=c.where or None) for c in targets], None
     changes: dict[str, Any] = {}
     for name, value in zip(plan.set_columns, plan.set_values, strict=True):
         assert value is not None  # checked above: every SET value is known
         column = set_column(resource, name)
         changes[name] = (await resolve.evaluate(session, value, column, params, ctx))[0]
-    return [Call("update", changes=changes, bindings=b) for b in calls], None
+    return [Call("update", changes=changes, bindings=c.keys, where=c.where or None)
+            for c in targets], None
 
 
 async def _change_read_rows(session: Session, plan: Plan, verb: str, params: list[Any],
                             ctx: StatementContext) -> tuple[list[Call], list[dict]]:
     """Read the target's rows, let Postgres run the statement over them, and make one
-    call per row it changed."""
+    call per row it changed: its primary key and keys, and the filters' conditions the
+    WHERE gave. A row that a staged INSERT of this transaction adds is changed in that
+    INSERT instead (a fold, ``staged.py``): the tool has not made it yet."""
     target: Reference = plan.target  # type: ignore[assignment]
     resource: Resource = target.resource
     pk = resource.primary_key
@@ -203,27 +216,84 @@ async def _change_read_rows(session: Session, plan: Plan, verb: str, params: lis
                 hint="DELETE the row and INSERT it with the new key.",
             )
     resolve.check_keys([target, *plan.reads])
-    target_rows = await resolve.resolve_ref(session, target, params, ctx)
+    targets = await resolve.bindings(session, target, params, ctx)
+    target_rows = await resolve.resolve_ref(session, target, params, ctx, targets)
     rows = await resolve.resolve_all(session, plan.reads, params, ctx)
     # A staged INSERT's row whose key the tool assigns (NULL until COMMIT) cannot be
-    # named to an update or delete tool: it is read, but not changed.
+    # named to an update or delete tool: it is changed where it is staged.
     unique = {key: r for r in target_rows
               if None not in (key := tuple(r[k] for k in pk))}
-    prelude = Step(
-        f"INSERT INTO {qualified(resource.name, session.db.schemas.served)} "
-        f"SELECT * FROM {populate_sql(resource, 1, session.db.schemas.served)}",
-        [*map(encode_param, rows_params(resource, unique.values()))], rows=False)
+    changed = await _run_change(session, plan, resource, list(unique.values()), rows,
+                                params, ctx)
+    _validate_changes(resource, plan, changed)
+    identity = (*pk, *(k for k in resource.keys if k not in pk))
+    calls = []
+    for r in changed:
+        bindings = {k: r[k] for k in identity}
+        where = next((c.where for c in targets if all(r.get(k) == v for k, v in
+                                                        c.keys.items())), None) or None
+        calls.append(Call("update", changes={c: r[c] for c in plan.set_columns},
+                          bindings=bindings, where=where) if verb == "update" else
+                     Call("delete", bindings=bindings, where=where))
+    for where_staged, row in _unsent_rows(session, resource):
+        # One row at a time: whether a statement changes a row, and how, depends on
+        # that row alone, so each staged row's outcome is known as its own.
+        hits = await _run_change(session, plan, resource, [row], rows, params, ctx,
+                                 twin=True)
+        if not hits:
+            continue
+        hit = hits[0]
+        if verb == "update":
+            _validate_changes(resource, plan, [hit])
+            new = resource.validate_insert_rows([hit])[0]
+            calls.append(Call("update", rows=(new,), staged_row=where_staged))
+        else:
+            calls.append(Call("delete", staged_row=where_staged))
+        changed.append(hit)
+    return calls, changed
+
+
+def _unsent_rows(session: Session, resource: Resource) -> list[tuple[tuple[int, int], dict]]:
+    """The rows this transaction's INSERTs stage whose primary key the tool assigns (NULL
+    until COMMIT), each with where it is staged."""
+    if session.tx.state is not TxState.OPEN:
+        return []
+    pk = resource.primary_key
+    found = []
+    for where, row in staged_rows(session.tx.staged, resource.name):
+        [values] = resource.validate_rows([as_dict(row)])
+        if any(values.get(k) is None for k in pk):
+            found.append((where, values))
+    return found
+
+
+async def _run_change(session: Session, plan: Plan, resource: Resource,
+                      target_rows: list[dict], rows: dict[int, Any], params: list[Any],
+                      ctx: StatementContext, *, twin: bool = False) -> list[dict]:
+    """The statement run by Postgres over the target's rows: the rows it changed, as
+    they are after it (an UPDATE) or were (a DELETE). ``twin``: over the target's
+    unconstrained twin, which takes a staged row whose key is still NULL."""
+    target: Reference = plan.target  # type: ignore[assignment]
+    if not target_rows:
+        return []  # no row to change: Postgres would change none
+    served = session.db.schemas.served
+    table = qualified(resource.name, INSERT_SCHEMA if twin else served)
+    prelude = [Step(f"INSERT INTO {table} SELECT * FROM {populate_sql(resource, 1, served)}",
+                    [*map(encode_param, rows_params(resource, target_rows))], rows=False)]
+    if twin:
+        prelude.insert(0, Step(shell_ddl(resource, INSERT_SCHEMA)[0], rows=False, own=True))
     # The target's own columns, whatever else FROM/USING brings into the statement.
     result = await sidecar.run(session, plan, rows, params, ctx,
                                returning=f"RETURNING {quote_ident(target.alias)}.*",
-                               prelude=prelude, formats=_read_formats(resource))
-    changed = result.dicts()
-    if verb == "update":
-        calls = [Call("update", changes={c: r[c] for c in plan.set_columns},
-                      bindings={k: r[k] for k in pk}) for r in changed]
-    else:
-        calls = [Call("delete", bindings={k: r[k] for k in pk}) for r in changed]
-    return calls, changed
+                               prelude=prelude, formats=_read_formats(resource), twin=twin)
+    return result.dicts()
+
+
+def _validate_changes(resource: Resource, plan: Plan, changed: list[dict]) -> None:
+    """An UPDATE's new values are checked against the schema, as an INSERT's are, before
+    anything is staged or fired: a Literal column refuses a value it does not list."""
+    if plan.set_columns and changed:
+        resource.validate_insert_rows(changed)
 
 
 async def _returning(session: Session, plan: Plan, resource: Resource, target: Reference,

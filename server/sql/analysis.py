@@ -145,8 +145,8 @@ class _Item:
 
 
 class _Scope:
-    __slots__ = ("conjuncts", "ctes", "depth", "items", "names", "parent", "recursive",
-                 "refs", "unbound", "with_nodes")
+    __slots__ = ("conjuncts", "ctes", "depth", "items", "names", "nullable", "parent",
+                 "recursive", "refs", "unbound", "with_nodes")
 
     def __init__(self, parent: _Scope | None) -> None:
         self.parent = parent
@@ -159,6 +159,9 @@ class _Scope:
         self.items: dict[str, _Item] = {}
         self.conjuncts: list[Any] = []  # of WHERE and of every ON
         self.unbound = 0  # WHERE conjuncts that bound nothing
+        # References on the nullable side of an outer join already read: a clause applied
+        # after the join sees their NULL-extended rows, which IS NULL matches.
+        self.nullable: set[int] = set()
 
     def has_cte(self, name: str) -> bool:
         return any(name in s.ctes for s in self.chain())
@@ -172,6 +175,25 @@ class _Scope:
     def all_refs(self) -> Iterator[Reference]:
         for scope in self.chain():
             yield from scope.refs
+
+
+def _item_columns(item: _Item) -> frozenset[str]:
+    """The columns of a FROM item that a bare name may mean: a resource's; a function's
+    or subquery's column aliases (``unnest(…) AS u(x)``, ``(VALUES …) v(x)``); or, for
+    a function in FROM named by an alias alone (``unnest(…) u``), that alias. A LATERAL
+    item reads others' rows, so it is none of these: it cannot feed a key alone."""
+    if item.ref is not None:
+        return frozenset(c.name for c in item.ref.resource.columns)
+    node = item.node
+    if not isinstance(node, ast.RangeFunction | ast.RangeSubselect) or node.lateral:
+        return frozenset()
+    alias = node.alias
+    if alias is not None and alias.colnames:
+        return frozenset(str(c.sval) for c in alias.colnames if isinstance(c, ast.String))
+    if (isinstance(node, ast.RangeFunction) and alias is not None and alias.aliasname
+            and len(node.functions or ()) == 1 and not node.coldeflist):
+        return frozenset((alias.aliasname,))
+    return frozenset()
 
 
 def _may_rescan(node: Any) -> bool:
@@ -205,6 +227,7 @@ class _Analyzer:
         self.value = self.values.value
         self.subquery_value = self.values.subquery_value
         self.uncorrelated = self.values.uncorrelated
+        self.residue = False  # the conjunct just bound leaves conditions of its own
 
     # -- references -----------------------------------------------------------
 
@@ -253,12 +276,16 @@ class _Analyzer:
     def with_clause(self, with_clause: Any, scope: _Scope) -> None:
         if with_clause is None:
             return
-        scope.recursive = scope.recursive or bool(with_clause.recursive)
+        recursive = bool(with_clause.recursive)
+        scope.recursive = scope.recursive or recursive
+        if recursive:  # every CTE of WITH RECURSIVE is visible in every body, its own too
+            scope.ctes.update(cte.ctename for cte in with_clause.ctes)
         for cte in with_clause.ctes:
+            # Otherwise a body sees the CTEs before it, never its own name: in
+            # WITH tags AS (SELECT * FROM tags …), the inner tags is the resource.
+            self.visit(cte.ctequery, scope)
             scope.ctes.add(cte.ctename)
             scope.with_nodes.append(cte)
-        for cte in with_clause.ctes:
-            self.visit(cte.ctequery, scope)
 
     def select(self, node: ast.SelectStmt, parent: _Scope) -> _Scope:
         scope = _Scope(parent)
@@ -291,6 +318,12 @@ class _Analyzer:
                 enums.JoinType.JOIN_RIGHT: left,
             }.get(item.jointype, [])
             self.where(item.quals, scope, targets)
+            nullable = {
+                enums.JoinType.JOIN_LEFT: right,
+                enums.JoinType.JOIN_RIGHT: left,
+                enums.JoinType.JOIN_FULL: left + right,
+            }.get(item.jointype, [])
+            scope.nullable.update(ref.id for ref in nullable)
             return left + right
         alias = getattr(item, "alias", None)
         if isinstance(item, ast.RangeSubselect | ast.RangeFunction) and alias is not None:
@@ -307,9 +340,12 @@ class _Analyzer:
         for conj in _conjuncts(clause):
             scope.conjuncts.append(conj)
             self.visit(conj, scope)
+            self.residue = False
             if not self.bind(conj, scope, targets):
                 unbound += 1
                 self.note_unbound(conj, scope)
+            elif self.residue:  # an OR that binds a key, and conditions Postgres applies
+                unbound += 1
         return unbound
 
     def note_unbound(self, conj: Any, scope: _Scope) -> None:
@@ -355,8 +391,7 @@ class _Analyzer:
         names = [f.sval for f in col.fields or ()]
         for s in scope.chain():
             if len(names) == 1:
-                owners = [it for it in s.items.values() if it.ref is not None
-                          and it.ref.resource.column(names[0]) is not None]
+                owners = [it for it in s.items.values() if names[0] in _item_columns(it)]
                 if len(owners) > 1:
                     return None
                 if owners:
@@ -389,12 +424,15 @@ class _Analyzer:
         if isinstance(conj, ast.NullTest):
             hit = self.resolve_column(conj.arg, scope)
             if hit and hit[0].role(hit[1]) == "filter":
-                op = "is null" if conj.nulltesttype == enums.NullTestType.IS_NULL \
-                    else "is not null"
-                return hit[0], [Condition(hit[1], op)]
+                is_null = conj.nulltesttype == enums.NullTestType.IS_NULL
+                if is_null and hit[0].id in scope.nullable:
+                    return None  # true of the join's NULL-extended rows: not the tool's
+                return hit[0], [Condition(hit[1], "is null" if is_null else "is not null")]
             return None
         if isinstance(conj, ast.SubLink):
             return self.in_subquery(conj, scope)
+        if isinstance(conj, ast.BoolExpr) and conj.boolop == enums.BoolExprType.OR_EXPR:
+            return self.disjunction(conj, scope)
         if not isinstance(conj, ast.A_Expr):
             return None
         op, kind = operator(conj) or "", conj.kind
@@ -425,6 +463,43 @@ class _Analyzer:
                 return self.equal(hit, (value,), set_op=True)
         return None
 
+    def disjunction(self, conj: ast.BoolExpr, scope: _Scope
+                    ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
+        """An OR whose every branch gives a column of one reference values (``=``, ``IN``)
+        binds it to all of them, as an IN list would: ``channel = 'eng' OR channel =
+        'ops'``, or ``(channel = 'eng' AND …) OR (channel = 'ops' AND …)``. What else
+        the branches say is Postgres's to apply (``residue``)."""
+        branches: list[dict[tuple[int, str], list[Value]]] = []
+        refs: dict[int, Reference] = {}
+        residue = False
+        for branch in conj.args or ():
+            given: dict[tuple[int, str], list[Value]] = {}
+            for part in _conjuncts(branch):
+                hit = self.classify(part, scope)
+                found = [b for b in hit[1] if isinstance(b, Predicate | Condition)
+                         and _gives_values(b)] if hit is not None else []
+                if hit is None or len(found) < len(hit[1]) or not found:
+                    residue = True
+                for b in found:
+                    assert hit is not None
+                    refs[hit[0].id] = hit[0]
+                    given.setdefault((hit[0].id, b.column), []).extend(b.values)
+            branches.append(given)
+        common = set(branches[0]).intersection(*branches[1:]) if branches else set()
+        if not common:
+            return None
+        ref = refs[min(common)[0]]
+        bound: list[Predicate | Condition | Feed] = []
+        for ref_id, column in sorted(common, key=lambda c: c[1]):
+            if ref_id != ref.id:
+                residue = True
+                continue
+            values = tuple(v for given in branches for v in given[(ref_id, column)])
+            bound.append(Predicate(column, values) if ref.role(column) == "key"
+                         else Condition(column, "in", values))
+        self.residue = residue or any(len(given) > len(common) for given in branches)
+        return ref, bound
+
     def equal(self, hit: tuple[Reference, str], values: tuple[Value, ...], set_op: bool
               ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
         ref, column = hit
@@ -451,7 +526,10 @@ class _Analyzer:
                     return ref, [Condition(column, this_op, (value,))]
                 return None
             if this_op == "=" and ref.role(column) == "key" and self.feedable(other, scope, ref):
-                return ref, [Feed(ref, column, other, scope)]
+                chain = list(reversed(list(scope.chain())))
+                return ref, [Feed(ref, column, other, scope,
+                                  tuple(c for s in chain for c in s.with_nodes),
+                                  any(s.recursive for s in chain))]
         return None
 
     def in_subquery(self, conj: Any, scope: _Scope
@@ -494,6 +572,11 @@ class _Analyzer:
             return
         ref.limit, ref.offset = limit, offset
         ref.keys_only = not ref.conditions
+
+
+def _gives_values(bound: Predicate | Condition) -> bool:
+    """A key's values, or a filter's ``=``/``IN`` ones: what an OR can gather into a list."""
+    return isinstance(bound, Predicate) or bound.op in ("=", "in")
 
 
 def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:

@@ -43,6 +43,10 @@ class Feed:
     key: str
     expr: Any
     scope: Any
+    # The CTEs visible where the feed is (outermost first), and whether one is RECURSIVE:
+    # inside a CTE's body, only those before it.
+    ctes: tuple[Any, ...] = ()
+    recursive: bool = False
 
 
 class FeedBuilder:
@@ -103,13 +107,10 @@ class FeedBuilder:
                         text = f"({deparse(conj)})"
                         if text not in conds:
                             conds.append(text)
-        deepest = max(scopes.values(), key=lambda s: s.depth)
-        chain = list(reversed(list(deepest.chain())))
-        ctes = [deparse(c) for s in chain for c in s.with_nodes]
-        recursive = any(s.recursive for s in chain)
+        ctes = [deparse(c) for c in feed.ctes]
         sql = ""
         if ctes:
-            sql = f"WITH {'RECURSIVE ' if recursive else ''}{', '.join(ctes)} "
+            sql = f"WITH {'RECURSIVE ' if feed.recursive else ''}{', '.join(ctes)} "
         shown = deparse(feed.expr)
         sql += (f"SELECT DISTINCT {shown} FROM {', '.join(deparse(i.node) for i in items)}"
                 + (f" WHERE {' AND '.join(conds)}" if conds else ""))

@@ -73,6 +73,7 @@ def rewrite(
     replace: Sequence[tuple[int, int, str]] = (),
     schemas: Schemas = DEFAULT_SCHEMAS,
     tables: Mapping[int, str] | None = None,
+    twin: bool = False,
 ) -> Rewritten:
     """Point each read reference at its rows, parameters from ``params[ref.id]`` on.
 
@@ -82,7 +83,8 @@ def rewrite(
     ``schemas`` are the server name's (``catalog.schema_names``). ``tables`` are the
     kept tables (qualified) that references read in place of parameters: a table's
     CTE is never MATERIALIZED, since reading it again costs nothing, and inlined it
-    lets Postgres use the table's index.
+    lets Postgres use the table's index. ``twin``: the target of an UPDATE or DELETE is
+    its unconstrained twin, as an INSERT's always is (rows whose key is NULL fit it).
     """
     tables = tables or {}
     edits: list[tuple[int, int, str]] = list(replace)
@@ -106,7 +108,7 @@ def rewrite(
     target = plan.target
     if target is not None:
         # An INSERT computes its rows against the unconstrained twin table.
-        schema = INSERT_SCHEMA if plan.is_insert else schemas.served
+        schema = INSERT_SCHEMA if plan.is_insert or twin else schemas.served
         text = qualified(target.name, schema)
         if not target.has_alias and plan.is_insert:
             text += f" AS {quote_ident(target.name)}"

@@ -27,7 +27,7 @@ async def test_a_statement_is_prepared_on_its_second_run_and_kept(db):
             # would fail with 26000.
             [out] = await conn.pipeline([Step(step.sql, [Param(value)])])
             assert out.rows[0].values == (want,)
-        assert set(conn._prepared) - set(before) == {(step.sql, (0,))}
+        assert set(conn._prepared) - set(before) == {(step.sql, (0,), ())}
 
 
 async def test_statements_prepared_before_an_error_are_known_after_it(db):
@@ -39,9 +39,9 @@ async def test_statements_prepared_before_an_error_are_known_after_it(db):
             await conn.pipeline([ok, Step("SELECT 1 / 0"), other])
         assert info.value.sqlstate == "22012"
         # Only what Postgres prepared before the error is taken as prepared.
-        assert ("SELECT 7", ()) in conn._prepared
-        assert ("SELECT 8", ()) not in conn._prepared
+        assert ("SELECT 7", (), ()) in conn._prepared
+        assert ("SELECT 8", (), ()) not in conn._prepared
         for step, want in ((ok, b"7"), (other, b"8"), (other, b"8")):
             [out] = await conn.pipeline([step])
             assert out.rows[0].values == (want,)
-        assert ("SELECT 8", ()) in conn._prepared
+        assert ("SELECT 8", (), ()) in conn._prepared

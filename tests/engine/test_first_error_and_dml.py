@@ -140,7 +140,7 @@ async def test_a_double_quoted_value_is_explained(world, way):
 
 
 @pytest.mark.parametrize("condition", [
-    "query LIKE 'post%'", "query <> 'x'", "(query = 'a' OR query = 'b')"])
+    "query LIKE 'post%'", "query <> 'x'", "(query = 'a' OR url = 'b')"])
 async def test_a_key_bound_by_another_operator_says_which_bind(world, way, condition):
     w, _, _ = world
     with pytest.raises(Failed) as info:

@@ -42,7 +42,10 @@ def web(sql: str):  # type: ignore[no-untyped-def]
      {"query": ["CASE CAST($1 AS integer) WHEN 1 THEN 'a' ELSE 'b' END"]}),
     ("query LIKE 'x%'", {}),
     ("query <> 'x'", {}),
-    ("(query = 'x' OR query = 'y')", {}),
+    ("(query = 'x' OR query = 'y')", {"query": ["'x'", "'y'"]}),  # an IN list
+    ("((query = 'x' AND url = 'a') OR query IN ('y', 'z'))",
+     {"query": ["'x'", "'y'", "'z'"]}),
+    ("(query = 'x' OR url = 'y')", {}),  # a branch that binds no key
     ("url = 'x'", {}),  # not a key, not a filter: nothing reaches the tool
 ])
 def test_what_binds_a_key(where, keys):
