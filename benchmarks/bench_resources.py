@@ -138,7 +138,7 @@ rows = define_resource(
 )
 
 
-# -- kept calls: big, big_ttl, kept_rows, kept_stats ---------------------------------
+# -- kept calls: big, big_plain, big_ttl, kept_rows, kept_stats ----------------------
 
 CALLS: Counter[str] = Counter()  # resolver calls of the kept resources
 _every_item: list[dict] = []
@@ -162,6 +162,10 @@ def _big_ttl(b: Bindings) -> list[dict]:
     return _all_items("big_ttl")
 
 
+def _big_plain(b: Bindings) -> list[dict]:
+    return _all_items("big_plain")
+
+
 def _kept_rows(b: Bindings) -> list[dict]:
     CALLS["kept_rows"] += 1
     found = _made_rows(b.one("n"))
@@ -169,7 +173,8 @@ def _kept_rows(b: Bindings) -> list[dict]:
 
 
 def _kept_stats(b: Bindings) -> list[dict]:
-    return [{"resource": r, "calls": CALLS[r]} for r in ("big", "big_ttl", "kept_rows")]
+    return [{"resource": r, "calls": CALLS[r]}
+            for r in ("big", "big_plain", "big_ttl", "kept_rows")]
 
 
 big = define_resource(
@@ -179,6 +184,15 @@ big = define_resource(
     volatility="immutable",
     description=f"The {ITEMS:,} items in one call, kept as a sidecar table",
     select=_big,
+    inline=True,
+)
+big_plain = define_resource(
+    "big_plain",
+    schema=Item,
+    volatility="immutable",
+    description=f"The {ITEMS:,} items in one call, with no primary key and no key: its "
+    "kept table is indexed for the lookups statements make",
+    select=_big_plain,
     inline=True,
 )
 big_ttl = define_resource(
@@ -336,6 +350,6 @@ JOIN_SQL = (
 )
 
 resources = [
-    items, rows, big, big_ttl, kept_rows, kept_stats, slow, slow_stats,
+    items, rows, big, big_plain, big_ttl, kept_rows, kept_stats, slow, slow_stats,
     customer, orders, product, review, shipment,
 ]

@@ -7,6 +7,9 @@
   ``SELECT * FROM big WHERE id = :id`` at 1 client (latency) and at 8 (``-j 2``,
   tps), against ``SELECT * FROM items WHERE id = :id`` directly. A warm-up run
   makes the table first.
+- ``big_plain``: the same rows with no primary key and no key, under the same runs:
+  its kept table gets its index from the statements' lookups (built in the
+  background after the first), so it must be as fast as ``big``.
 - ``big_ttl``: the same rows, ``stable`` with a ttl (``BENCH_BIG_TTL``, 2 s), under
   the same runs: its table goes when the ttl ends, and the next statement calls
   the resolver and materializes again (the other statements wait for it).
@@ -53,6 +56,7 @@ from .results import TIMES, Section, ratio, times
 NAME = "kept-calls"
 CLIENTS = (1, 8)
 LATENCY_RATIO = 3.0  # the kept lookup at c=1: at most 3x direct latency
+PLAIN_RATIO = 1.25  # big_plain (indexed for its lookups) against big (on its primary key)
 VS_DIRECT = 0.25  # at c=8: at least a quarter of direct throughput
 COPY_RATIO = 2.0  # a first materialization of CHECKED rows: at most 2x COPY
 SIZES = (100_000, 1_000_000)
@@ -92,6 +96,8 @@ async def run(env: Env) -> Section:
     stats = await env.server.connect()
     try:
         big, _ = await _lookups(env, section, "big", "`big` (immutable)", checked)
+        plain, _ = await _lookups(env, section, "big_plain",
+                                  "`big_plain` (immutable, no primary key)", checked)
         _, seconds = await _lookups(
             env, section, "big_ttl", f"`big_ttl` (stable, ttl {BIG_TTL:g} s)", checked
         )
@@ -108,7 +114,7 @@ async def run(env: Env) -> Section:
         checked.append(f"kept_rows called {got} time(s), one per first materialization")
     finally:
         await stats.close()
-    _targets(section, big)
+    _targets(section, big, plain)
     checks.passed(section, checked)
     return section
 
@@ -162,6 +168,11 @@ async def _lookup_calls(
     kept call holds all its rows."""
     calls = await _calls(conn)
     checks.calls("kept_stats: calls of big, a kept immutable call", calls["big"], 1, 1)
+    checks.calls("kept_stats: calls of big_plain, a kept immutable call",
+                 calls["big_plain"], 1, 1)
+    indexed = await conn.fetchval(
+        "SELECT indexes FROM scratchpad.cache WHERE resource = 'big_plain'")
+    checks.expect("scratchpad.cache: the index of big_plain's kept table", indexed, "(id)")
     listed = await conn.fetch("SELECT rows, hits FROM scratchpad.cache WHERE resource = 'big'")
     checks.expect("scratchpad.cache: rows of big's kept call", [r["rows"] for r in listed],
                   [ITEMS])
@@ -238,7 +249,15 @@ async def _first_materializations(env: Env, section: Section, checked: list[str]
     return made
 
 
-def _targets(section: Section, big: dict[int, dict[str, float]]) -> None:
+def _targets(section: Section, big: dict[int, dict[str, float]],
+             plain: dict[int, dict[str, float]]) -> None:
+    r = ratio(plain[1]["server"], big[1]["server"])
+    section.check(
+        f"kept point lookup with no primary key (`big_plain`, c=1) ≤ {PLAIN_RATIO:g}{TIMES} "
+        "the latency of one with a primary key (`big`)",
+        times(r),
+        None if r is None else r <= PLAIN_RATIO,
+    )
     r = ratio(big[1]["server"], big[1]["direct"])
     section.check(
         f"kept point lookup (`big`, c=1, prepared) ≤ {LATENCY_RATIO:g}{TIMES} direct latency",

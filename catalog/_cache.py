@@ -25,7 +25,8 @@ Rules:
   point lookup is an index scan, and analyzed in the background: the statement
   that made one need not wait for its statistics (the index already gave the
   planner its size). A table that one statement reads and then drops (a large
-  call that is not kept) is neither.
+  call that is not kept) is neither. ``index`` adds an index the engine asks for
+  (the columns statements look the table up by), and analyzes the table again.
 """
 
 from __future__ import annotations
@@ -175,6 +176,17 @@ class CacheStore:
             self._analyzing.add(task)
             task.add_done_callback(self._analyzing.discard)
         return size
+
+    async def index(self, name: str, columns: Sequence[str]) -> int:
+        """An index on kept table ``name``'s ``columns``, and its statistics made again;
+        the table's size in bytes after."""
+        table = self.qualified(name)
+        async with self.lock:
+            await self.conn.execute(
+                f"CREATE INDEX ON {table} ({', '.join(map(quote_ident, columns))})")
+            await self.conn.execute(f"ANALYZE {table}")
+            return int(await self.conn.fetchval("SELECT pg_total_relation_size($1::regclass)",
+                                                table))
 
     async def _analyze(self, table: str) -> None:
         try:

@@ -246,6 +246,8 @@ _CACHE_COLUMNS = [
      "through the resource, SELECT scratchpad.refresh('resource'), or eviction"),
     ("hits", "bigint", "Statements that read it since, with no call"),
     ("table_name", "text", "The sidecar table statements read in its place"),
+    ("indexes", "text", "Its indexes, by their columns: the primary key (or keys), then "
+     "the columns statements look it up by, built in the background"),
 ]
 
 

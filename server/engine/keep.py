@@ -22,6 +22,13 @@ Rules:
   gave at least ``spill_min_rows`` rows is *spilled*: copied the same way into a
   table that only its statement reads (no index, no statistics), dropped when
   the statement ends. Binary COPY is cheaper than rows sent as parameters.
+- A kept table is indexed on the primary key (else the required keys) when it is
+  made, then for the lookups of the statements that read it (``Reference.lookups``:
+  the columns compared with =, IN or a range, a join's included): the equality
+  columns, then one range column, unless an index already leads with the first.
+  The index is built in the background, never in a statement's way (until it exists,
+  statements read the table as it is), then the table is analyzed again; at most
+  ``MAX_INDEXES`` per table. ``scratchpad.cache`` lists them.
 - Failing to materialize never fails a statement: its rows are sent with it.
 """
 
@@ -58,6 +65,7 @@ __all__ = ["Kept", "KeptCalls", "lasting", "system_call_name", "system_call_text
 log = logging.getLogger(__name__)
 
 DROP_GRACE = 1.0  # seconds past the statement timeout before a forgotten table is dropped
+MAX_INDEXES = 4  # indexes one kept table may have, the one it is made with included
 
 
 def lasting(resource: Resource) -> bool:
@@ -109,6 +117,8 @@ class Kept:
     deadline: float | None = None  # time.monotonic() when it goes (ttl)
     hits: int = 0
     lasting: bool = True  # False: spilled, read by one statement and dropped
+    indexes: list[tuple[str, ...]] = field(default_factory=list)  # the columns of each
+    building: set[tuple[str, ...]] = field(default_factory=set)  # indexes being made
 
     @property
     def expires_at(self) -> dt.datetime | None:
@@ -134,6 +144,7 @@ class KeptCalls:
         self._dead: list[tuple[str, str, float]] = []  # (database, table, drop after)
         self._reopening: asyncio.Future[None] | None = None
         self._dropping: set[asyncio.Task[None]] = set()  # spilled tables going
+        self._indexing: set[asyncio.Task[None]] = set()  # indexes being built
 
     # -- in memory: the deadlines of ttl calls -------------------------------------
 
@@ -168,6 +179,7 @@ class KeptCalls:
         if found is not None:
             found.hits += 1
             ctx.touch(resource.name, "select", call.shown(), called=False).rows = found.rows
+            self.index_for(found, ref.lookups)
             return found
         rows = await fetch()
         limits = self.limits
@@ -192,7 +204,34 @@ class KeptCalls:
             return rows
         # The table holds the rows now: the memory need not.
         session.db.immutable.pop((resource.name, call.identity), None)
+        self.index_for(made, ref.lookups)
         return made
+
+    def index_for(self, kept: Kept, lookups: list[tuple[str, str]]) -> None:
+        """Build, in the background, the index a statement's lookups of a kept table want
+        (the equality columns, then one range column), unless one leads with its first
+        column, one is being built, or the table has ``MAX_INDEXES``."""
+        eq = list(dict.fromkeys(c for c, how in lookups if how == "eq"))
+        ranges = [c for c, how in lookups if how == "range" and c not in eq]
+        columns = (*eq, *ranges[:1])
+        store = self.stores.get(kept.database)
+        if (not columns or not kept.lasting or store is None
+                or any(ix[0] == columns[0] for ix in (*kept.indexes, *kept.building))
+                or len(kept.indexes) + len(kept.building) >= MAX_INDEXES):
+            return
+        kept.building.add(columns)
+        task = asyncio.ensure_future(self._index(store, kept, columns))
+        self._indexing.add(task)
+        task.add_done_callback(self._indexing.discard)
+
+    async def _index(self, store: CacheStore, kept: Kept, columns: tuple[str, ...]) -> None:
+        try:
+            kept.bytes = await store.index(kept.name, columns)
+            kept.indexes.append(columns)
+        except (OSError, errors.SqlError, Exception) as exc:  # dropped, or the store closing
+            log.info("kept table %s not indexed on %s: %s", kept.table, columns, exc)
+        finally:
+            kept.building.discard(columns)
 
     async def spill(self, session: Session, resource: Resource, rows: list[dict]
                     ) -> Kept | None:
@@ -250,8 +289,10 @@ class KeptCalls:
             deadline = self.deadlines.get((resource.name, call.identity)) or (
                 time.monotonic() + resource.ttl)
         size = await store.make(name, resource, rows)
+        first = resource.primary_key or resource.keys
         kept = Kept(store.qualified(name), name, database, resource.name, call.shown(),
-                    session.user, len(rows), size, deadline=deadline)
+                    session.user, len(rows), size, deadline=deadline,
+                    indexes=[tuple(first)] if first else [])
         self.entries[key] = kept
         await self._evict()
         return kept
@@ -316,7 +357,9 @@ class KeptCalls:
                         "arguments": kept.arguments if mine else None,
                         "rows": kept.rows, "bytes": kept.bytes, "made_at": kept.made_at,
                         "expires_at": kept.expires_at, "hits": kept.hits,
-                        "table_name": kept.table})
+                        "table_name": kept.table,
+                        "indexes": "; ".join(f"({', '.join(ix)})" for ix in kept.indexes)
+                        or None})
         return out
 
     def explain_lines(self, session: Session, refs: list[Reference]) -> list[str]:
@@ -365,6 +408,9 @@ class KeptCalls:
     async def close(self) -> None:
         if self._reopening is not None:
             self._reopening.cancel()
+        for task in list(self._indexing):
+            task.cancel()
+        await asyncio.gather(*self._indexing, return_exceptions=True)
         if self._dropping:
             await asyncio.gather(*self._dropping, return_exceptions=True)
         self.entries.clear()

@@ -85,6 +85,10 @@ class Reference:
     limit: Value | None = None  # the statement's LIMIT, when it applies to this alone
     offset: Value | None = None
     keys_only: bool = False  # with limit: WHERE binds keys only, the server may stop
+    # The columns Postgres looks its rows up by: compared with a value or another table's
+    # column by =, IN, = ANY ("eq"), or <, <=, >, >=, BETWEEN ("range"), in WHERE or ON.
+    # A kept call's table is indexed for them (keep.py).
+    lookups: list[tuple[str, str]] = field(default_factory=list)
     resource: Any = field(default=None, repr=False)
 
     @property
@@ -340,6 +344,7 @@ class _Analyzer:
         for conj in _conjuncts(clause):
             scope.conjuncts.append(conj)
             self.visit(conj, scope)
+            self.note_lookup(conj, scope)
             self.residue = False
             if not self.bind(conj, scope, targets):
                 unbound += 1
@@ -347,6 +352,24 @@ class _Analyzer:
             elif self.residue:  # an OR that binds a key, and conditions Postgres applies
                 unbound += 1
         return unbound
+
+    def note_lookup(self, conj: Any, scope: _Scope) -> None:
+        """Remember the columns a conjunct looks a reference's rows up by (``lookups``)."""
+        if not isinstance(conj, ast.A_Expr):
+            return
+        op, kind = operator(conj) or "", conj.kind
+        if kind == _K.AEXPR_OP and op in _COMPARE and _COMPARE[op] != "<>":
+            how = "eq" if op == "=" else "range"
+        elif kind in (_K.AEXPR_IN, _K.AEXPR_OP_ANY) and op == "=":
+            how = "eq"
+        elif kind == _K.AEXPR_BETWEEN:
+            how = "range"
+        else:
+            return
+        for side in (conj.lexpr, conj.rexpr):
+            hit = self.resolve_column(side, scope)
+            if hit is not None and (hit[1], how) not in hit[0].lookups:
+                hit[0].lookups.append((hit[1], how))
 
     def note_unbound(self, conj: Any, scope: _Scope) -> None:
         """Remember a conjunct that names a reference's column but binds nothing
