@@ -185,6 +185,9 @@ class Resource:
     ttl: float | None = None  # seconds a call's rows stay fresh across statements and sessions
     # Seconds at most a session's fired write is laid over its reads (None: the server's).
     read_your_writes_s: float | None = None
+    # Its resolvers keep their data in this process's memory: several worker processes
+    # would each keep their own copy (``--workers`` refuses to serve it).
+    stateful: bool = False
     _by_name: dict[str, Column] = field(init=False, repr=False)
     _rows_adapter: TypeAdapter[Any] = field(init=False, repr=False)
     _with_ctx: frozenset[str] = field(init=False, repr=False)
@@ -451,6 +454,7 @@ def define_resource(
     rate: Rate | Sequence[float] | None = None,
     ttl: float | None = None,
     read_your_writes_s: float | None = None,
+    stateful: bool = False,
 ) -> Resource:
     """Define a resource; every mistake that would make it unservable is raised here.
 
@@ -465,6 +469,9 @@ def define_resource(
     ``read_your_writes_s=seconds`` bounds how long a session's fired write is laid over
     its own reads of this table while the tool's rows do not show it yet (an eventually
     consistent API); ``0`` shows the tool's rows as they are; None takes the server's.
+    ``stateful=True`` says that its resolvers keep their data in this process's memory (a
+    list, a dict): ``--workers N`` would give each worker a copy of its own, so a
+    server of several workers refuses to serve it.
     """
     _check_identifier("resource name", name)
     if name.startswith(RESERVED_PREFIXES):
@@ -550,6 +557,7 @@ def define_resource(
         rate=None if rate is None else (int(rate[0]), float(rate[1])),
         ttl=None if ttl is None else float(ttl),
         read_your_writes_s=None if read_your_writes_s is None else float(read_your_writes_s),
+        stateful=bool(stateful),
     )
 
 

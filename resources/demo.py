@@ -161,11 +161,12 @@ def demo_resources() -> list[Resource]:
             "tasks", schema=Task, primary_key=["id"], filters=["id", "due", "status"],
             volatility="volatile", description="The user's task list.", select=select_tasks,
             insert=insert_tasks, update=update_tasks, delete=delete_tasks, inline=True,
+            stateful=True,
         ),
         define_resource(
             "emails", schema=Email, volatility="volatile",
             description="An outbox: INSERT queues a message (recorded, never sent).",
-            insert=send_emails, inline=True,
+            insert=send_emails, inline=True, stateful=True,
         ),
         define_resource(
             "web", schema=SearchHit, keys=["query"], volatility="volatile",

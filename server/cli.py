@@ -141,6 +141,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
         await bridge.aclose()
         raise
     serving = True
+    db.workers = config.workers
     server = Server(config, db, worker=worker.index if worker else 0,
                     relay_dir=worker.relay_dir if worker else None)
     try:
@@ -217,11 +218,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         try:
             if config.workers > 1:
-                from .supervisor import run_workers
+                from .supervisor import refuse_stateful, run_workers
 
+                refuse_stateful(config)
                 return run_workers(config, worker_main, verbose=args.verbose)
             run_loop(serve(config))
-        except (SidecarBusy, NameInUse, NotOurs, PermissionError) as exc:
+        except (SidecarBusy, NameInUse, NotOurs, PermissionError, ValueError) as exc:
             print(f"glove-scratchpad: {exc}", file=sys.stderr)
             return 2
     return 0

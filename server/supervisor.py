@@ -14,6 +14,9 @@ Rules:
 - The supervisor keeps the embedded sidecar alive: a postmaster that dies is
   restarted (``EmbeddedSidecar.restart_blocking``) by a thread that watches it;
   the workers reconnect by themselves, with backoff.
+- Workers share nothing but the sidecar: what a resolver keeps in its process's
+  memory, and the in-memory caches, are each worker's own. A resource that says it
+  keeps its data in memory (``stateful=True``) is refused before any worker starts.
 - The banner is printed once, when every worker is ready.
 - SIGTERM or SIGINT to the supervisor is SIGTERM to every worker, each of which
   shuts down gracefully; one that has not ended after its grace is killed. A
@@ -41,7 +44,7 @@ from typing import Any
 
 from .config import ServerConfig
 
-__all__ = ["Worker", "run_workers"]
+__all__ = ["Worker", "refuse_stateful", "run_workers"]
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +62,25 @@ class Worker:
     sidecar_dsn: str
     sidecar_owned: bool  # the embedded sidecar, started by the supervisor
     supervisor: int = 0  # its process id: a worker whose supervisor is gone stops
+
+
+def refuse_stateful(config: ServerConfig) -> None:
+    """ValueError when a resource to serve keeps its data in its process's memory: each
+    worker would hold a copy of its own, and clients would see different data."""
+    from glove_scratchpad.resources.demo import resources as demo
+
+    from .loader import load_resources
+
+    served = load_resources(config.resources) if config.resources else demo
+    stateful = [r.name for r in served if r.stateful]
+    if stateful:
+        names = ", ".join(f'"{n}"' for n in stateful)
+        which = f"resource {names} keeps" if len(stateful) == 1 else f"resources {names} keep"
+        raise ValueError(
+            f"{which} their data in the server process's memory (stateful=True): with --workers "
+            f"{config.workers} each worker would keep a copy of its own, and clients would "
+            "see different data. Serve them with --workers 1, or keep their data outside "
+            "the process (a database, a file, an API) and drop stateful=True.")
 
 
 async def _start_sidecar(config: ServerConfig) -> tuple[Any, str, bool]:

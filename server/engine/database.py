@@ -65,10 +65,11 @@ class Database:
         self.writes = writes
         self.immutable: dict[Any, asyncio.Future[Any]] = {}
         self.kept = KeptCalls(limits)  # lasting calls as sidecar tables
+        self.workers = 1  # server processes sharing the sidecar (--workers); none share memory
         self._owns_catalog = owns_catalog
         self.schemas = catalog.schemas  # the name's schemas (catalog.schema_names)
         self.main = View(frozenset(self.resources), catalog.database,
-                         Pool(catalog.agent_sidecar, catalog.database))
+                         self._pool(catalog))
         self._view_catalogs: list[Catalog] = []  # each holds its database's claim
         self._views: dict[frozenset[str], View] = {self.main.visible: self.main}
         self._view_lock = asyncio.Lock()
@@ -109,9 +110,16 @@ class Database:
                 self._view_catalogs.append(catalog)
                 await self.open_cache(catalog)
                 self._keepers.append(asyncio.ensure_future(catalog.keep_claim()))
-                found = self._views[visible] = View(visible, name,
-                                                    Pool(catalog.agent_sidecar, name))
+                found = self._views[visible] = View(visible, name, self._pool(catalog))
             return found
+
+    def _pool(self, catalog: Catalog) -> Pool:
+        """Statements' connections to a sidecar database: as the agent role, each with the
+        server's statement timeout (a backstop, and what current_setting says; a session
+        whose limit is lower sends its own)."""
+        agent = catalog.agent_sidecar
+        agent.parameters["statement_timeout"] = f"{int(self.limits.statement_timeout * 1000)}"
+        return Pool(agent, catalog.database)
 
     @classmethod
     async def create(

@@ -27,6 +27,34 @@ if TYPE_CHECKING:
 __all__ = ["explain_statement"]
 
 
+def _limit_lines(session: Session, refs: list[dict[str, Any]]) -> list[str]:
+    """What the server's limits will do to this statement, so that the dry run says what
+    the run will: the call budget it would exceed, the row limit that would cut it."""
+    limits = session.db.limits
+    budget = limits.call_budget
+    counted = sum(r["calls"] for r in refs if isinstance(r["calls"], int))
+    fed = [r["resource"] for r in refs
+           if r["access"] == "read" and not isinstance(r["calls"], int)]
+    lines = []
+    if counted > budget:
+        lines.append(f"WARNING: this plan makes {counted} resolver calls; the call budget is "
+                     f"{budget} per statement, so running it is refused (54000): narrow the "
+                     "IN lists that fan out, or split the work into several statements")
+    elif fed:
+        lines.append(f"Call budget: {budget} per statement; the calls of "
+                     f"{', '.join(dict.fromkeys(fed))} depend on the rows that feed them"
+                     + (f", with {counted} more counted here" if counted else "")
+                     + ": a run that needs more is refused before any call")
+    rows = [n for n in (limits.row_limit, session.policy.row_limit) if n]
+    if rows:
+        lines.append(f"Row limit: a result is cut at {min(rows)} rows, with a NOTICE")
+    if session.db.workers > 1 and refs:
+        lines.append(f"Workers: this server is {session.db.workers} processes sharing only "
+                     "the sidecar; what a resolver keeps in memory, and the calls cached in "
+                     "memory, belong to the process serving this connection")
+    return lines
+
+
 async def explain_statement(session: Session, sql: str, node: Any, params: list[Any],
                             explain_node: Any = None) -> Result:
     """The plan of ``node`` (the explained statement; ``sql`` is the text sent)."""
@@ -38,6 +66,7 @@ async def explain_statement(session: Session, sql: str, node: Any, params: list[
     else:
         plan = session.plan(ParsedStatement(sql, node))
     lines, refs = reference_lines(plan, node)
+    lines.extend(_limit_lines(session, refs))
     lines.extend(session.overlay.explain_lines(  # an INSERT's target is not read
         ref.resource.name for ref in plan.references
         if ref is not plan.target or not isinstance(node, ast.InsertStmt)))

@@ -188,10 +188,12 @@ def _with_settings(session: Session, steps: list[Step]) -> tuple[list[Step], tup
     # application_name changes no result; it is sent only to a statement that reads it.
     names = [n for n in session.settings if n not in SHOWN_ONLY and (
         n != "application_name" or any("application_name" in step.sql for step in steps))]
+    if session.policy.statement_timeout and "statement_timeout" not in names:
+        names.append("statement_timeout")  # the role's limit, as current_setting says it
     if not names:
         return steps, ()
     settings = dict(session.settings)
-    if "statement_timeout" in settings:
+    if "statement_timeout" in names:
         # The session enforces the client's value under the server's cap; the sidecar gets
         # the effective one, never the raw 0 or "1h" that would lift its backstop.
         settings["statement_timeout"] = f"{max(1, int(timeout(session) * 1000))}ms"

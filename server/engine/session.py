@@ -88,6 +88,7 @@ class Session:
         self.policy = policy
         self.writes = policy.writes
         self.user = ""
+        self.endpoint = settings.Endpoint()  # the client's connection (the wire sets it)
         self.id = secrets.randbits(_SESSION_ID_BITS) or 1
         self.tx = Transaction(SessionSettings())
         # Fired writes, for a while, and the transaction's staged ones.

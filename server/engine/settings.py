@@ -18,6 +18,7 @@ Rules:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pglast import ast, enums
@@ -30,14 +31,47 @@ from ..sql.setting_rules import canonical_setting
 from . import run as sidecar
 from .result import Notice, Result
 from .session_settings import REPORTED, reported_values
+from .timeouts import duration, timeout
 from .transaction import TxState
 
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["isolation_option", "pool_reset", "read_only_option", "reported", "setting"]
+__all__ = ["Endpoint", "isolation_option", "pool_reset", "read_only_option", "reported",
+           "setting", "shown_duration"]
 
-_SHOW_ALIASES = {"transaction isolation level": "transaction_isolation"}
+_SHOW_ALIASES = {"transaction isolation level": "transaction_isolation",
+                 "session authorization": "session_authorization"}
+# Accepted, and sent with each statement, but with no effect here: a statement runs on
+# a pooled sidecar connection and a transaction is virtual, so nothing sits idle there.
+_NOT_ENFORCED = {
+    "idle_in_transaction_session_timeout": "a transaction here holds no sidecar connection "
+    "between statements, and the server ends no idle transaction",
+    "idle_session_timeout": "the server ends no idle session",
+    "transaction_timeout": "a transaction here is virtual: only each statement is timed "
+    "(statement_timeout)",
+}
+_MS_UNITS = (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000))
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """What a session's client connection is, as SHOW answers it (None: in process, no
+    connection; the sidecar's value then)."""
+
+    ssl: bool = False
+    port: int | None = None
+    max_connections: int | None = None
+
+
+def shown_duration(seconds: float) -> str:
+    """A duration setting as Postgres shows one in milliseconds: the largest unit that
+    holds it whole (300 s is "5min", 1.5 s is "1500ms")."""
+    ms = max(0, round(seconds * 1000))
+    for unit, size in _MS_UNITS:
+        if ms and ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"
 # Accepted and kept by nothing but SHOW: a transaction here is virtual.
 _IGNORED_SETTINGS = {"transaction_isolation", "transaction_read_only",
                      "transaction_deferrable"}
@@ -75,11 +109,12 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
     settings = session.tx.settings
     if isinstance(node, ast.VariableShowStmt):
         name = node.name or ""  # SHOW ALL is refused by the gate
-        own = _read_only(session, name) or _isolation(session, name)
+        own = _read_only(session, name) or _isolation(session, name) or _enforced(session,
+                                                                                   name)
         if own is not None:
-            return Result.text("SHOW", [name], [(own,)])
-        step = Step("SELECT current_setting($1) AS " + quote_ident(name),
-                    [encode_param(_SHOW_ALIASES.get(name, name))])
+            return Result.text("SHOW", [_SHOW_ALIASES.get(name, name)], [(own,)])
+        # Postgres's own SHOW: its column is named as Postgres names the setting (DateStyle).
+        step = Step("SHOW " + quote_ident(_SHOW_ALIASES.get(name, name)), own=True)
         return sidecar.result_of(session, "SHOW", await sidecar.pipeline(session, [step]))
     kind, name = node.kind, canonical_setting(node.name or "")
     k = enums.VariableSetKind
@@ -97,6 +132,11 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
     if kind == k.VAR_SET_MULTI or name in _IGNORED_SETTINGS:
         return result  # the transaction's own, or kept for SHOW only
     local = bool(node.is_local) and kind != k.VAR_RESET_ALL
+    if name in _NOT_ENFORCED and kind != k.VAR_RESET_ALL:
+        result.notices.append(Notice(
+            f'{name} is accepted but not enforced here: {_NOT_ENFORCED[name]}', "WARNING",
+            "01000", hint="statement_timeout bounds each statement; SHOW statement_timeout "
+            "says what it is."))
     if local and session.tx.state is TxState.IDLE:
         result.notices.append(Notice("SET LOCAL can only be used in transaction blocks",
                                      "WARNING", "25P01"))
@@ -116,6 +156,10 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
         changed = settings.set(name, out.rows[0].values[0].decode(), local=local)
     else:  # RESET name, SET name TO DEFAULT
         changed = settings.reset(name)
+    if name == "statement_timeout":
+        capped = _capped(session)
+        if capped is not None:
+            result.notices.append(capped)
     result.parameters = await reported(session, changed)
     return result
 
@@ -131,6 +175,44 @@ async def reported(session: Session, changed: list[str]) -> dict[str, str]:
         known.update({REPORTED[n.lower()]: (v or b"").decode()
                       for n, v in zip(names, out.rows[0].values, strict=True)})
     return known
+
+
+def _enforced(session: Session, name: str) -> str | None:
+    """What the server itself enforces, for a setting whose sidecar value would say
+    otherwise: the statement timeout in effect, and the client connection's facts."""
+    name = name.lower()
+    if name == "statement_timeout":
+        asked = session.settings.get("statement_timeout")
+        if asked is not None and _capped(session) is None:
+            return asked  # as Postgres spelled it
+        return shown_duration(timeout(session))
+    if name == "session_authorization":
+        return session.user or None
+    endpoint = session.endpoint
+    if name == "ssl" and endpoint.port is not None:
+        return "on" if endpoint.ssl else "off"
+    if name == "port" and endpoint.port is not None:
+        return str(endpoint.port)
+    if name == "max_connections" and endpoint.max_connections is not None:
+        return str(endpoint.max_connections)
+    return None
+
+
+def _capped(session: Session) -> Notice | None:
+    """The WARNING that the client's statement_timeout does not hold: the server's or
+    the role's limit is lower (0, no limit, is never lifted); None when it holds."""
+    asked = session.settings.get("statement_timeout")
+    limit = timeout(session)
+    if asked is None or (duration(asked) and duration(asked) <= limit):
+        return None
+    whose = ("this role's" if session.policy.statement_timeout
+             and session.policy.statement_timeout < session.db.limits.statement_timeout
+             else "the server's")
+    return Notice(
+        f"statement_timeout is {shown_duration(limit)} here, {whose} limit: {asked} does not "
+        "take effect", "WARNING", "01000",
+        hint=f"A statement is canceled after {shown_duration(limit)}; SET a lower value to "
+        "cancel sooner. SHOW statement_timeout says what is enforced.")
 
 
 def _isolation(session: Session, name: str) -> str | None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["timeout"]
+__all__ = ["duration", "timeout"]
 
 _UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -23,12 +23,12 @@ def timeout(session: Session) -> float:
     limit = session.db.limits.statement_timeout
     if session.policy.statement_timeout:
         limit = min(limit, session.policy.statement_timeout)
-    client = _duration(session.settings.get("statement_timeout", "0"))
+    client = duration(session.settings.get("statement_timeout", "0"))
     return min(limit, client) if client else limit
 
 
 @functools.lru_cache(maxsize=256)
-def _duration(text: str) -> float:
+def duration(text: str) -> float:
     """Seconds of a Postgres duration setting as set_config spells it ("250ms", "5s", "0")."""
     text = text.strip()
     number = text.rstrip("abcdefghijklmnopqrstuvwxyz")

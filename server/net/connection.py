@@ -115,12 +115,14 @@ class ClientHandler(CodecProtocol):
         self.committing = False  # the statement running is a COMMIT (END)
         self.discarding = False  # after an extended-protocol error, until Sync
         self.peer: Any = None
+        self.local: Any = None
 
     # -- the transport's callbacks -----------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         self.peer = transport.get_extra_info("peername")
+        self.local = transport.get_extra_info("sockname")
         self.task = asyncio.get_running_loop().create_task(self.serve())
 
     def connection_lost(self, exc: Exception | None) -> None:

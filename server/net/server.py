@@ -87,6 +87,8 @@ class Server:
         writes = "writes allowed" if c.writes else "read-only (start with --writes to allow writes)"
         names = ", ".join(sorted(self.db.resources)) or "none"
         workers = f" ({c.workers} workers)" if c.workers > 1 else ""
+        shared = ("  workers share the sidecar and nothing else: what a resolver keeps in "
+                  "memory is each worker's own\n" if c.workers > 1 else "")
         host = c.host
         if host in ANY_ADDRESS:  # listening everywhere: a client names this machine
             host = "localhost"
@@ -99,6 +101,7 @@ class Server:
             f"  resources: {names}\n"
             f"  {writes}\n"
             f"  {describe_auth(c)}\n"
+            f"{shared}"
             f"  connect:  psql -h {host} -p {self.port} -d {c.database}{reach}\n"
         )
 

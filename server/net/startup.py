@@ -59,6 +59,7 @@ from glove_scratchpad.wire import (
 )
 
 from ..engine.policy import Policy
+from ..engine.settings import Endpoint
 from .auth import SCRAM, ScramExchange
 from .state import BackendKey, ServerState
 
@@ -87,6 +88,7 @@ class Channel(Protocol):
 
     conn: ServerConnection  # the codec, in its start-up phase
     peer: Any  # the transport's peername: (host, port, …), or None for a Unix socket
+    local: Any  # the transport's sockname: this server's (host, port, …)
 
     async def read_event(self) -> Any: ...
 
@@ -159,6 +161,10 @@ async def _accept(channel: Channel, state: ServerState, msg: StartupMessage) -> 
     channel.send(AuthenticationOk())
     session = await state.db.open_session(policy)
     session.user = user
+    local = channel.local
+    session.endpoint = Endpoint(ssl=channel.uses_tls(),
+                                port=local[1] if isinstance(local, tuple) else config.port,
+                                max_connections=config.max_connections)
     applied = await _apply_settings(channel, session, params)
     status = parameter_status(state.sidecar_parameters, user, applied, session.writes)
     for name, value in status.items():
