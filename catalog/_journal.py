@@ -146,11 +146,13 @@ class Journal:
             return None
         return int(await self._pool.fetchval(f"SELECT nextval('{self._txids}')"))
 
-    async def open(self, user: str, entries: Sequence[JournalEntry], txid: int | None
-                   ) -> int | None:
-        """Journal a COMMIT's writes under ``txid`` (from ``new_txid``), the first
-        ``firing``, the rest ``staged``. Safe to repeat when an attempt's outcome is unknown
-        (its reply lost with the connection): rows already there are kept as they are."""
+    async def open(self, user: str, entries: Sequence[JournalEntry], txid: int | None,
+                   *, first: int = 1, status: str | None = None) -> int | None:
+        """Journal a COMMIT's writes under ``txid`` (from ``new_txid``) as seqs from
+        ``first``: the first ``firing``, the rest ``staged``; or each ``status`` (``not
+        run``: the writes a failure stopped before they were journaled). Safe to repeat
+        when an attempt's outcome is unknown (its reply lost with the connection): rows
+        already there are kept as they are."""
         if self._pool is None or not entries or txid is None:
             return None
         await self._retry_unrecorded()
@@ -158,14 +160,16 @@ class Journal:
             f"INSERT INTO {self.table} (txid, seq, user_name, statement, resource, verb,"
             " arguments, idempotency_key, status, staged_at)"
             " SELECT $1, u.seq, $2, u.st, u.r, u.v, u.a::jsonb, u.k,"
-            " CASE WHEN u.seq = 1 THEN 'firing' ELSE 'staged' END, to_timestamp(u.at)"
+            " coalesce($11, CASE WHEN u.seq = $10 THEN 'firing' ELSE 'staged' END),"
+            " to_timestamp(u.at)"
             " FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[],"
             " $8::text[], $9::float8[]) AS u(seq, st, r, v, a, k, at)"
             " ON CONFLICT (txid, seq) DO NOTHING",
-            txid, user, list(range(1, len(entries) + 1)), [e.statement[:4000] for e in entries],
+            txid, user, list(range(first, first + len(entries))),
+            [e.statement[:4000] for e in entries],
             [e.resource for e in entries], [e.verb for e in entries],
             [as_json(e.arguments) for e in entries], [e.key for e in entries],
-            [e.staged_at for e in entries])
+            [e.staged_at for e in entries], first, status)
         self.committing.add(txid)
         return txid
 

@@ -61,6 +61,9 @@ _STAGED_COLUMNS = [
      "call sends, one element per call"},
     {"name": "bindings", "pg_type": "jsonb", "description": "An update or delete: what "
      "each call is given (keys, primary key, filters' conditions), one element per call"},
+    {"name": "depends_on", "pg_type": "bigint[]", "description": "The writes (#n) whose "
+     "returned rows it reads, in a WITH that holds writes: COMMIT plans it again from "
+     "them, once they have fired; rows, changes and bindings show it as planned now"},
 ]
 # The first six are the view's original columns, in their original order.
 _RESOURCE_COLUMNS = [

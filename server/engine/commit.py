@@ -36,7 +36,7 @@ from glove_scratchpad import errors
 from glove_scratchpad.catalog import JournalEntry, as_json
 from glove_scratchpad.resources import Bindings, Resource
 
-from . import resolve
+from . import chains, resolve
 from .context import CallArgs, Request, StatementContext
 from .overlay import as_dict
 from .result import Call, Notice, Result, StagedWrite
@@ -79,31 +79,56 @@ def journal_arguments(call: Call) -> dict[str, Any]:
     return out
 
 
-async def _open(session: Session, staged: list[StagedWrite]) -> int | None:
-    """The writes in the journal, before any fires; retried while the sidecar restarts."""
+def _entries(staged: list[StagedWrite]) -> list[JournalEntry]:
+    """The journal's rows of some writes, one per call. A write a chain plans at COMMIT
+    says so while its arguments are the ones it was staged with."""
+    out = []
+    for w in staged:
+        for c in w.calls:
+            arguments = journal_arguments(c)
+            if _deferred(w):
+                arguments["deferred"] = ("planned at COMMIT from the rows "
+                                         + ", ".join(f"#{i}" for i in w.link.after())
+                                         + " return")
+            out.append(JournalEntry(w.statement, w.resource, c.verb, arguments, c.key,
+                                    w.staged_at))
+    return out
+
+
+def _deferred(write: StagedWrite) -> bool:
+    return write.link is not None and write.link.deferred
+
+
+async def _open(session: Session, staged: list[StagedWrite], txid: int | None = None,
+                first: int = 1) -> int | None:
+    """The writes in the journal, before any of them fires, from seq ``first`` of
+    transaction ``txid`` (a new one when None); retried while the sidecar restarts."""
     journal = session.db.journal
-    entries = [JournalEntry(w.statement, w.resource, c.verb, journal_arguments(c), c.key,
-                            w.staged_at) for w in staged for c in w.calls]
+    entries = _entries(staged)
+    if not entries:
+        return txid
     deadline = time.monotonic() + JOURNAL_WAIT
     delay = 0.1
-    txid: int | None = None
+    fresh = txid is None
     while True:
         try:
             # One txid for every attempt: an attempt whose reply was lost may have written
             # its rows, and a second txid would leave them firing forever.
             if txid is None:
                 txid = await journal.new_txid()
-            return await journal.open(session.user, entries, txid)
+            return await journal.open(session.user, entries, txid, first=first)
         except Exception as exc:
             if not journal.unavailable(exc):
-                journal.abandon(txid)
+                if fresh:
+                    journal.abandon(txid)
                 log.error("the journal refused a COMMIT's writes", exc_info=exc)
                 raise errors.InternalError(
                     "COMMIT could not journal its writes, so none of them fired",
                     hint="The transaction is over and nothing was called. Report this to "
                     "the server's operator.") from exc
             if time.monotonic() + delay > deadline:
-                journal.abandon(txid)
+                if fresh:
+                    journal.abandon(txid)
                 raise errors.InvalidTransactionState(
                     "COMMIT could not journal its writes, so none of them fired: "
                     f"{type(exc).__name__}: {exc}"[:1000],
@@ -113,46 +138,50 @@ async def _open(session: Session, staged: list[StagedWrite]) -> int | None:
             delay *= 2
 
 
+def _segments(staged: list[StagedWrite]) -> list[list[StagedWrite]]:
+    """The writes cut before each one a chain plans at COMMIT: a segment is journaled
+    when the writes before it have fired, and its first write has been planned."""
+    out: list[list[StagedWrite]] = []
+    for w in staged:
+        if not out or _deferred(w):
+            out.append([])
+        out[-1].append(w)
+    return out
+
+
 async def fire_writes(session: Session, staged: list[StagedWrite], ctx: StatementContext
                       ) -> tuple[int | None, list[list[dict]]]:
     """Journal and fire writes, in order: the txid, and the rows each write's tool gave
-    back. The first failure raises ``_Stopped``."""
+    back. The first failure raises ``_Stopped``.
+
+    A write of a chain that reads what an INSERT before it returns is planned when
+    that INSERT has fired (``chains.replan``); its calls, and those after it, are
+    journaled then, each before it fires, as the journal's next seqs."""
     journal = session.db.journal
-    txid = await _open(session, staged)
-    calls = [(w, c) for w in staged for c in w.calls]
     returned: list[list[dict]] = [[] for _ in staged]
     index = {id(w): i for i, w in enumerate(staged)}
+    txid: int | None = None
+    journaled = 0  # the writes journaled so far (whole segments)
+    seq = 0  # the last seq journaled
     try:
-        for seq, (write, call) in enumerate(calls, 1):
-            if txid is not None:
-                write.journal.append((txid, seq))
+        for n, segment in enumerate(_segments(staged)):
+            head = segment[0]
+            if _deferred(head):
+                try:
+                    await chains.replan(session, head, ctx)
+                except errors.SqlError as exc:
+                    head.status, head.error = "failed", exc.message
+                    raise _Stopped(head, exc, txid) from None
             try:
-                out = await _fire_call(session, write, call, ctx)
+                txid = await _open(session, segment, txid, seq + 1)
             except errors.SqlError as exc:
-                write.status, write.error = "failed", exc.message
-                await journal.settle(txid, seq, "failed", error=exc.message)
-                await journal.not_run(txid, seq + 1)
-                raise _Stopped(write, exc, txid) from None
-            except asyncio.CancelledError:
-                # The tool may have run: the journal says so, and nothing after it fires.
-                task = asyncio.ensure_future(_abandon(session, txid, seq))
-                _ABANDONING.add(task)
-                task.add_done_callback(_ABANDONING.discard)
-                raise
-            rows = _returned_rows(session.db.resources[write.resource], call, out)
-            returned[index[id(write)]].extend(rows)
-            last = seq == len(calls)
-            if last or calls[seq][0] is not write:
-                write.status = "fired"
-            if not await journal.settle(txid, seq, "fired", result=out,
-                                        next_seq=None if last else seq + 1):
-                nxt = calls[seq][0]
-                error = errors.InvalidTransactionState(
-                    "the journal could not record the next write as firing, so it did not "
-                    "fire", hint="The sidecar is unavailable: run what is left again in a "
-                    "moment.")
-                nxt.status, nxt.error = "failed", error.message
-                raise _Stopped(nxt, error, txid)
+                if n == 0:
+                    raise
+                head.status, head.error = "failed", exc.message
+                raise _Stopped(head, exc, txid) from None
+            first, seq, journaled = seq, seq + sum(len(w.calls) for w in segment), \
+                journaled + len(segment)
+            await _fire_segment(session, segment, ctx, txid, first, returned, index)
     except _Stopped as stop:
         seen = False
         for w in staged:
@@ -160,10 +189,59 @@ async def fire_writes(session: Session, staged: list[StagedWrite], ctx: Statemen
                 seen = True
             elif seen:
                 w.status = "not run"
+        rest = staged[journaled:]
+        if txid is not None and rest:  # never journaled: journaled now, as not run
+            await journal.open(session.user, _entries(rest), txid, first=seq + 1,
+                               status="not run")
         raise
     finally:
         journal.close_transaction(txid)
     return txid, returned
+
+
+async def _fire_segment(session: Session, segment: list[StagedWrite], ctx: StatementContext,
+                        txid: int | None, seq: int, returned: list[list[dict]],
+                        index: dict[int, int]) -> None:
+    """Fire one segment's calls, journaled from ``seq + 1``."""
+    journal = session.db.journal
+    calls = [(w, c) for w in segment for c in w.calls]
+    first = seq + 1
+    for i, (write, call) in enumerate(calls):
+        seq = first + i
+        if txid is not None:
+            write.journal.append((txid, seq))
+        try:
+            out = await _fire_call(session, write, call, ctx)
+        except errors.SqlError as exc:
+            write.status, write.error = "failed", exc.message
+            await journal.settle(txid, seq, "failed", error=exc.message)
+            await journal.not_run(txid, seq + 1)
+            raise _Stopped(write, exc, txid) from None
+        except asyncio.CancelledError:
+            # The tool may have run: the journal says so, and nothing after it fires.
+            task = asyncio.ensure_future(_abandon(session, txid, seq))
+            _ABANDONING.add(task)
+            task.add_done_callback(_ABANDONING.discard)
+            raise
+        rows = _returned_rows(session.db.resources[write.resource], call, out)
+        returned[index[id(write)]].extend(rows)
+        last = i == len(calls) - 1
+        if last or calls[i + 1][0] is not write:
+            write.status = "fired"
+            await chains.fired(session, write, returned[index[id(write)]] or [
+                as_dict(r) for c in write.calls for r in c.rows])
+        if not await journal.settle(txid, seq, "fired", result=out,
+                                    next_seq=None if last else seq + 1):
+            nxt = calls[i + 1][0]
+            error = errors.InvalidTransactionState(
+                "the journal could not record the next write as firing, so it did not "
+                "fire", hint="The sidecar is unavailable: run what is left again in a "
+                "moment.")
+            nxt.status, nxt.error = "failed", error.message
+            raise _Stopped(nxt, error, txid)
+    for write in segment:
+        if not write.calls:
+            write.status = "fired"  # nothing to call: planned at COMMIT to no row
 
 
 async def _fire_shielded(session: Session, staged: list[StagedWrite], ctx: StatementContext
@@ -330,17 +408,25 @@ async def restage(session: Session, call: ast.FuncCall, params: list[Any]) -> Re
             "transactions.")
     status = {"staged": "not run", "firing": "in doubt"}  # left so by a server gone
     todo = [r for r in rows if status.get(r["status"], r["status"]) in _RESTAGEABLE]
+    # A chain's write planned from what an earlier write returned cannot be sent again
+    # without it: the statement that staged it is run again instead.
+    waiting = [r for r in todo if (r["arguments"] or {}).get("deferred")]
+    todo = [r for r in todo if r not in waiting]
     taken = {c.key for w in session.tx.staged for c in w.calls}
     fired = await journal.fired_keys([r["idempotency_key"] for r in todo])
     todo = [r for r in todo if r["idempotency_key"] not in fired | taken]
+    skipped = [Notice(
+        f"not staged again: seq {r['seq']} ({r['resource']} {r['verb']}) was "
+        f"{(r['arguments'] or {})['deferred']}, which did not fire",
+        hint=f"Run the statement again: {r['statement'][:200]}") for r in waiting]
     if not todo:
         return Result.text("SELECT 1", ["restage"], [(
             f"nothing to stage: every write of transaction {txid} has fired or is staged",)],
-            staged=list(session.tx.staged))
+            staged=list(session.tx.staged), notices=skipped)
     writes = [_restaged(session, r) for r in todo]
     if session.tx.state is TxState.IDLE:
         session.tx.begin(read_only=False)
-    notices = []
+    notices = list(skipped)
     for write, row in zip(writes, todo, strict=True):
         session.tx.staged.append(write)
         was = status.get(row["status"], row["status"])

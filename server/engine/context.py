@@ -7,15 +7,11 @@ Rules:
   future per call identity, so however often the statement names a call, it is
   made once. It also gathers what the statement touched and noticed, and the
   calls planned so far against the call budget.
-- The statement being run is ``CURRENT_STATEMENT`` from the moment its
-  context is made, in its task and the tasks it starts: what a read adds
-  to a statement from afar (the overlay's NOTICE) finds it there.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
 import time
 from dataclasses import dataclass, field
@@ -23,8 +19,7 @@ from typing import Any
 
 from .result import Notice, Touched
 
-__all__ = ["CURRENT_STATEMENT", "CallArgs", "CallKey", "Request", "StatementContext",
-           "args_key"]
+__all__ = ["CallArgs", "CallKey", "Request", "StatementContext", "args_key"]
 
 CallKey = tuple[str, Any]  # (resource, arguments key): a call's identity
 
@@ -115,9 +110,6 @@ class StatementContext:
     timed: bool = True  # under the statement timeout (a COMMIT's writes are not)
     spilled: list[Any] = field(default_factory=list)  # tables of its own (keep.py's Kept)
 
-    def __post_init__(self) -> None:
-        CURRENT_STATEMENT.set(self)
-
     def notice(self, notice: Notice) -> None:
         """Add a NOTICE once, however many reads of the statement give it."""
         if notice not in self.notices:
@@ -132,6 +124,3 @@ class StatementContext:
             t.calls += 1
         return t
 
-
-CURRENT_STATEMENT: contextvars.ContextVar[StatementContext | None] = contextvars.ContextVar(
-    "glove_current_statement", default=None)

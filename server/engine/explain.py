@@ -17,6 +17,7 @@ from glove_scratchpad.catalog import Param, Step
 from ..sql.analysis import analyze, deparse
 from ..sql.explain import reference_lines
 from ..sql.parse import ParsedStatement
+from . import chains
 from . import fns as fn_calls
 from . import run as sidecar
 from .result import Result
@@ -65,12 +66,26 @@ async def explain_statement(session: Session, sql: str, node: Any, params: list[
             plan = session.view.plans[sql] = analyze(deparse(node), node, session.lookup)
     else:
         plan = session.plan(ParsedStatement(sql, node))
-    lines, refs = reference_lines(plan, node)
+    chain = chains.split(node, plan.sql, params)
+    parts = [(None, plan, node)] if chain is None else await chains.explain_parts(session,
+                                                                                 chain)
+    lines: list[str] = []
+    refs: list[dict[str, Any]] = []
+    read: list[str] = []
+    reads: list[Any] = []
+    for header, part_plan, part_node in parts:
+        part_lines, part_refs = reference_lines(part_plan, part_node)
+        if header is not None:
+            lines.append(header)
+            part_lines = ["  " + line for line in part_lines]
+        lines += part_lines
+        refs += part_refs
+        read += [ref.resource.name for ref in part_plan.references  # an INSERT's target
+                 if ref is not part_plan.target or not isinstance(part_node, ast.InsertStmt)]
+        reads += part_plan.reads
     lines.extend(_limit_lines(session, refs))
-    lines.extend(session.overlay.explain_lines(  # an INSERT's target is not read
-        ref.resource.name for ref in plan.references
-        if ref is not plan.target or not isinstance(node, ast.InsertStmt)))
-    lines.extend(session.db.kept.explain_lines(session, list(plan.reads)))
+    lines.extend(session.overlay.explain_lines(read))
+    lines.extend(session.db.kept.explain_lines(session, reads))
     if session.db.fns:
         lines.extend(fn_calls.explain_lines(plan.sql, session.db.schemas.fns))
     args = (list(params) + [Param(None)] * plan.max_param)[:plan.max_param]

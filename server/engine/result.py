@@ -105,6 +105,9 @@ class StagedWrite:
     error: str | None = None
     staged_at: float = field(default_factory=time.time)
     journal: list[tuple[int, int]] = field(default_factory=list)  # (txid, seq) of each call
+    # Its place in a statement whose WITH holds writes (chains.Link): planned again at
+    # COMMIT when it reads what an INSERT staged before it returns.
+    link: Any = None
 
     @property
     def summary(self) -> str:

@@ -47,7 +47,7 @@ from ..sql.analysis import Plan, analyze, deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, is_script, parse
 from ..sql.statement_kinds import statement_name
-from . import commit, fast, resolve, settings, writes
+from . import chains, commit, fast, resolve, settings, writes
 from . import fns as fn_calls
 from . import run as sidecar
 from .context import Request, StatementContext
@@ -351,6 +351,10 @@ class Session:
                 return await self.db.kept.refresh(self, system_call_text(call, params))
             return await commit.restage(self, call, params)
         if isinstance(node, ast.SelectStmt | ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):
+            chain = chains.split(node, stmt.sql, params)
+            if chain is not None:  # writes in its WITH: each a statement of its own
+                await self._check(stmt, params)
+                return await chains.run(self, chain, request)
             plan = self.plan(stmt)
             if plan.references or self.db.fns:  # else no tool runs: nothing to guard
                 await self._check(stmt, params)

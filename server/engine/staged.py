@@ -97,21 +97,27 @@ def sent(call: Call) -> dict[str, Any]:
 
 def staged_view_rows(staged: Sequence[StagedWrite]) -> list[dict[str, Any]]:
     """``scratchpad.staged``: one row per staged write with what COMMIT will send for it
-    (folds applied): its rows, changes and bindings, one element per call."""
+    (folds applied): its rows, changes and bindings, one element per call; and the
+    writes whose returned rows it is planned again from, at COMMIT (a chain's)."""
     sending = {w.id: w for w in pending(staged)}
     out = []
     for write in staged:
         now = sending.get(write.id)
         calls = [sent(c) for c in now.calls] if now is not None else []
         into = folded_into(write)
+        after = write.link.after() if write.link is not None and write.link.deferred else []
         status = write.status if now is not None else (
             "folded into " + ", ".join(f"#{i}" for i in into))
+        if after and now is not None:
+            status += ("; planned again at COMMIT from the rows "
+                       + ", ".join(f"#{i}" for i in after) + " return")
         out.append({
             "id": write.id, "resource": write.resource, "verb": write.verb,
             "statement": write.statement, "calls": write.summary, "status": status,
             "rows": [r for c in calls for r in c.get("rows", ())] or None,
             "changes": [c["changes"] for c in calls if "changes" in c] or None,
             "bindings": [c["bindings"] for c in calls if "bindings" in c] or None,
+            "depends_on": after or None,
         })
     return out
 

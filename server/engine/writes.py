@@ -19,6 +19,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pglast import ast
@@ -52,7 +53,7 @@ from .transaction import TxState
 if TYPE_CHECKING:
     from .session import Session
 
-__all__ = ["verb_of", "write"]
+__all__ = ["Planned", "plan_write", "returning", "verb_of", "write"]
 
 _VERBS = {ast.InsertStmt: "insert", ast.UpdateStmt: "update", ast.DeleteStmt: "delete"}
 
@@ -106,48 +107,78 @@ def check_allowed(session: Session, plan: Plan) -> Resource:
     return resource
 
 
-async def write(session: Session, plan: Plan, params: list[Param],
-                ctx: StatementContext) -> Result:
+@dataclass(slots=True)
+class Planned:
+    """A write planned, nothing staged or fired: its calls, and the rows it writes or
+    affects (what RETURNING reads)."""
+
+    resource: Resource
+    verb: str
+    calls: list[Call]
+    rows: list[dict]
+    tag: str
+
+
+async def plan_write(session: Session, plan: Plan, params: list[Param],
+                     ctx: StatementContext) -> Planned:
+    """The calls an INSERT, UPDATE or DELETE will make, once it is known to be allowed."""
     resource = check_allowed(session, plan)
     verb = verb_of(plan.node)
-    target: Reference = plan.target  # type: ignore[assignment]
     if verb == "insert":
         calls, rows = await _plan_insert(session, plan, params, ctx)
-        tag = f"INSERT 0 {len(rows)}"
-    else:
-        calls, affected = await _plan_change(session, plan, verb, params, ctx)
-        rows = affected or []
-        tag = f"{verb.upper()} {len(affected) if affected is not None else len(calls)}"
-    staged = StagedWrite(session.next_write_id(), resource.name, verb, plan.sql, calls)
+        return Planned(resource, verb, calls, rows, f"INSERT 0 {len(rows)}")
+    calls, affected = await _plan_change(session, plan, verb, params, ctx)
+    tag = f"{verb.upper()} {len(affected) if affected is not None else len(calls)}"
+    return Planned(resource, verb, calls, affected or [], tag)
+
+
+async def write(session: Session, plan: Plan, params: list[Param],
+                ctx: StatementContext, link: Any = None) -> Result:
+    """Plan a write, then stage it (in a transaction) or fire it. ``link``: its place in
+    a statement whose WITH holds writes (``chains.Link``), staged even with no call
+    when COMMIT plans it again."""
+    planned = await plan_write(session, plan, params, ctx)
+    resource, verb, calls, rows = planned.resource, planned.verb, planned.calls, planned.rows
+    staged = StagedWrite(session.next_write_id(), resource.name, verb, plan.sql, calls,
+                         link=link)
     if session.tx.state is TxState.OPEN:
-        if calls:
+        if calls or (link is not None and link.deferred):
             session.tx.staged.append(staged)
-            sent = [c for c in calls if c.staged_row is None]
-            parts = ["; ".join(c.describe(resource.name) for c in sent)
-                     + " will be called at COMMIT"] if sent else []
-            folds = len(calls) - len(sent)
-            if folds:
-                into = ", ".join(f"#{i}" for i in folded_into(staged))
-                parts.append(f"{'it changes ' if sent else 'changes '}{folds} "
-                             f"row{'s' if folds != 1 else ''} that {into} stages, sent so "
-                             "changed with that INSERT (the tool assigns their ids)")
-            ctx.notices.append(Notice(
-                f"staged #{staged.id}: {'; '.join(parts)}",
-                hint="SELECT * FROM scratchpad.staged shows what is staged; ROLLBACK "
-                "discards it. Reads in this transaction see it; values the tool assigns "
-                "(ids) are known after COMMIT.",
-            ))
+            ctx.notices.append(_staged_notice(staged, resource))
     elif calls:
         returned = await commit.fire_one(session, staged, ctx)
         if returned:
             rows = returned
-    result = Result(tag, notices=ctx.notices, touched=list(ctx.touched.values()),
+    result = Result(planned.tag, notices=ctx.notices, touched=list(ctx.touched.values()),
                     staged=list(session.tx.staged))
     if plan.returning_span is not None:
-        ret = await _returning(session, plan, resource, target, rows, params,
-                               ctx.request.formats)
+        ret = await returning(session, plan, rows, params, ctx.request.formats)
         result.columns, result.fields, result.data_rows = ret.columns, ret.fields, ret.data_rows
     return result
+
+
+def _staged_notice(staged: StagedWrite, resource: Resource) -> Notice:
+    calls = staged.calls
+    sent = [c for c in calls if c.staged_row is None]
+    parts = ["; ".join(c.describe(resource.name) for c in sent)
+             + " will be called at COMMIT"] if sent else []
+    folds = len(calls) - len(sent)
+    if folds:
+        into = ", ".join(f"#{i}" for i in folded_into(staged))
+        parts.append(f"{'it changes ' if sent else 'changes '}{folds} "
+                     f"row{'s' if folds != 1 else ''} that {into} stages, sent so "
+                     "changed with that INSERT (the tool assigns their ids)")
+    link = staged.link
+    if link is not None and link.deferred:
+        after = ", ".join(f"#{i}" for i in link.after())
+        parts = [f"{staged.verb} of {resource.name}, planned at COMMIT from the rows "
+                 f"{after} returns once fired" + (f" (as staged now: {'; '.join(parts)})"
+                                                  if parts else "")]
+    return Notice(
+        f"staged #{staged.id}: {'; '.join(parts)}",
+        hint="SELECT * FROM scratchpad.staged shows what is staged; ROLLBACK "
+        "discards it. Reads in this transaction see it; values the tool assigns "
+        "(ids) are known after COMMIT.")
 
 
 async def _plan_insert(session: Session, plan: Plan, params: list[Any], ctx: StatementContext
@@ -296,8 +327,11 @@ def _validate_changes(resource: Resource, plan: Plan, changed: list[dict]) -> No
         resource.validate_insert_rows(changed)
 
 
-async def _returning(session: Session, plan: Plan, resource: Resource, target: Reference,
-                     rows: list[dict], params: list[Param], formats: Sequence[int]) -> Result:
+async def returning(session: Session, plan: Plan, rows: list[dict], params: list[Param],
+                    formats: Sequence[int]) -> Result:
+    """A write's RETURNING over the rows it wrote (as its tool returned them) or affected."""
+    target: Reference = plan.target  # type: ignore[assignment]
+    resource: Resource = target.resource
     start, end = plan.returning_span  # type: ignore[misc]
     returning = plan.sql[start:end].strip()[len("RETURNING"):]
     n = plan.max_param + 1

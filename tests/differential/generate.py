@@ -64,7 +64,7 @@ class Generator:
             (6, self.outer_joins), (5, self.tags_and_ctes), (5, self.orders_filters),
             (5, self.events_reads), (5, self.aggregates), (4, self.set_operations),
             (4, self.windows_distinct), (3, self.settings), (5, self.writes),
-            (4, self.transactions)]
+            (4, self.transactions), (3, self.chains)]
         weights = [w for w, _ in families]
         for _ in range(n):
             (_, make), = self.rng.choices(families, weights)
@@ -483,6 +483,39 @@ class Generator:
             Step("SELECT n.title, p.name FROM notes n JOIN people p ON p.id = n.person_id "
                  "WHERE p.age > 30"),
         ])
+
+    def chain(self, in_transaction: bool) -> Step:
+        """A statement whose WITH holds a write, and what reads its RETURNING. Outside a
+        transaction an INSERT's RETURNING id is the tool's (the reference has none)."""
+        rng = self.rng
+        name, body = self.quoted(self.pick(NAMES)), self.quoted(self.pick(TAGS))
+        person = rng.randint(1, 60)
+        kind = rng.randrange(5)
+        if kind == 0:
+            sql = (f"WITH n AS (INSERT INTO notes (person_id, title, body) VALUES ({person}, "
+                   f"{name}, {body}) RETURNING person_id, title) INSERT INTO notes "
+                   "(person_id, title, body) SELECT person_id, title || 'x', 'copy' FROM n")
+        elif kind == 1:
+            sql = (f"WITH d AS (DELETE FROM notes WHERE id = {rng.randint(1, 30)} OR title = "
+                   f"{name} RETURNING id, title) SELECT count(*), min(title) FROM d")
+        elif kind == 2:
+            sql = (f"WITH u AS (UPDATE notes SET body = body || '!' WHERE person_id < "
+                   f"{rng.randint(5, 40)} RETURNING id, body) SELECT id, body FROM u")
+        elif kind == 3:
+            sql = (f"WITH n AS (INSERT INTO notes (person_id, title, body) VALUES ({person}, "
+                   f"{name}, {body}), ({person + 1}, {name}, 'two') RETURNING "
+                   f"{'id, ' if in_transaction else ''}title, body) SELECT * FROM n")
+        else:
+            sql = (f"WITH u AS (UPDATE notes SET title = {name} WHERE id = "
+                   f"{rng.randint(1, 30)} RETURNING id, person_id), p AS (SELECT * FROM "
+                   "people) SELECT u.id, p.name FROM u JOIN p ON p.id = u.person_id")
+        return Step(sql, write=True)
+
+    def chains(self) -> Case:
+        if self.rng.random() < 0.5:
+            return Case("chains", (self.chain(False), self.note_read()))
+        return Case("chains", (Step("BEGIN"), self.chain(True), self.note_read(),
+                               Step(self.pick(["COMMIT", "ROLLBACK"])), self.note_read()))
 
     def writes(self) -> Case:
         return Case("writes", (self.note_write(), self.note_read(), self.note_read()))
