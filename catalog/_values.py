@@ -26,11 +26,18 @@ __all__ = ["decode_row", "decode_value", "encode_param", "result_format"]
 
 
 def encode_param(value: Any) -> Param:
-    """A Python value as a text-format parameter whose type Postgres infers."""
+    """A Python value as a text-format parameter whose type Postgres infers; a float or a
+    Decimal keeps its own type (float8, numeric), so that ``age > $1`` with 39.5 compares
+    39.5, as psycopg's does, rather than failing to read it as the column's integer."""
     if isinstance(value, Param):
         return value
     if value is None:
         return Param(None)
+    if isinstance(value, float | decimal.Decimal) and not isinstance(value, bool):
+        oid = 701 if isinstance(value, float) else 1700
+        text = repr(value) if isinstance(value, float) else str(value)
+        return Param({"inf": "Infinity", "-inf": "-Infinity", "nan": "NaN"}.get(
+            text, text).encode(), 0, oid)
     if isinstance(value, bool):
         text = "t" if value else "f"
     elif isinstance(value, dt.datetime | dt.date | dt.time):

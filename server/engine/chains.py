@@ -122,6 +122,13 @@ class Link:
         return sorted(chain.staged[n] for n in _reached(chain, self.part) if n in chain.staged
                       and n in chain.inserts)
 
+    async def replan(self, session: Session, write: StagedWrite, ctx: StatementContext
+                     ) -> None:
+        await replan(session, write, ctx)
+
+    async def fired(self, session: Session, write: StagedWrite, rows: list[dict]) -> None:
+        await fired(session, write, rows)
+
 
 def split(node: Any, sql: str, params: Sequence[Param]) -> Chain | None:
     """The parts of a statement whose WITH holds a write; None when it holds none."""
@@ -193,7 +200,7 @@ async def _part(session: Session, chain: Chain, part: Part, request: Request,
     stmt = ParsedStatement(sql, node)
     plan = session.plan(stmt)
     chain.plans[part.name] = plan
-    await sidecar.check(session, sql, params)
+    _, fields = await sidecar.check(session, sql, params)
     # A part's own context; the request's stable calls are shared with the others.
     ctx = StatementContext(Request(tuple(formats), request.stable), chain.sql)
     chain.params_of[part.name] = params
@@ -201,12 +208,19 @@ async def _part(session: Session, chain: Chain, part: Part, request: Request,
         if not part.is_write:
             return await resolve.read(session, plan, params, ctx, formats)
         link = Link(chain, part, deferred) if staging else None
-        result = await writes.write(session, plan, params, ctx, link=link)
+        try:
+            result = await writes.write(session, plan, params, ctx, link=link)
+        except errors.SqlError as exc:
+            # Planned as the transaction sees it, a deferred part may read NULL where the
+            # tool will assign a value: COMMIT plans it again, and says then what fails.
+            if not deferred or exc.sqlstate[:2] not in ("22", "23"):
+                raise
+            result = writes.stage_unplanned(session, plan, ctx, link, exc)
     finally:
         if ctx.spilled:
             session.db.kept.discard(ctx.spilled)
     if part.name is not None:
-        chain.done[part.name] = _materialized(part, chain, result)
+        chain.done[part.name] = _materialized(part, chain, result, fields)
         staged = session.tx.staged
         if link is not None and staged and staged[-1].link is link:
             chain.staged[part.name] = staged[-1].id
@@ -242,12 +256,14 @@ def text_of(chain: Chain, part: Part) -> tuple[str, list[Param]]:
     return deparse(node), [by_number[n] for n in used if n in by_number]
 
 
-def _materialized(part: Part, chain: Chain, result: Result) -> Materialized:
-    """What a write part's RETURNING gave, for the parts after it."""
+def _materialized(part: Part, chain: Chain, result: Result,
+                  described: Sequence[Any] | None = None) -> Materialized:
+    """What a write part's RETURNING gave, for the parts after it (``described``: its
+    columns, for a part staged with no rows to show yet)."""
+    fields = result.fields or tuple(described or ())
     cte = chain.ctes[part.index]
-    names = tuple(c.sval for c in cte.aliascolnames or ()) or tuple(
-        f.name for f in result.fields)
-    return Materialized(names, tuple(f.type_oid for f in result.fields),
+    names = tuple(c.sval for c in cte.aliascolnames or ()) or tuple(f.name for f in fields)
+    return Materialized(names, tuple(f.type_oid for f in fields),
                         [tuple(r.values) for r in result.data_rows])
 
 
@@ -255,8 +271,8 @@ async def fired(session: Session, write: StagedWrite, rows: list[dict]) -> None:
     """A chain's INSERT fired at COMMIT: what its RETURNING gives now, from the rows its
     tool returned (the values it assigned), for the parts that read it. An UPDATE's or
     DELETE's RETURNING was final when it was planned: the rows it affects."""
-    link: Link | None = write.link
-    if link is None or link.part.name is None or write.verb != "insert":
+    link = write.link
+    if not isinstance(link, Link) or link.part.name is None or write.verb != "insert":
         return
     chain, name = link.chain, link.part.name
     plan = chain.plans.get(name)
@@ -270,7 +286,8 @@ async def replan(session: Session, write: StagedWrite, ctx: StatementContext) ->
     """A deferred write, planned again at COMMIT from the rows the writes it reads
     returned: its calls are replaced (each keeps its idempotency key where one stands in
     the same place)."""
-    link: Link = write.link
+    link = write.link
+    assert isinstance(link, Link)
     chain, part = link.chain, link.part
     sql, params = text_of(chain, part)
     stmt = ParsedStatement(sql, parser.parse_sql(sql)[0].stmt)

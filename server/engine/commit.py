@@ -36,7 +36,7 @@ from glove_scratchpad import errors
 from glove_scratchpad.catalog import JournalEntry, as_json
 from glove_scratchpad.resources import Bindings, Resource
 
-from . import chains, resolve
+from . import resolve
 from .context import CallArgs, Request, StatementContext
 from .overlay import as_dict
 from .result import Call, Notice, Result, StagedWrite
@@ -86,7 +86,7 @@ def _entries(staged: list[StagedWrite]) -> list[JournalEntry]:
     for w in staged:
         for c in w.calls:
             arguments = journal_arguments(c)
-            if _deferred(w):
+            if w.link is not None and w.link.deferred:
                 arguments["deferred"] = ("planned at COMMIT from the rows "
                                          + ", ".join(f"#{i}" for i in w.link.after())
                                          + " return")
@@ -96,6 +96,7 @@ def _entries(staged: list[StagedWrite]) -> list[JournalEntry]:
 
 
 def _deferred(write: StagedWrite) -> bool:
+    """A chain's write that COMMIT plans again, once the writes it reads have fired."""
     return write.link is not None and write.link.deferred
 
 
@@ -166,9 +167,9 @@ async def fire_writes(session: Session, staged: list[StagedWrite], ctx: Statemen
     try:
         for n, segment in enumerate(_segments(staged)):
             head = segment[0]
-            if _deferred(head):
+            if head.link is not None and head.link.deferred:
                 try:
-                    await chains.replan(session, head, ctx)
+                    await head.link.replan(session, head, ctx)
                 except errors.SqlError as exc:
                     head.status, head.error = "failed", exc.message
                     raise _Stopped(head, exc, txid) from None
@@ -228,8 +229,9 @@ async def _fire_segment(session: Session, segment: list[StagedWrite], ctx: State
         last = i == len(calls) - 1
         if last or calls[i + 1][0] is not write:
             write.status = "fired"
-            await chains.fired(session, write, returned[index[id(write)]] or [
-                as_dict(r) for c in write.calls for r in c.rows])
+            if write.link is not None:
+                await write.link.fired(session, write, returned[index[id(write)]] or [
+                    as_dict(r) for c in write.calls for r in c.rows])
         if not await journal.settle(txid, seq, "fired", result=out,
                                     next_seq=None if last else seq + 1):
             nxt = calls[i + 1][0]

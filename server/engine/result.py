@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from glove_scratchpad.catalog import decode_row
 from glove_scratchpad.errors import message_fields
@@ -22,7 +22,8 @@ from glove_scratchpad.wire import DataRow, FieldDescription
 
 TEXT_OID = 25
 
-__all__ = ["Call", "Notice", "Result", "ResultColumn", "StagedWrite", "Touched", "new_key"]
+__all__ = ["Call", "ChainLink", "Notice", "Result", "ResultColumn", "StagedWrite", "Touched",
+           "new_key"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +93,25 @@ class Call:
         return f"{resource}.delete({self.bindings!r})"
 
 
+class ChainLink(Protocol):
+    """A staged write's place in a statement whose WITH holds writes (``chains.Link``):
+    what COMMIT asks of it."""
+
+    deferred: bool  # planned again at COMMIT, from what the writes it reads returned
+
+    def after(self) -> list[int]:
+        """The staged writes (ids) whose returned rows it reads."""
+        ...
+
+    async def replan(self, session: Any, write: StagedWrite, ctx: Any) -> None:
+        """Plan the write again, now that the writes it reads have fired."""
+        ...
+
+    async def fired(self, session: Any, write: StagedWrite, rows: list[dict]) -> None:
+        """The write fired: keep what its RETURNING gives, for the parts after it."""
+        ...
+
+
 @dataclass(slots=True)
 class StagedWrite:
     """A write statement inside BEGIN: recorded with the calls it will make at COMMIT."""
@@ -105,9 +125,9 @@ class StagedWrite:
     error: str | None = None
     staged_at: float = field(default_factory=time.time)
     journal: list[tuple[int, int]] = field(default_factory=list)  # (txid, seq) of each call
-    # Its place in a statement whose WITH holds writes (chains.Link): planned again at
-    # COMMIT when it reads what an INSERT staged before it returns.
-    link: Any = None
+    # Its place in a statement whose WITH holds writes: planned again at COMMIT when it
+    # reads what an INSERT staged before it returns.
+    link: ChainLink | None = None
 
     @property
     def summary(self) -> str:

@@ -167,7 +167,7 @@ async def pipeline_results(session: Session, steps: list[Step], main: Step, *,
     """Run steps on a pooled sidecar connection, each with its result. An error's
     position in ``main`` (``rewritten``'s text) is mapped back to the client's text."""
     parsed_under: tuple[Any, ...] = ()
-    if session.settings:
+    if session.settings or session.policy.statement_timeout:
         steps, parsed_under = _with_settings(session, steps)
     async with session.view.pool.acquire() as conn:
         try:

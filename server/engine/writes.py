@@ -157,6 +157,25 @@ async def write(session: Session, plan: Plan, params: list[Param],
     return result
 
 
+def stage_unplanned(session: Session, plan: Plan, ctx: StatementContext, link: Any,
+                    why: errors.SqlError) -> Result:
+    """Stage a chain's write that only COMMIT can plan: as the transaction reads it now,
+    a value its input's tool assigns is NULL, and its rows would not be valid."""
+    resource = check_allowed(session, plan)
+    verb = verb_of(plan.node)
+    staged = StagedWrite(session.next_write_id(), resource.name, verb, plan.sql, [],
+                         link=link)
+    session.tx.staged.append(staged)
+    after = ", ".join(f"#{i}" for i in link.after())
+    ctx.notices.append(Notice(
+        f"staged #{staged.id}: {verb} of {resource.name}, planned at COMMIT from the rows "
+        f"{after} returns once fired; as staged now it has no rows to show: {why.message}",
+        hint="COMMIT plans it once the writes it reads have fired, and fails there if its "
+        "rows are still not valid. SELECT * FROM scratchpad.staged shows what is staged."))
+    return Result(f"{verb.upper()}{' 0' if verb == 'insert' else ''} 0", notices=ctx.notices,
+                  touched=list(ctx.touched.values()), staged=list(session.tx.staged))
+
+
 def _staged_notice(staged: StagedWrite, resource: Resource) -> Notice:
     calls = staged.calls
     sent = [c for c in calls if c.staged_row is None]

@@ -27,7 +27,7 @@ Rules (docs/planner.md says them at length):
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,7 @@ from .nodes import (
     renumber_params,
     walk,
 )
+from .scopes import Item, Scope, conjuncts, item_columns, may_rescan
 from .spans import Spans
 from .values import ValueReader, aggregates, operator
 
@@ -137,88 +138,6 @@ class Plan:
         return isinstance(self.node, ast.InsertStmt)
 
 
-@dataclass(eq=False, slots=True)
-class _Item:
-    """One FROM item: a resource, a CTE, a subquery, a function, a catalog relation."""
-
-    alias: str
-    node: Any
-    ref: Reference | None
-    scope: _Scope
-    order: int
-
-
-class _Scope:
-    __slots__ = ("conjuncts", "ctes", "depth", "items", "names", "nullable", "parent",
-                 "recursive", "refs", "unbound", "with_nodes")
-
-    def __init__(self, parent: _Scope | None) -> None:
-        self.parent = parent
-        self.depth: int = parent.depth + 1 if parent is not None else 0
-        self.refs: list[Reference] = []
-        self.ctes: set[str] = set()
-        self.with_nodes: list[Any] = []  # this scope's CommonTableExprs, in order
-        self.recursive = False
-        self.names: set[str | None] = set()  # every relation name or alias in this FROM
-        self.items: dict[str, _Item] = {}
-        self.conjuncts: list[Any] = []  # of WHERE and of every ON
-        self.unbound = 0  # WHERE conjuncts that bound nothing
-        # References on the nullable side of an outer join already read: a clause applied
-        # after the join sees their NULL-extended rows, which IS NULL matches.
-        self.nullable: set[int] = set()
-
-    def has_cte(self, name: str) -> bool:
-        return any(name in s.ctes for s in self.chain())
-
-    def chain(self) -> Iterator[_Scope]:
-        scope: _Scope | None = self
-        while scope is not None:
-            yield scope
-            scope = scope.parent
-
-    def all_refs(self) -> Iterator[Reference]:
-        for scope in self.chain():
-            yield from scope.refs
-
-
-def _item_columns(item: _Item) -> frozenset[str]:
-    """The columns of a FROM item that a bare name may mean: a resource's; a function's
-    or subquery's column aliases (``unnest(…) AS u(x)``, ``(VALUES …) v(x)``); or, for
-    a function in FROM named by an alias alone (``unnest(…) u``), that alias. A LATERAL
-    item reads others' rows, so it is none of these: it cannot feed a key alone."""
-    if item.ref is not None:
-        return frozenset(c.name for c in item.ref.resource.columns)
-    node = item.node
-    if not isinstance(node, ast.RangeFunction | ast.RangeSubselect) or node.lateral:
-        return frozenset()
-    alias = node.alias
-    if alias is not None and alias.colnames:
-        return frozenset(str(c.sval) for c in alias.colnames if isinstance(c, ast.String))
-    if (isinstance(node, ast.RangeFunction) and alias is not None and alias.aliasname
-            and len(node.functions or ()) == 1 and not node.coldeflist):
-        return frozenset((alias.aliasname,))
-    return frozenset()
-
-
-def _may_rescan(node: Any) -> bool:
-    for n in walk(node):
-        if isinstance(n, ast.SubLink) or (isinstance(n, ast.WithClause) and n.recursive) or (
-                isinstance(n, ast.RangeSubselect | ast.RangeFunction) and n.lateral):
-            return True
-    return False
-
-
-def _conjuncts(node: Any) -> list[Any]:
-    if node is None:
-        return []
-    if isinstance(node, ast.BoolExpr) and node.boolop == enums.BoolExprType.AND_EXPR:
-        out: list[Any] = []
-        for arg in node.args or ():
-            out.extend(_conjuncts(arg))
-        return out
-    return [node]
-
-
 class _Analyzer:
     def __init__(self, sql: str, lookup: Lookup) -> None:
         self.sql = sql
@@ -235,11 +154,11 @@ class _Analyzer:
 
     # -- references -----------------------------------------------------------
 
-    def add_item(self, alias: str, node: Any, ref: Reference | None, scope: _Scope) -> None:
+    def add_item(self, alias: str, node: Any, ref: Reference | None, scope: Scope) -> None:
         scope.names.add(alias)
-        scope.items[alias] = _Item(alias, node, ref, scope, next(self._order))
+        scope.items[alias] = Item(alias, node, ref, scope, next(self._order))
 
-    def add_ref(self, rv: ast.RangeVar, scope: _Scope, access: str) -> Reference | None:
+    def add_ref(self, rv: ast.RangeVar, scope: Scope, access: str) -> Reference | None:
         alias = rv.alias.aliasname if rv.alias else rv.relname
         # The grammar requires a relation name and an alias's name; the parser sets location.
         assert rv.relname is not None and alias is not None and rv.location is not None
@@ -267,7 +186,7 @@ class _Analyzer:
 
     # -- walking --------------------------------------------------------------
 
-    def visit(self, node: Any, scope: _Scope) -> None:
+    def visit(self, node: Any, scope: Scope) -> None:
         if isinstance(node, tuple | list):
             for item in node:
                 self.visit(item, scope)
@@ -277,7 +196,7 @@ class _Analyzer:
             for name in node:  # a node iterates over its __slots__
                 self.visit(getattr(node, name, None), scope)
 
-    def with_clause(self, with_clause: Any, scope: _Scope) -> None:
+    def with_clause(self, with_clause: Any, scope: Scope) -> None:
         if with_clause is None:
             return
         recursive = bool(with_clause.recursive)
@@ -291,8 +210,8 @@ class _Analyzer:
             scope.ctes.add(cte.ctename)
             scope.with_nodes.append(cte)
 
-    def select(self, node: ast.SelectStmt, parent: _Scope) -> _Scope:
-        scope = _Scope(parent)
+    def select(self, node: ast.SelectStmt, parent: Scope) -> Scope:
+        scope = Scope(parent)
         self.with_clause(node.withClause, scope)
         if node.op != enums.SetOperation.SETOP_NONE:
             self.visit((node.larg, node.rarg, node.sortClause, node.limitCount,
@@ -306,7 +225,7 @@ class _Analyzer:
                     node.distinctClause, node.valuesLists), scope)
         return scope
 
-    def from_item(self, item: Any, scope: _Scope) -> list[Reference]:
+    def from_item(self, item: Any, scope: Scope) -> list[Reference]:
         if isinstance(item, ast.RangeVar):
             ref = self.add_ref(item, scope, "read")
             return [ref] if ref else []
@@ -338,10 +257,10 @@ class _Analyzer:
         self.visit(item, scope)
         return []
 
-    def where(self, clause: Any, scope: _Scope, targets: list[Reference]) -> int:
+    def where(self, clause: Any, scope: Scope, targets: list[Reference]) -> int:
         """Visit a WHERE/ON clause and bind its conjuncts; returns how many did not bind."""
         unbound = 0
-        for conj in _conjuncts(clause):
+        for conj in conjuncts(clause):
             scope.conjuncts.append(conj)
             self.visit(conj, scope)
             self.note_lookup(conj, scope)
@@ -353,7 +272,7 @@ class _Analyzer:
                 unbound += 1
         return unbound
 
-    def note_lookup(self, conj: Any, scope: _Scope) -> None:
+    def note_lookup(self, conj: Any, scope: Scope) -> None:
         """Remember the columns a conjunct looks a reference's rows up by (``lookups``)."""
         if not isinstance(conj, ast.A_Expr):
             return
@@ -371,7 +290,7 @@ class _Analyzer:
             if hit is not None and (hit[1], how) not in hit[0].lookups:
                 hit[0].lookups.append((hit[1], how))
 
-    def note_unbound(self, conj: Any, scope: _Scope) -> None:
+    def note_unbound(self, conj: Any, scope: Scope) -> None:
         """Remember a conjunct that names a reference's column but binds nothing
         (``LIKE``, ``<>``, ``OR``…): a missing-key error shows it."""
         text = None
@@ -384,7 +303,7 @@ class _Analyzer:
 
     # -- columns --------------------------------------------------------------
 
-    def resolve_column(self, col: Any, scope: _Scope) -> tuple[Reference, str] | None:
+    def resolve_column(self, col: Any, scope: Scope) -> tuple[Reference, str] | None:
         """A column of a resource of this very scope, named unambiguously."""
         if not isinstance(col, ast.ColumnRef):
             return None
@@ -406,7 +325,7 @@ class _Analyzer:
                     return ref, names[2]
         return None
 
-    def resolve_item(self, col: Any, scope: _Scope) -> _Item | None:
+    def resolve_item(self, col: Any, scope: Scope) -> Item | None:
         """The FROM item, in this scope or an enclosing one, that a column belongs to."""
         if not isinstance(col, ast.ColumnRef) or not all(
                 isinstance(f, ast.String) for f in col.fields or ()):
@@ -414,7 +333,7 @@ class _Analyzer:
         names = [f.sval for f in col.fields or ()]
         for s in scope.chain():
             if len(names) == 1:
-                owners = [it for it in s.items.values() if names[0] in _item_columns(it)]
+                owners = [it for it in s.items.values() if names[0] in item_columns(it)]
                 if len(owners) > 1:
                     return None
                 if owners:
@@ -427,7 +346,7 @@ class _Analyzer:
 
     # -- binding --------------------------------------------------------------
 
-    def bind(self, conj: Any, scope: _Scope, targets: list[Reference]) -> bool:
+    def bind(self, conj: Any, scope: Scope, targets: list[Reference]) -> bool:
         found = self.classify(conj, scope)
         if found is None or found[0] not in targets:
             return False
@@ -441,7 +360,7 @@ class _Analyzer:
                 self.feeds.append(b)
         return True
 
-    def classify(self, conj: Any, scope: _Scope
+    def classify(self, conj: Any, scope: Scope
                  ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
         """What a conjunct binds: one reference's key values, filter conditions or feed."""
         if isinstance(conj, ast.NullTest):
@@ -486,7 +405,7 @@ class _Analyzer:
                 return self.equal(hit, (value,), set_op=True)
         return None
 
-    def disjunction(self, conj: ast.BoolExpr, scope: _Scope
+    def disjunction(self, conj: ast.BoolExpr, scope: Scope
                     ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
         """An OR whose every branch gives a column of one reference values (``=``, ``IN``)
         binds it to all of them, as an IN list would: ``channel = 'eng' OR channel =
@@ -497,7 +416,7 @@ class _Analyzer:
         residue = False
         for branch in conj.args or ():
             given: dict[tuple[int, str], list[Value]] = {}
-            for part in _conjuncts(branch):
+            for part in conjuncts(branch):
                 hit = self.classify(part, scope)
                 found = [b for b in hit[1] if isinstance(b, Predicate | Condition)
                          and _gives_values(b)] if hit is not None else []
@@ -533,7 +452,7 @@ class _Analyzer:
             return ref, [Condition(column, "in" if set_op else "=", values)]
         return None
 
-    def comparison(self, conj: Any, op: str, scope: _Scope
+    def comparison(self, conj: Any, op: str, scope: Scope
                    ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
         for col, other, this_op in ((conj.lexpr, conj.rexpr, op),
                                     (conj.rexpr, conj.lexpr, _MIRROR[op])):
@@ -555,7 +474,7 @@ class _Analyzer:
                                   any(s.recursive for s in chain))]
         return None
 
-    def in_subquery(self, conj: Any, scope: _Scope
+    def in_subquery(self, conj: Any, scope: Scope
                     ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
         if conj.subLinkType != enums.SubLinkType.ANY_SUBLINK or (
                 conj.operName and operator(ast.A_Expr(name=conj.operName)) != "="):
@@ -565,7 +484,7 @@ class _Analyzer:
             return None
         return self.equal(hit, (self.subquery_value(conj.subselect, scope),), set_op=True)
 
-    def feedable(self, node: Any, scope: _Scope, ref: Reference) -> bool:
+    def feedable(self, node: Any, scope: Scope, ref: Reference) -> bool:
         """Whether ``node`` reads only other FROM items' columns: a join can feed a key."""
         columns = [n for n in walk(node) if isinstance(n, ast.ColumnRef)]
         if not columns or aggregates(node) or any(isinstance(n, ast.SubLink)
@@ -579,7 +498,7 @@ class _Analyzer:
 
     # -- LIMIT ----------------------------------------------------------------
 
-    def push_limit(self, node: ast.SelectStmt, scope: _Scope) -> None:
+    def push_limit(self, node: ast.SelectStmt, scope: Scope) -> None:
         """Give the statement's LIMIT to its one reference, when it applies to it alone."""
         if (node.op != enums.SetOperation.SETOP_NONE or node.limitCount is None
                 or len(self.refs) != 1 or len(scope.items) != 1 or scope.refs != self.refs
@@ -605,7 +524,7 @@ def _gives_values(bound: Predicate | Condition) -> bool:
 def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
     """The plan of one parsed statement (``node`` is the RawStmt's ``stmt``)."""
     a = _Analyzer(sql, lookup)
-    root = _Scope(None)
+    root = Scope(None)
     target: Reference | None = None
     with_at = None
     with_clause = getattr(node, "withClause", None)
@@ -653,7 +572,7 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
     FeedBuilder(a.feeds, a.resolve_item).build_all()
     params = param_numbers(node)
     return Plan(
-        rescans=_may_rescan(node),
+        rescans=may_rescan(node),
         sets_config=calls_any(node, frozenset(("set_config",))),
         sql=sql,
         node=node,

@@ -46,7 +46,10 @@ async def test_a_cancel_reaches_the_owner_whichever_worker_accepts_it():
                 if proc.returncode is not None:
                     pytest.fail("the server ended: " + "".join(log[-20:]))
                 await asyncio.sleep(0.1)
-        assert "(2 workers)" in "".join(out)
+        banner = "".join(out)
+        assert "(2 workers)" in banner
+        assert ("workers share the sidecar and nothing else: what a resolver keeps in memory "
+                "is each worker's own") in banner
         workers = [p for p in psutil.Process(proc.pid).children()
                    if "multiprocessing.spawn" in " ".join(p.cmdline())
                    and "resource_tracker" not in " ".join(p.cmdline())]
@@ -72,6 +75,10 @@ async def test_a_cancel_reaches_the_owner_whichever_worker_accepts_it():
                     relayed = sum("handing it over" in line for line in log) > before
                     seen["handed over" if relayed else "direct"] += 1
                     assert (await (await conn.execute("SELECT 1")).fetchone()) == (1,)
+                    plan = [r[0] for r in await (await conn.execute(
+                        "EXPLAIN SELECT * FROM notes")).fetchall()]
+                    assert any(line.startswith("Workers: this server is 2 processes "
+                                               "sharing only the sidecar") for line in plan)
                 if min(seen.values()) >= 2 and owners == {0, 1}:
                     break
         assert owners == {0, 1}, seen  # the kernel spread the connections over both
@@ -90,3 +97,20 @@ async def test_a_cancel_reaches_the_owner_whichever_worker_accepts_it():
         for reader in readers:
             reader.cancel()
         shutil.rmtree(data, ignore_errors=True)
+
+
+async def test_workers_refuse_a_resource_that_keeps_its_data_in_memory():
+    """The demo's tasks and emails keep their rows in the process: two workers would each
+    keep a copy, so the server does not start, and says why, before anything runs."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "glove_scratchpad.server.cli", "serve", "--workers", "2",
+        "--port", "0", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    async with asyncio.timeout(60):
+        out, err = await proc.communicate()
+    assert proc.returncode == 2
+    assert out == b""
+    message = err.decode()
+    assert message.startswith('glove-scratchpad: resources "tasks", "emails" keep their data '
+                              "in the server process's memory (stateful=True): with "
+                              "--workers 2 each worker would keep a copy of its own"), message
+    assert "Traceback" not in message

@@ -74,6 +74,8 @@ class Report:
                  f"{len(self.disagreements)} disagreements, "
                  f"{sum(self.refusals.values())} refusals"]
         lines += [f"  refused {n}x: {why}" for why, n in self.refusals.most_common()]
+        kinds = collections.Counter(f"[{d.case.family}] {d.why}" for d in self.disagreements)
+        lines += [f"  disagreed {n}x: {kind}" for kind, n in kinds.most_common()]
         lines += [str(d) for d in self.disagreements[:20]]
         return "\n".join(lines)
 

@@ -18,6 +18,7 @@ from glove_scratchpad.server.engine.guard import Limits
 from ..fix_server import dsn, serving
 
 BIG = 100_000
+PLAIN = 5_000  # rows of ``plain``: no primary key, no key; kept, indexed for its lookups
 
 
 class Counts:
@@ -55,6 +56,11 @@ def resources(counts: Counts, n: int = BIG) -> list[Any]:
         i = b.one("id")
         return [{"id": i, "label": f"label {i}"}] if 1 <= i <= n else []
 
+    def plain(b: Bindings) -> list[dict[str, Any]]:
+        counts.call("plain")
+        return [{"id": i, "label": f"label {i}", "a": i % 7, "b": i % 11, "c": i % 13}
+                for i in range(1, PLAIN + 1)]
+
     def quote(b: Bindings) -> list[dict[str, Any]]:
         counts.call("quote")
         return [{"sym": b.one("sym"), "price": 100.0 + counts.calls["quote"]}]
@@ -72,6 +78,9 @@ def resources(counts: Counts, n: int = BIG) -> list[Any]:
         define_resource("small", columns=[("id", "bigint"), ("label", "text")],
                         primary_key=["id"], volatility="immutable", select=small,
                         inline=True),
+        define_resource("plain", columns=[("id", "bigint"), ("label", "text"), ("a", "bigint"),
+                                          ("b", "bigint"), ("c", "bigint")],
+                        volatility="immutable", select=plain, inline=True),
     ]
 
 

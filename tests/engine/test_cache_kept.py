@@ -205,3 +205,43 @@ async def test_a_kept_table_is_indexed_and_analyzed_after_its_first_statement(se
         assert "Index" in plan, plan
     finally:
         await conn.close()
+
+
+async def _indexes(conn: psycopg.AsyncConnection[Any], want: int) -> str | None:
+    """``plain``'s kept indexes as scratchpad.cache lists them, once there are ``want``
+    (they are built in the background)."""
+    listed = None
+    for _ in range(200):
+        cur = await conn.execute("SELECT indexes FROM scratchpad.cache WHERE resource = "
+                                 "'plain'")
+        listed = (await cur.fetchone() or (None,))[0]
+        if listed is not None and listed.count("(") >= want:
+            break
+        await asyncio.sleep(0.05)
+    return listed
+
+
+async def test_a_kept_table_with_no_key_is_indexed_for_its_lookups(served, counts):
+    db, dsn = served
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        cur = await conn.execute("SELECT label FROM plain WHERE id = %s", (4242,))
+        assert await cur.fetchall() == [("label 4242",)]
+        assert await _indexes(conn, 1) == "(id)"
+        await conn.execute("SELECT count(*) FROM plain WHERE a = 3 AND b BETWEEN 2 AND 5")
+        assert await _indexes(conn, 2) == "(id); (a, b)"
+        for sql in ("SELECT * FROM plain p JOIN small s ON s.id = p.c",  # a join's
+                    "SELECT * FROM plain WHERE b = 2", "SELECT * FROM plain WHERE label = 'x'"):
+            await conn.execute(sql)
+        listed = await _indexes(conn, 4)
+        assert listed == "(id); (a, b); (c); (b)"  # four at most: label gets none
+        await conn.execute("SELECT * FROM plain WHERE a = 1")  # led by an index already
+        assert await _indexes(conn, 4) == listed
+    assert counts.calls["plain"] == 1
+    kept = next(k for k in db.kept.entries.values() if k.resource == "plain")
+    conn = await asyncpg.connect(db.catalog.sidecar.dsn, database=db.catalog.database)
+    try:
+        plan = "\n".join(r[0] for r in await conn.fetch(
+            f"EXPLAIN SELECT label FROM {kept.table} WHERE id = 4242"))
+        assert "Index" in plan, plan
+    finally:
+        await conn.close()

@@ -1,0 +1,105 @@
+"""The scopes of a statement's analysis: its FROM items, and what each scope binds. No I/O.
+
+A scope is one SELECT level (or a write's top level): the references and other FROM
+items it names, the CTEs visible in it, its conjuncts, and the references an outer
+join has made nullable so far. ``analysis`` walks a statement scope by scope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pglast import ast, enums
+
+from .nodes import walk
+
+__all__ = ["Item", "Scope", "conjuncts", "item_columns", "may_rescan"]
+
+
+@dataclass(eq=False, slots=True)
+class Item:
+    """One FROM item: a resource, a CTE, a subquery, a function, a catalog relation."""
+
+    alias: str
+    node: Any
+    ref: Any  # the Reference, or None: a CTE, a subquery, a function, a catalog relation
+    scope: Scope
+    order: int
+
+
+class Scope:
+    """One SELECT level of a statement (or a write's top level), inside its parent's."""
+
+    __slots__ = ("conjuncts", "ctes", "depth", "items", "names", "nullable", "parent",
+                 "recursive", "refs", "unbound", "with_nodes")
+
+    def __init__(self, parent: Scope | None) -> None:
+        self.parent = parent
+        self.depth: int = parent.depth + 1 if parent is not None else 0
+        self.refs: list[Any] = []  # References
+        self.ctes: set[str] = set()
+        self.with_nodes: list[Any] = []  # this scope's CommonTableExprs, in order
+        self.recursive = False
+        self.names: set[str | None] = set()  # every relation name or alias in this FROM
+        self.items: dict[str, Item] = {}
+        self.conjuncts: list[Any] = []  # of WHERE and of every ON
+        self.unbound = 0  # WHERE conjuncts that bound nothing
+        # References on the nullable side of an outer join already read: a clause applied
+        # after the join sees their NULL-extended rows, which IS NULL matches.
+        self.nullable: set[int] = set()
+
+    def has_cte(self, name: str) -> bool:
+        return any(name in s.ctes for s in self.chain())
+
+    def chain(self) -> Iterator[Scope]:
+        scope: Scope | None = self
+        while scope is not None:
+            yield scope
+            scope = scope.parent
+
+    def all_refs(self) -> Iterator[Any]:
+        for scope in self.chain():
+            yield from scope.refs
+
+
+def item_columns(item: Item) -> frozenset[str]:
+    """The columns of a FROM item that a bare name may mean: a resource's; a function's
+    or subquery's column aliases (``unnest(…) AS u(x)``, ``(VALUES …) v(x)``); or, for
+    a function in FROM named by an alias alone (``unnest(…) u``), that alias. A LATERAL
+    item reads others' rows, so it is none of these: it cannot feed a key alone."""
+    if item.ref is not None:
+        return frozenset(c.name for c in item.ref.resource.columns)
+    node = item.node
+    if not isinstance(node, ast.RangeFunction | ast.RangeSubselect) or node.lateral:
+        return frozenset()
+    alias = node.alias
+    if alias is not None and alias.colnames:
+        return frozenset(str(c.sval) for c in alias.colnames if isinstance(c, ast.String))
+    if (isinstance(node, ast.RangeFunction) and alias is not None and alias.aliasname
+            and len(node.functions or ()) == 1 and not node.coldeflist):
+        return frozenset((alias.aliasname,))
+    return frozenset()
+
+
+def may_rescan(node: Any) -> bool:
+    """Whether part of a statement may run more than once (a subquery, LATERAL, WITH
+    RECURSIVE): a reference read there is materialized once."""
+    for n in walk(node):
+        if isinstance(n, ast.SubLink) or (isinstance(n, ast.WithClause) and n.recursive) or (
+                isinstance(n, ast.RangeSubselect | ast.RangeFunction) and n.lateral):
+            return True
+    return False
+
+
+def conjuncts(node: Any) -> list[Any]:
+    """The top-level AND-ed conditions of a WHERE or ON."""
+    if node is None:
+        return []
+    if isinstance(node, ast.BoolExpr) and node.boolop == enums.BoolExprType.AND_EXPR:
+        out: list[Any] = []
+        for arg in node.args or ():
+            out.extend(conjuncts(arg))
+        return out
+    return [node]
