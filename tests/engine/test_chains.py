@@ -7,7 +7,6 @@ at COMMIT, from the rows the tool returned. In process and over the wire.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,12 +15,8 @@ import pytest
 from pydantic import BaseModel
 
 from glove_scratchpad.resources import Bindings, Resource, define_resource
-from glove_scratchpad.server import Database
 
-from ..fix_server import dsn, serving
-from ..scenarios.fix_ways import WAYS, Failed, Way, open_way
-
-_names = itertools.count()
+from ..scenarios.fix_ways import WAYS, Failed, Way, way_into
 
 
 class Issue(BaseModel):
@@ -91,17 +86,8 @@ FILE_AND_MAIL = ("WITH new AS (INSERT INTO issues (title) VALUES ('broken') RETU
 @pytest.fixture(params=WAYS)
 async def tools(request: Any, sidecar: Any) -> AsyncIterator[tuple[Tools, Way]]:
     t = Tools()
-    db = await Database.create(t.resources(), writes=True, sidecar=sidecar,
-                               database=f"chains_{next(_names)}")
-    try:
-        async with serving(db, writes=True) as server:
-            way = await open_way(request.param, db, dsn(server))
-            try:
-                yield t, way
-            finally:
-                await way.close()
-    finally:
-        await db.close()
+    async with way_into(request.param, sidecar, t.resources()) as way:
+        yield t, way
 
 
 async def test_outside_a_transaction_each_write_fires_before_the_next_reads_it(tools):

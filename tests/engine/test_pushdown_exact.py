@@ -9,36 +9,21 @@ reference tables hold them.
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 from collections.abc import AsyncIterator
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from glove_scratchpad.server import Database
-
 from ..differential.world import World
-from ..fix_server import dsn, serving
-from ..scenarios.fix_ways import WAYS, Failed, Way, open_way
-
-_names = itertools.count()
+from ..scenarios.fix_ways import WAYS, Failed, Way, way_into
 
 
 @pytest.fixture(params=WAYS)
 async def world(request: Any, sidecar: Any) -> AsyncIterator[tuple[World, Way]]:
     w = World(3)
-    db = await Database.create(w.resources(), writes=True, sidecar=sidecar,
-                               database=f"pushdown_{next(_names)}")
-    try:
-        async with serving(db, writes=True) as server:
-            way = await open_way(request.param, db, dsn(server))
-            try:
-                yield w, way
-            finally:
-                await way.close()
-    finally:
-        await db.close()
+    async with way_into(request.param, sidecar, w.resources()) as way:
+        yield w, way
 
 
 async def count(way: Way, sql: str, params: tuple[Any, ...] = ()) -> int:

@@ -10,7 +10,6 @@ changed says so in a NOTICE. In process and over the wire.
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,14 +18,11 @@ import pytest
 from pydantic import BaseModel
 
 from glove_scratchpad.resources import Bindings, Resource, define_resource
-from glove_scratchpad.server import Database
 from glove_scratchpad.server.engine.guard import Limits
 
-from ..fix_server import dsn, serving
-from ..scenarios.fix_ways import WAYS, Way, open_way
+from ..scenarios.fix_ways import WAYS, Way, way_into
 
 WINDOW = 0.6  # seconds: the resources' read_your_writes_s, where they set one
-_names = itertools.count()
 
 
 class Note(BaseModel):
@@ -84,18 +80,9 @@ async def served(request: Any, sidecar: Any) -> AsyncIterator[tuple[Api, Way]]:
     api = Api()
     resources = [api.resource("notes", WINDOW), api.resource("raw", 0),
                  api.resource("plain", None)]
-    db = await Database.create(resources, writes=True, sidecar=sidecar,
-                               database=f"ryw_{next(_names)}",
-                               limits=Limits(read_your_writes_s=30))
-    try:
-        async with serving(db, writes=True) as server:
-            way = await open_way(request.param, db, dsn(server))
-            try:
-                yield api, way
-            finally:
-                await way.close()
-    finally:
-        await db.close()
+    async with way_into(request.param, sidecar, resources,
+                        limits=Limits(read_your_writes_s=30)) as way:
+        yield api, way
 
 
 async def titles(way: Way, table: str = "notes") -> tuple[list[Any], list[Any]]:

@@ -11,7 +11,6 @@ In process and over the wire.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -20,12 +19,8 @@ import pytest
 from pydantic import BaseModel
 
 from glove_scratchpad.resources import Bindings, Resource, define_resource
-from glove_scratchpad.server import Database
 
-from ..fix_server import dsn, serving
-from ..scenarios.fix_ways import WAYS, Failed, Way, open_way
-
-_names = itertools.count()
+from ..scenarios.fix_ways import WAYS, Failed, Way, way_into
 
 
 class Ticket(BaseModel):
@@ -76,17 +71,8 @@ class Tracker:
 @pytest.fixture(params=WAYS)
 async def tracker(request: Any, sidecar: Any) -> AsyncIterator[tuple[Tracker, Way]]:
     t = Tracker()
-    db = await Database.create([t.resource()], writes=True, sidecar=sidecar,
-                               database=f"sent_{next(_names)}")
-    try:
-        async with serving(db, writes=True) as server:
-            way = await open_way(request.param, db, dsn(server))
-            try:
-                yield t, way
-            finally:
-                await way.close()
-    finally:
-        await db.close()
+    async with way_into(request.param, sidecar, [t.resource()]) as way:
+        yield t, way
 
 
 async def test_an_updates_values_are_checked_against_the_schema(tracker):

@@ -17,7 +17,9 @@ start at 1 in both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -26,7 +28,7 @@ import psycopg
 from glove_scratchpad import errors
 from glove_scratchpad.server import Database
 
-__all__ = ["WAYS", "Failed", "InProcess", "Outcome", "Way", "Wire", "open_way"]
+__all__ = ["WAYS", "Failed", "InProcess", "Outcome", "Way", "Wire", "open_way", "way_into"]
 
 WAYS = ["in_process", "wire"]
 
@@ -131,3 +133,27 @@ async def open_way(name: str, db: Database, dsn: str) -> Way:
     if name == "in_process":
         return InProcess(db)
     return await Wire.connect(dsn)
+
+
+_databases = itertools.count()
+
+
+@asynccontextmanager
+async def way_into(name: str, sidecar: Any, resources: Sequence[Any], **create: Any
+                   ) -> AsyncIterator[Way]:
+    """A Database of ``resources`` on a sidecar database of its own, served on a free port
+    with writes allowed, and one session into it the ``name`` way; all closed after.
+    ``create``: Database.create's other keywords (limits, …)."""
+    from ..fix_server import dsn, serving
+
+    db = await Database.create(resources, writes=True, sidecar=sidecar,
+                               database=f"way_{next(_databases)}", **create)
+    try:
+        async with serving(db, writes=True) as server:
+            way = await open_way(name, db, dsn(server))
+            try:
+                yield way
+            finally:
+                await way.close()
+    finally:
+        await db.close()

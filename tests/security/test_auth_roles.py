@@ -9,7 +9,6 @@ import shutil
 
 import psycopg
 import pytest
-import trustme
 
 from glove_scratchpad.resources.demo import demo_resources
 from glove_scratchpad.server import Database
@@ -18,6 +17,7 @@ from glove_scratchpad.server.net.auth import User, make_verifier
 from glove_scratchpad.server.net.server import Server
 
 from ..net.fix_wire import wire_resources
+from .fix_tls import certificates
 
 
 def _psql() -> str:
@@ -30,12 +30,7 @@ def _psql() -> str:
 
 @pytest.fixture(scope="module")
 async def secured(sidecar, tmp_path_factory):
-    ca = trustme.CA()
-    cert = ca.issue_cert("localhost", "127.0.0.1")
-    tls = tmp_path_factory.mktemp("tls")
-    cert.private_key_pem.write_to_path(str(tls / "key.pem"))
-    cert.cert_chain_pems[0].write_to_path(str(tls / "cert.pem"))
-    ca.cert_pem.write_to_path(str(tls / "ca.pem"))
+    tls = certificates(tmp_path_factory.mktemp("tls"))
     users = {
         "ann": User(password=make_verifier("s3cret"), writes=True),
         "bob": User(password=make_verifier("hunter2"), deny=["emails"], row_limit=2,

@@ -13,7 +13,6 @@ from typing import Any
 
 import psycopg
 import pytest
-import trustme
 
 from glove_scratchpad.resources.demo import demo_resources
 from glove_scratchpad.server import Database
@@ -21,18 +20,14 @@ from glove_scratchpad.server.engine.guard import Limits
 from glove_scratchpad.server.net.auth import User, make_verifier
 
 from ..fix_server import serving
+from .fix_tls import certificates
 
 MAX_CONNECTIONS = 77
 
 
 @pytest.fixture(scope="module")
 async def served(sidecar: Any, tmp_path_factory: Any) -> AsyncIterator[tuple[Any, Any]]:
-    ca = trustme.CA()
-    cert = ca.issue_cert("localhost", "127.0.0.1")
-    tls = tmp_path_factory.mktemp("tls")
-    cert.private_key_pem.write_to_path(str(tls / "key.pem"))
-    cert.cert_chain_pems[0].write_to_path(str(tls / "cert.pem"))
-    ca.cert_pem.write_to_path(str(tls / "ca.pem"))
+    tls = certificates(tmp_path_factory.mktemp("tls"))
     users = {"ann": User(password=make_verifier("ann-pw")),
              "cap": User(password=make_verifier("cap-pw"), statement_timeout=5)}
     db = await Database.create(demo_resources(), sidecar=sidecar, database="test_show",
