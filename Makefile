@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 PORT   ?= 55432
 
-.PHONY: run test lint bench soak differential clean node-deps
+.PHONY: run test lint bench soak differential clean node-deps test-packages
 # Node packages the tests drive (node-postgres, npm MCP servers), from their lock files.
 NODE_DIRS := $(patsubst %/package.json,%,$(wildcard tests/*/node/package.json))
 
@@ -23,7 +23,12 @@ node-deps:
 	  [ -d $$d/node_modules ] || npm ci --prefix $$d --no-audit --no-fund --loglevel=error; \
 	done
 
-test: $(STAMP) node-deps
+# The system packages the tests drive (psql, Java, Node, Debian's postgresql-15 and
+# haproxy): installed as root, named in one line otherwise.
+test-packages:
+	@bash scripts/test-packages
+
+test: test-packages $(STAMP) node-deps
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
