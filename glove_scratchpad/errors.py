@@ -25,6 +25,7 @@ __all__ = [
     "InvalidCatalogName",
     "InvalidParameterValue",
     "InvalidTextRepresentation",
+    "IoError",
     "MissingRequiredKey",
     "NoActiveSqlTransaction",
     "ProgramLimitExceeded",
@@ -314,6 +315,10 @@ class AdminShutdown(SqlError, code="57P01"):
 
 class ConnectionFailure(SqlError, code="08006"):
     """The connection to the sidecar was lost, or could not be made again in time."""
+
+
+class IoError(SqlError, code="58030"):
+    """A service the server depends on failed (an HTTP API answering 5xx)."""
 
 
 class InternalError(SqlError, code="XX000"):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,10 @@ class CallContext:
     statement: str  # the text of the statement that made (or staged) the call
     deadline: float | None = None  # time.monotonic() by which the call must answer
     idempotency_key: str | None = None  # writes: one per staged write, the same on retries
+    # Records what the call did on the way in the audit (scratchpad.calls), under the
+    # same user, session and statement: report(what, arguments, status, ms, rows, error);
+    # an HTTP API's resolver reports each request so. None: nothing records it.
+    report: Callable[..., None] | None = None
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (None: no deadline)."""

@@ -188,6 +188,9 @@ class Resource:
     # Its resolvers keep their data in this process's memory: several worker processes
     # would each keep their own copy (``--workers`` refuses to serve it).
     stateful: bool = False
+    # What a call of a verb would do, in lines EXPLAIN shows (the requests it would
+    # make); given the call's Bindings, or None when its values are not known yet.
+    explain: Callable[[str, Bindings | None], list[str]] | None = None
     _by_name: dict[str, Column] = field(init=False, repr=False)
     _rows_adapter: TypeAdapter[Any] = field(init=False, repr=False)
     _with_ctx: frozenset[str] = field(init=False, repr=False)
@@ -455,6 +458,7 @@ def define_resource(
     ttl: float | None = None,
     read_your_writes_s: float | None = None,
     stateful: bool = False,
+    explain: Callable[[str, Bindings | None], list[str]] | None = None,
 ) -> Resource:
     """Define a resource; every mistake that would make it unservable is raised here.
 
@@ -471,7 +475,8 @@ def define_resource(
     consistent API); ``0`` shows the tool's rows as they are; None takes the server's.
     ``stateful=True`` says that its resolvers keep their data in this process's memory (a
     list, a dict): ``--workers N`` would give each worker a copy of its own, so a
-    server of several workers refuses to serve it.
+    server of several workers refuses to serve it. ``explain(verb, bindings)`` gives
+    the lines EXPLAIN shows of a call (the requests it would make); it must call nothing.
     """
     _check_identifier("resource name", name)
     if name.startswith(RESERVED_PREFIXES):
@@ -558,6 +563,7 @@ def define_resource(
         ttl=None if ttl is None else float(ttl),
         read_your_writes_s=None if read_your_writes_s is None else float(read_your_writes_s),
         stateful=bool(stateful),
+        explain=explain,
     )
 
 

@@ -15,6 +15,7 @@ import logging
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .config import ANY_ADDRESS, DEFAULT_PORT, ServerConfig, load_config
@@ -95,6 +96,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
     ``report`` gets ("ready", banner) instead of the banner being printed.
     """
     from glove_scratchpad.resources.mcp import McpBridge
+    from glove_scratchpad.resources.openapi import OpenApiBridge
 
     from .engine.database import Database
     from .loader import load_fns, load_resources
@@ -103,6 +105,11 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
     resources = load_resources(config.resources) if config.resources else None
     fns = load_fns(config.resources) if config.resources else None
     bridge = McpBridge(config.mcp_servers)
+    apis = OpenApiBridge(config.openapi_apis, Path(config.config_dir or "."))
+    if config.openapi_apis:
+        # A document that cannot be read is a configuration to fix: the server does not
+        # start without its tables.
+        resources = [*(resources or []), *await apis.load()]
     if config.mcp_servers:
         # A server that does not start fails only its own tables (bridge.failures).
         await bridge.start()
@@ -134,11 +141,13 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
                                    fns=fns, name=config.name, take_over=config.take_over)
     except asyncio.CancelledError:
         await bridge.aclose()
+        await apis.aclose()
         if stop.is_set():
             return  # stopped while starting
         raise
     except BaseException:
         await bridge.aclose()
+        await apis.aclose()
         raise
     serving = True
     db.workers = config.workers
@@ -168,6 +177,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
     finally:
         await db.close()
         await bridge.aclose()
+        await apis.aclose()
 
 
 async def _watch_supervisor(pid: int, stop: asyncio.Event) -> None:

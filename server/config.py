@@ -78,6 +78,11 @@ class ServerConfig(BaseModel):
     require_tls: bool = Field(False, description="Refuse connections that do not use TLS")
     mcp_servers: list[dict[str, Any]] = Field(
         default_factory=list, description="[[mcp.servers]] tables: MCP servers served as tables")
+    openapi_apis: list[dict[str, Any]] = Field(
+        default_factory=list, description="[[openapi.apis]] tables: HTTP APIs described by "
+        "OpenAPI documents, served as tables")
+    config_dir: str | None = Field(None, description="The config file's folder: where "
+                                   "relative paths in it (an API's spec) start")
     users: dict[str, User] = Field(default_factory=dict,
                                    description="[users.NAME] tables; none: loopback trust")
 
@@ -138,6 +143,9 @@ def load_config(path: str | Path | None, environ: Mapping[str, str] | None = Non
             data["users"] = raw["users"]
         if "mcp" in raw:
             data["mcp_servers"] = raw["mcp"].get("servers", [])
+        if "openapi" in raw:
+            data["openapi_apis"] = raw["openapi"].get("apis", [])
+        data["config_dir"] = str(Path(path).resolve().parent)
     env = env_settings(environ)
     if "users" in env:
         data["users"] = {**data.get("users", {}), **env.pop("users")}

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pglast import ast
 
 from glove_scratchpad.catalog import Param, Step
+from glove_scratchpad.resources import Bindings
 
 from ..sql.analysis import analyze, deparse
 from ..sql.explain import reference_lines
@@ -20,7 +21,9 @@ from ..sql.parse import ParsedStatement
 from . import chains
 from . import fns as fn_calls
 from . import run as sidecar
+from .bindings import bindings_now
 from .result import Result
+from .writes import verb_of
 
 if TYPE_CHECKING:
     from .session import Session
@@ -56,6 +59,33 @@ def _limit_lines(session: Session, refs: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+SHOWN_CALLS = 3  # a reference's calls whose requests EXPLAIN shows, at most
+
+
+def _request_lines(plan: Any, node: Any, params: list[Any]) -> list[str]:
+    """What each reference's resource says its calls would do (an HTTP API's requests),
+    with the arguments the text fixes, calling nothing."""
+    lines = []
+    for ref in plan.references:
+        explain = getattr(ref.resource, "explain", None)
+        if explain is None:
+            continue
+        if ref is plan.target:
+            said = explain(verb_of(node), None)
+        else:
+            calls = bindings_now(ref, params)
+            if calls is None:
+                said = explain("select", None)
+            else:
+                said = [line for call in calls[:SHOWN_CALLS] for line in explain(
+                    "select", Bindings(call.values(), ref.resource.name, call.where,
+                                       call.limit))]
+                if len(calls) > SHOWN_CALLS:
+                    said.append(f"… and {len(calls) - SHOWN_CALLS} more calls")
+        lines += [f"  {ref.label}: {line}" for line in said]
+    return lines
+
+
 async def explain_statement(session: Session, sql: str, node: Any, params: list[Any],
                             explain_node: Any = None) -> Result:
     """The plan of ``node`` (the explained statement; ``sql`` is the text sent)."""
@@ -75,6 +105,7 @@ async def explain_statement(session: Session, sql: str, node: Any, params: list[
     reads: list[Any] = []
     for header, part_plan, part_node in parts:
         part_lines, part_refs = reference_lines(part_plan, part_node)
+        part_lines += _request_lines(part_plan, part_node, params)
         if header is not None:
             lines.append(header)
             part_lines = ["  " + line for line in part_lines]

@@ -3,7 +3,9 @@
 Rules:
 - Every resolver call goes through ``Guard.call``: at most ``resource_concurrency``
   calls of one resource run at once, each attempt within ``resolver_timeout``
-  seconds, and each attempt is recorded in the audit, whatever its outcome.
+  seconds, and each attempt is recorded in the audit, whatever its outcome. A
+  resolver that asks for its ``ctx`` may record what it did on the way (each HTTP
+  request of an API's table) with ``ctx.report``, as rows of their own.
 - A plain resolver runs in a worker thread (a pool of ``worker_threads``), under
   the same slot, timeout and cancellation as an async one, so a slow tool never
   holds up the event loop. A thread that outlives its timeout or cancel keeps its
@@ -139,8 +141,10 @@ class Guard:
             kwargs: dict[str, Any] = {}
             if context is not None:
                 ends = time.monotonic() + self.limits.resolver_timeout
-                kwargs["ctx"] = replace(context, deadline=ends if deadline is None
-                                        else min(ends, deadline))
+                kwargs["ctx"] = replace(
+                    context, deadline=ends if deadline is None else min(ends, deadline),
+                    report=functools.partial(self._report, resource, user, session,
+                                             statement))
             try:
                 return await self._attempt(
                     resource, verb, fn, args, kwargs, inline,
@@ -153,6 +157,13 @@ class Guard:
                         None if isinstance(exc, ResolverTimeout) else exc)
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _report(self, resource: str, user: str, session: int, statement: str, what: str,
+                arguments: Any, status: str, ms: float, rows: int | None,
+                error: str | None) -> None:
+        """What a call did on the way (an HTTP request), as an audit row of its own."""
+        self.audit.record((time.time(), user, session, statement, resource, what, arguments,
+                           status, ms, rows, error))
 
     def _bucket(self, resource: str, rate: tuple[int, float]) -> TokenBucket:
         bucket = self._buckets.get(resource)

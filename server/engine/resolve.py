@@ -157,6 +157,9 @@ def _answer(session: Session, ref: Reference, calls: list[CallArgs],
     else:
         rows = [row for call, part in zip(calls, results, strict=True)
                 for row in _of_call(call, part)]
+    emptied = _emptied(calls, results)
+    if emptied is not None:
+        ctx.notice(_emptied_notice(resource, *emptied))
     rows, notices = session.overlay.apply(resource, rows, calls)
     for notice in notices:
         ctx.notice(notice)
@@ -414,6 +417,29 @@ def _sql_literal(value: Any) -> str:
     if isinstance(value, bool | int | float):
         return str(value).lower() if isinstance(value, bool) else str(value)
     return "'" + str(value).replace("'", "''") + "'"
+
+
+def _emptied(calls: list[CallArgs], results: list[list[dict[str, Any]]]
+             ) -> tuple[int, CallArgs, str] | None:
+    """A call that returned rows none of which holds its key's value (the rows carry a
+    field of that name with another meaning): how many, the call, the key."""
+    for call, rows in zip(calls, results, strict=True):
+        for key, value in call.keys.items():
+            if rows and all(row.get(key) != value for row in rows):
+                return len(rows), call, key
+    return None
+
+
+def _emptied_notice(resource: Resource, count: int, call: CallArgs, key: str) -> Notice:
+    value = _sql_literal(call.keys[key])
+    return Notice(
+        f'resource "{resource.name}" returned {count} row{"s" if count != 1 else ""} for '
+        f"{key} = {value}, none with that {key}: Postgres keeps only the rows whose {key} is "
+        "the value given, so the answer has none of them",
+        hint=f"The rows carry a {key} of their own, which means something else than the "
+        f"argument. Give the argument a column of its own (an HTTP API's table: params = "
+        f"{{ {key} = \"…\" }} in its [[openapi.apis.tables]] entry); \\d+ {resource.name} "
+        "says which column is which.")
 
 
 def _of_call(call: CallArgs, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -260,11 +260,6 @@ async def _change_read_rows(session: Session, plan: Plan, verb: str, params: lis
     pk = resource.primary_key
     for name in plan.set_columns:
         set_column(resource, name)
-        if name in pk:
-            raise errors.FeatureNotSupported(
-                f'cannot change primary key column "{name}" of resource "{resource.name}"',
-                hint="DELETE the row and INSERT it with the new key.",
-            )
     resolve.check_keys([target, *plan.reads])
     targets = await resolve.bindings(session, target, params, ctx)
     target_rows = await resolve.resolve_ref(session, target, params, ctx, targets)
@@ -273,16 +268,26 @@ async def _change_read_rows(session: Session, plan: Plan, verb: str, params: lis
     # named to an update or delete tool: it is changed where it is staged.
     unique = {key: r for r in target_rows
               if None not in (key := tuple(r[k] for k in pk))}
-    changed = await _run_change(session, plan, resource, list(unique.values()), rows,
-                                params, ctx)
-    _validate_changes(resource, plan, changed)
     identity = (*pk, *(k for k in resource.keys if k not in pk))
+    pairs: list[tuple[dict, dict]] = []  # each row as it was, and as the statement left it
+    if any(c in identity for c in plan.set_columns):
+        # The tool is told each row by its old key (UPDATE t SET name = 'new' WHERE name =
+        # 'old'): one row at a time, so that the new values are paired with the old key.
+        for old in unique.values():
+            hits = await _run_change(session, plan, resource, [old], rows, params, ctx)
+            pairs += [(old, hits[0])] if hits else []
+    else:
+        changed = await _run_change(session, plan, resource, list(unique.values()), rows,
+                                    params, ctx)
+        pairs = [(r, r) for r in changed]
+    changed = [new for _, new in pairs]
+    _validate_changes(resource, plan, changed)
     calls = []
-    for r in changed:
-        bindings = {k: r[k] for k in identity}
-        where = next((c.where for c in targets if all(r.get(k) == v for k, v in
+    for old, new in pairs:
+        bindings = {k: old[k] for k in identity}
+        where = next((c.where for c in targets if all(old.get(k) == v for k, v in
                                                         c.keys.items())), None) or None
-        calls.append(Call("update", changes={c: r[c] for c in plan.set_columns},
+        calls.append(Call("update", changes={c: new[c] for c in plan.set_columns},
                           bindings=bindings, where=where) if verb == "update" else
                      Call("delete", bindings=bindings, where=where))
     for where_staged, row in _unsent_rows(session, resource):

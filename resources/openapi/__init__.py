@@ -1,0 +1,25 @@
+"""HTTP APIs as tables: an OpenAPI document in the config becomes tables.
+
+``[[openapi.apis]]`` (``ApiConfig``) names a document (OpenAPI 3.0, 3.1 or Swagger
+2.0, JSON or YAML, a file or a URL); ``OpenApiBridge`` reads it and maps its
+operations to tables named ``<namespace>_<table>``, by the rules of ``_mapping``
+(docs/openapi.md), beside the tables ``[[openapi.apis.tables]]`` assembles by hand.
+
+The modules, in the order they depend on one another (none imports a later one):
+
+- ``_config``: the ``[[openapi.apis]]`` models;
+- ``_spec``: the document, its references (``referencing``), its operations;
+- ``_schemas``: schemas -> columns;
+- ``_paging``: paging styles, recognised or declared;
+- ``_mapping``: operations -> tables (``TablePlan``);
+- ``_http``: one API's requests: credentials, retries, rate, errors, redaction;
+- ``_table``: one table as a resource, its resolvers making the requests;
+- ``_bridge``: ``OpenApiBridge``, every API of the config.
+
+This package knows nothing of the sidecar or the wire.
+"""
+
+from ._bridge import OpenApiBridge
+from ._config import ApiConfig, PagingConfig, RoleConfig, TableConfig
+
+__all__ = ["ApiConfig", "OpenApiBridge", "PagingConfig", "RoleConfig", "TableConfig"]

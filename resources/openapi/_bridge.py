@@ -1,0 +1,82 @@
+"""Several HTTP APIs as one list of resources, each from its OpenAPI document.
+
+Rules:
+
+- ``load`` reads every API's document and maps its operations to tables, at start:
+  a document that cannot be read, or a table that cannot be made, is an error that
+  names the API (a configuration to fix), never a server with tables missing.
+- An API's tables share one HTTP client (a pool of connections) and one rate;
+  ``aclose`` closes the clients.
+- Two APIs with one namespace are refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from .._resource import Resource, ResourceDefinitionError
+from ._config import ApiConfig
+from ._http import Api
+from ._mapping import plan_tables
+from ._spec import Spec
+from ._table import ApiTable
+
+__all__ = ["OpenApiBridge"]
+
+log = logging.getLogger(__name__)
+
+
+class OpenApiBridge:
+    """HTTP APIs as tables.
+
+        bridge = OpenApiBridge(configs, base=Path("."))
+        db = await Database.create(resources=await bridge.load(), ...)
+        ...
+        await bridge.aclose()
+    """
+
+    def __init__(self, apis: Iterable[ApiConfig | Mapping[str, Any]], base: Path) -> None:
+        self.configs = [a if isinstance(a, ApiConfig) else ApiConfig.model_validate(a)
+                        for a in apis]
+        seen: set[str] = set()
+        for config in self.configs:
+            if config.namespace in seen:
+                raise ValueError(f"two OpenAPI APIs have the namespace {config.namespace!r}")
+            seen.add(config.namespace)
+        self.base = base
+        self.apis: list[Api] = []
+        self.skipped: list[str] = []  # operations that make no table (no column at all)
+
+    async def load(self) -> list[Resource]:
+        """Every API's tables. Documents are read (or fetched) in a worker thread: the
+        event loop goes on serving meanwhile."""
+        return await asyncio.to_thread(self._load)
+
+    def _load(self) -> list[Resource]:
+        out: list[Resource] = []
+        for config in self.configs:
+            spec = Spec.load(config.spec, self.base)
+            base_url = config.base_url or spec.base_url()
+            if not base_url:
+                raise ResourceDefinitionError(
+                    f"API {config.namespace!r}: its document names no server: set base_url")
+            api = Api(config, base_url)
+            self.apis.append(api)
+            schemes = spec.security_schemes()
+            for plan in plan_tables(spec, config):
+                if not plan.columns:  # no parameter, no body, no rows: nothing a row holds
+                    self.skipped.append(f"{config.namespace}: {plan.operations[0].label}")
+                    continue
+                out.append(ApiTable(api, plan, schemes).resource())
+        if self.skipped:
+            log.info("operations with nothing to map to a column, not served: %s",
+                     ", ".join(self.skipped))
+        return out
+
+    async def aclose(self) -> None:
+        for api in self.apis:
+            await api.aclose()

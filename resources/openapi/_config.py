@@ -1,0 +1,164 @@
+"""The configuration of HTTP APIs: ``[[openapi.apis]]`` tables as pydantic models.
+
+``ApiConfig`` is one API: its document (``spec``, a path relative to the config
+file or an http(s) URL), where it is served (``base_url``, else the document's),
+its credentials (``headers``, and per role ``roles.<name>.headers``), which of its
+operations to map (``include``, ``exclude``, ``auto``), the tables assembled by hand
+(``tables``), and how it may be called (``timeout``, ``retries``, ``rate``).
+
+Rules:
+
+- Every model forbids unknown keys: a misspelt option is an error at start.
+- ``${VAR}`` in a header value is read from the environment when a request is
+  made, never earlier, and a header's value is never shown: ``Header`` keeps the
+  template, and ``repr`` shows its name only. A variable that is not set is an
+  error at start, naming the variable.
+- A namespace is a lower-case SQL identifier that cannot make a name start with
+  ``pg_``; a hand table's name is one too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, field_validator
+
+from .._resource import MAX_RETRIES, Volatility
+
+__all__ = ["ApiConfig", "Headers", "PagingConfig", "RoleConfig", "TableConfig", "expand"]
+
+_NAMESPACE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
+_TABLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+PagingStyle = Literal["link", "cursor", "page", "offset", "none"]
+
+
+def expand(template: str, environ: Mapping[str, str] | None = None) -> str:
+    """A header template with each ``${VAR}`` read from the environment."""
+    env = os.environ if environ is None else environ
+
+    def value(found: re.Match[str]) -> str:
+        name = found[1]
+        if name not in env:
+            raise ValueError(f"the environment variable {name} is not set")
+        return env[name]
+
+    return _VARIABLE.sub(value, template)
+
+
+class Headers(dict[str, str]):
+    """Header templates by name; ``repr`` shows the names, never a value."""
+
+    def __repr__(self) -> str:
+        return "Headers(" + ", ".join(sorted(self)) + ")"
+
+    def resolved(self) -> dict[str, str]:
+        """The headers with their ``${VAR}`` read now."""
+        return {name: expand(value) for name, value in self.items()}
+
+
+def _headers(value: Any) -> Headers:
+    if not isinstance(value, Mapping):
+        raise ValueError("headers is a table of header names and values")
+    out = Headers({str(k): str(v) for k, v in value.items()})
+    for template in out.values():
+        expand(template)  # a variable that is not set is an error now, not at a call
+    return out
+
+
+class RoleConfig(BaseModel):
+    """``[openapi.apis.roles.<name>]``: one role's credentials, like a user mapping."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    headers: Headers = Field(default_factory=Headers)
+
+    @field_validator("headers", mode="before")
+    @classmethod
+    def _templates(cls, value: Any) -> Headers:
+        return _headers(value)
+
+
+class PagingConfig(BaseModel):
+    """How a table's list is paged, where the document's parameter names do not say."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    style: PagingStyle
+    param: str | None = Field(None, description="cursor: the cursor parameter; page: the page "
+                              "number's; offset: the offset's")
+    size: str | None = Field(None, description="The page-size parameter (per_page, limit)")
+    field: str | None = Field(None, description="cursor: where the next cursor (or next URL) "
+                              "is in the body, a dotted path")
+
+
+class TableConfig(BaseModel):
+    """``[[openapi.apis.tables]]``: a table assembled by hand from operations."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    select: str | None = None  # "METHOD /path" as written in the document, or an operationId
+    insert: str | None = None
+    update: str | None = None
+    delete: str | None = None
+    rows: str | None = Field(None, description="Where the rows are in the select's response: "
+                             "a field or a dotted path")
+    params: dict[str, str] = Field(default_factory=dict, description="An API parameter given "
+                                   "a column of its own: {parameter = 'column'}")
+    paging: PagingConfig | None = None
+    volatility: Volatility | None = None
+    ttl: PositiveFloat | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _is_identifier(cls, value: str) -> str:
+        if not _TABLE.match(value) or value.startswith("pg_"):
+            raise ValueError(f"table name {value!r} is not a lower-case SQL identifier")
+        return value
+
+
+class ApiConfig(BaseModel):
+    """``[[openapi.apis]]``: one HTTP API described by an OpenAPI document."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    namespace: str
+    spec: str = Field(description="A path (relative to the config file) or an http(s) URL; "
+                      "OpenAPI 3.0, 3.1 or Swagger 2.0; JSON or YAML")
+    base_url: str | None = None
+    headers: Headers = Field(default_factory=Headers)
+    include: list[str] = Field(default_factory=list, description="Tags, operationIds, "
+                               "'METHOD /path' or path globs; none: every operation")
+    exclude: list[str] = Field(default_factory=list)
+    auto: bool = True
+    timeout: PositiveFloat = 30.0
+    retries: int = Field(2, ge=0, le=MAX_RETRIES, description="GETs made again on 429, 502, "
+                         "503 and 504, honouring Retry-After")
+    rate: tuple[PositiveInt, PositiveFloat] | None = Field(
+        None, description="[calls, seconds]: the API's requests, shared by every table")
+    roles: dict[str, RoleConfig] = Field(default_factory=dict)
+    tables: list[TableConfig] = Field(default_factory=list)
+    max_page_size: PositiveInt = Field(100, description="The page size asked for when no "
+                                       "LIMIT says fewer")
+
+    @field_validator("headers", mode="before")
+    @classmethod
+    def _templates(cls, value: Any) -> Headers:
+        return _headers(value)
+
+    @field_validator("namespace")
+    @classmethod
+    def _is_namespace(cls, value: str) -> str:
+        if not _NAMESPACE.match(value) or value.startswith("pg"):
+            raise ValueError(f"namespace {value!r} is not a lower-case SQL identifier of at "
+                             "most 40 characters (not starting with pg)")
+        return value
+
+    def headers_for(self, user: str) -> dict[str, str]:
+        """The credentials a role's requests carry: its own, else the API's."""
+        role = self.roles.get(user)
+        return (role.headers if role is not None and role.headers else self.headers).resolved()

@@ -1,0 +1,226 @@
+"""Requests to one HTTP API: credentials, timeouts, retries, a shared rate, errors.
+
+Rules:
+
+- One ``httpx.AsyncClient`` per API (one pool of connections), made on first use
+  and closed with the API.
+- A request carries its role's headers (``ApiConfig.headers_for``), and goes to
+  the API's own origin only: a next page on another host is refused, since the
+  credentials are the API's.
+- A GET is made again on 429, 502, 503 and 504, ``retries`` times, after the
+  ``Retry-After`` the API asked for (seconds or a date) or an exponential backoff,
+  never past the call's deadline. A write is never made again by itself.
+- The API's requests share one token bucket (``rate``), whatever table makes them.
+- Errors: 401 is 28000 and 403 42501, each with the API's message and a HINT
+  naming the credentials entry; any other 4xx is 38000 with the status and the
+  API's message in its DETAIL; a 5xx, once retries are spent, 58030.
+- Each request is reported to the call's context (the audit): its method, its URL
+  without secrets, its status, milliseconds and bytes. No header value, and no
+  query value whose name says it is a secret, appears in an error, a log or the
+  audit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import httpx
+
+from glove_scratchpad import errors
+
+from ._config import ApiConfig
+
+__all__ = ["Api", "redact"]
+
+log = logging.getLogger(__name__)
+
+RETRIED = frozenset({429, 502, 503, 504})
+BACKOFF_BASE = 0.2  # seconds before the first retry with no Retry-After; doubled each time
+BACKOFF_CAP = 10.0
+MESSAGE_CHARS = 500  # of an API's error body, in an error's DETAIL
+_SECRET = re.compile(r"token|key|secret|sig|password|passwd|auth|credential|session",
+                     re.IGNORECASE)
+
+
+def redact(url: str) -> str:
+    """A URL as it may be shown: no userinfo, and no value of a query parameter whose
+    name says it holds a secret (token, key, signature…)."""
+    parts = urlsplit(url)
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    query = [(k, "***" if _SECRET.search(k) else v)
+             for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe=",*"),
+                       ""))
+
+
+class _Bucket:
+    """At most ``calls`` requests per ``seconds``, first come first served."""
+
+    def __init__(self, calls: int, seconds: float) -> None:
+        self.capacity = float(calls)
+        self.interval = seconds / calls
+        self.tokens = float(calls)
+        self.stamp = time.monotonic()
+        self.turn = asyncio.Lock()
+
+    async def take(self) -> None:
+        async with self.turn:
+            while True:
+                now = time.monotonic()
+                self.tokens = min(self.capacity, self.tokens + (now - self.stamp)
+                                  / self.interval)
+                self.stamp = now
+                if self.tokens >= 1:
+                    self.tokens -= 1
+                    return
+                await asyncio.sleep((1 - self.tokens) * self.interval)
+
+
+def _message(response: httpx.Response) -> str:
+    """What an API said about an error: its JSON message, else its text, cut short."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, Mapping):
+        for key in ("message", "error_description", "detail", "error", "title", "errors"):
+            value = body.get(key)
+            if value:
+                text = value if isinstance(value, str) else json.dumps(value)
+                return text[:MESSAGE_CHARS]
+    return " ".join(response.text.split())[:MESSAGE_CHARS]
+
+
+def _retry_after(response: httpx.Response, attempt: int) -> float:
+    raw = response.headers.get("retry-after")
+    if raw:
+        try:
+            return max(0.0, float(raw))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(raw)
+            if when is not None:
+                return max(0.0, when.timestamp() - time.time())
+    ceiling = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** attempt)
+    return ceiling / 2 + random.uniform(0, ceiling / 2)
+
+
+class Api:
+    """One API's requests."""
+
+    def __init__(self, config: ApiConfig, base_url: str) -> None:
+        self.config = config
+        self.base_url = base_url.rstrip("/")
+        self.origin = urlsplit(self.base_url)[:2]
+        self.bucket = _Bucket(*config.rate) if config.rate else None
+        self._client: httpx.AsyncClient | None = None
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=self.config.timeout,
+                                             follow_redirects=False)
+        return self._client
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    def entry(self, user: str) -> str:
+        """The config entry a user's credentials come from, for a HINT."""
+        ns = self.config.namespace
+        if user and user in self.config.roles:
+            return f"[openapi.apis.roles.{user}] headers of the API {ns!r}"
+        return (f"the headers of [[openapi.apis]] namespace = {ns!r} (or "
+                f"[openapi.apis.roles.{user or '<user>'}])")
+
+    async def request(self, method: str, url: str, *, params: Any = None, body: Any = None,
+                      headers: Mapping[str, str], ctx: Any, what: str) -> httpx.Response:
+        """One request, retried as a GET may be, reported to ``ctx`` (the audit); the
+        response, 2xx or not (``raise_for``)."""
+        if urlsplit(url)[:2] != self.origin:
+            raise errors.ExternalRoutineError(
+                f"{what}: the next page is on another host ({redact(url)}); it is not "
+                "followed, since the API's credentials go to its base_url only",
+                hint="Set base_url to that host, or add LIMIT to read the first page only.")
+        retries = self.config.retries if method == "GET" else 0
+        deadline = getattr(ctx, "deadline", None)
+        attempt = 0
+        while True:
+            if self.bucket is not None:
+                await self.bucket.take()
+            started = time.monotonic()
+            try:
+                response = await self.client.request(method, url, params=params, json=body,
+                                                     headers=dict(headers))
+            except httpx.TimeoutException:
+                self._report(ctx, method, url, params, None, started, 0, "timeout")
+                raise errors.ExternalRoutineError(
+                    f"{what}: the API did not answer within {self.config.timeout:g} s",
+                    hint="Try again, or raise timeout in the API's [[openapi.apis]] entry."
+                ) from None
+            except httpx.HTTPError as exc:
+                self._report(ctx, method, url, params, None, started, 0, "error")
+                raise errors.IoError(
+                    f"{what}: the API could not be reached: {type(exc).__name__}",
+                    hint=f"Check base_url ({self.base_url}) and the network.") from None
+            self._report(ctx, method, url, params, response, started,
+                         len(response.content), "ok" if response.is_success else "error")
+            if response.status_code not in RETRIED or attempt >= retries:
+                return response
+            wait = _retry_after(response, attempt)
+            if deadline is not None and time.monotonic() + wait >= deadline:
+                return response
+            attempt += 1
+            await asyncio.sleep(wait)
+
+    def _report(self, ctx: Any, method: str, url: str, params: Any,
+                response: httpx.Response | None, started: float, size: int,
+                status: str) -> None:
+        report = getattr(ctx, "report", None)
+        if report is None:
+            return
+        full = str(httpx.URL(url, params=params)) if params else url
+        arguments = {"url": redact(full), "bytes": size,
+                     "status": response.status_code if response is not None else None}
+        report(f"http {method}", arguments, status, (time.monotonic() - started) * 1000,
+               None, None if response is None or response.is_success
+               else f"HTTP {response.status_code}")
+
+    def raise_for(self, response: httpx.Response, what: str, user: str) -> None:
+        """The error of a response that is not 2xx."""
+        code = response.status_code
+        if response.is_success:
+            return
+        said = _message(response)
+        if code == 401:
+            raise errors.InvalidAuthorizationSpecification(
+                f"{what}: the API refused the credentials (401): {said}",
+                hint=f"Set the credentials in {self.entry(user)}.")
+        if code == 403:
+            raise errors.InsufficientPrivilege(
+                f"{what}: the API refused the request (403): {said}",
+                hint=f"The credentials in {self.entry(user)} do not allow it.")
+        if code >= 500:
+            raise errors.IoError(
+                f"{what}: the API failed ({code} {response.reason_phrase})",
+                detail=said or None,
+                hint="The API is down or overloaded; try again later.")
+        raise errors.ExternalRoutineError(
+            f"{what}: the API refused the request ({code} {response.reason_phrase})",
+            detail=f"status {code}: {said}" if said else f"status {code}",
+            hint="Check the values against the column descriptions (\\d+ the table).")
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None

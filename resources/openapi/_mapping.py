@@ -1,0 +1,463 @@
+"""Operations -> tables: which operations make which table, with which columns. No I/O.
+
+The automatic mapping (``auto = true``), over the operations ``include`` and
+``exclude`` leave:
+
+- **Reads.** A GET whose 2xx JSON response is an array, or an object holding one
+  array (``items``, ``data``…), is a table whose rows are the array's items; a GET
+  that returns one object is a one-row table.
+- **List and get are one table.** A GET on an item path (``/things/{id}``) and the
+  GET on its collection (``/things``) whose items share a schema are one table,
+  named after the collection: its keys are the collection's, the item's parameter
+  is a column (the row's own field of that name, or the field it ends with:
+  ``issue_number`` is ``number``), and ``WHERE id = …`` routes the call to the
+  item operation.
+- **Arguments.** Path parameters and required query parameters are required
+  keys; optional query parameters (and header parameters other than credentials)
+  are filters. Paging parameters are the server's, never columns.
+- **Writes.** POST on the collection is the table's insert (the body's properties
+  are insertable columns; the created object serves RETURNING); PATCH (else PUT)
+  on the item is its update, DELETE its delete. A write on a one-row table's own
+  path is that table's.
+- **The rest.** A POST that returns rows (a search) is a table whose body
+  properties are its keys (required) and filters; any other write is a table of
+  that write alone, its path parameters its keys.
+- **Names** come from the operationId, else from the path, as snake_case, unique
+  within the namespace, shortened deterministically past 63 bytes.
+- **Columns**: a parameter and a row field of the same name are one column; a
+  body property and a row field of the same name but not the same type are two,
+  the body's named ``<name>_input``. ``[[openapi.apis.tables]] params`` gives a
+  parameter a column of its own.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .._resource import ResourceDefinitionError
+from .._schema import sql_name
+from ._config import ApiConfig, TableConfig
+from ._paging import Paging, detect
+from ._schemas import column_name, describe, pg_type_of, row_fields, shape
+from ._spec import Operation, Parameter, Schema, Spec
+
+__all__ = ["Col", "TablePlan", "plan_tables"]
+
+# Where a list's rows are, in a response object holding more than one array.
+_ROW_FIELDS = ("items", "data", "results", "values", "entries", "records", "list", "nodes",
+               "hits", "objects", "elements", "rows")
+# Headers a client sends by itself or that carry credentials: never columns.
+_NOT_COLUMNS = frozenset({"authorization", "accept", "content-type", "user-agent",
+                          "cookie", "idempotency-key", "x-api-key", "api-key"})
+
+
+@dataclass(slots=True)
+class Col:
+    """One column of a table, and what it is in the API."""
+
+    name: str
+    pg_type: str
+    description: str = ""
+    nullable: bool = True
+    prop: str | None = None  # the rows' JSON field it reads
+    param: str | None = None  # the parameter it gives
+    location: str | None = None  # where that parameter goes: path, query, header
+    body: str | None = None  # the request body's field it gives (writes, a POST search)
+    array: bool = False  # the parameter takes a list (IN)
+    required: bool = False  # every row has its field: one without it is the API's error
+
+    @property
+    def role(self) -> str:
+        """What the column is, as scratchpad.resources says it."""
+        parts = []
+        if self.param:
+            parts.append(f"the {self.location} parameter {self.param}")
+        if self.body:
+            parts.append(f"the request body's {self.body}")
+        if self.prop:
+            parts.append(f"the rows' own {self.prop}" if parts else "")
+        said = " and ".join(p for p in parts if p)
+        if self.param and self.prop:
+            said += f" (a row whose {self.prop} differs is not returned)"
+        return said
+
+
+@dataclass(slots=True)
+class TablePlan:
+    """One table: its columns, keys and operations."""
+
+    name: str
+    description: str
+    columns: list[Col] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    filters: list[str] = field(default_factory=list)
+    primary_key: list[str] = field(default_factory=list)
+    select: Operation | None = None  # the list, one-row or search operation
+    item: Operation | None = None  # the item GET of a list-and-get table
+    item_column: str | None = None  # the column whose = routes to ``item``
+    rows: tuple[str, ...] = ()  # where the rows are in the select's response
+    one_row: bool = False
+    paging: Paging = field(default_factory=Paging)
+    insert: Operation | None = None
+    update: Operation | None = None
+    delete: Operation | None = None
+    volatility: str = "stable"
+    ttl: float | None = None
+
+    def column(self, name: str) -> Col | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+    def by_param(self, name: str) -> Col | None:
+        return next((c for c in self.columns if c.param == name), None)
+
+    @property
+    def operations(self) -> list[Operation]:
+        return [op for op in (self.select, self.item, self.insert, self.update, self.delete)
+                if op is not None]
+
+
+def _rows_of(schema: Schema | None, rows: str | None = None
+             ) -> tuple[tuple[str, ...], Schema, bool] | None:
+    """Where a response's rows are, their schema, and whether it is one row; None when
+    the response is no JSON."""
+    if schema is None:
+        return None
+    if rows:  # declared: a field or a dotted path
+        node = schema
+        for part in rows.split("."):
+            props, _, _ = shape(node)
+            if part not in props:
+                raise ResourceDefinitionError(f"rows = {rows!r}: the response has no {part!r}")
+            node = props[part]
+        inner = node.sub(node.get("items")) if node.get("type") == "array" else node
+        return tuple(rows.split(".")), inner, node.get("type") != "array"
+    if schema.get("type") == "array":
+        return (), schema.sub(schema.get("items")), False
+    # A wrapper of rows: an object holding one array of objects, beside a few scalars
+    # (a count, a cursor) or under a name rows go by (items, data, results…).
+    props, _, _ = shape(schema)
+    arrays = [n for n, s in props.items() if s.get("type") == "array"
+              and (shape(s.sub(s.get("items")))[0] or n in _ROW_FIELDS)
+              and not _same_rows(s.sub(s.get("items")), schema)]  # a tree's children
+    named = [n for n in _ROW_FIELDS if n in arrays]
+    others = [s for n, s in props.items() if n not in arrays]
+    few = len(others) <= 4 and not any(s.get("type") == "array" for s in others)
+    if named or (len(arrays) == 1 and few):
+        inner = props[(named or arrays)[0]]
+        return ((named or arrays)[0],), inner.sub(inner.get("items")), False
+    return (), schema, True
+
+
+def _same_rows(a: Schema, b: Schema) -> bool:
+    if a.ref is not None and a.ref == b.ref:
+        return True
+    pa, _, _ = shape(a)
+    pb, _, _ = shape(b)
+    return bool(pa) and set(pa) == set(pb)
+
+
+def _selected(op: Operation, patterns: Iterable[str]) -> bool:
+    for pattern in patterns:
+        if pattern in op.tags or pattern == op.operation_id or pattern.upper() == op.label:
+            return True
+        if pattern.startswith("/") and fnmatch.fnmatchcase(op.path, pattern):
+            return True
+    return False
+
+
+def _words(path: str) -> str:
+    return "_".join(p for p in path.split("/") if p and not p.startswith("{")) or "root"
+
+
+class _Builder:
+    def __init__(self, config: ApiConfig, spec: Spec) -> None:
+        self.config = config
+        self.spec = spec
+        self.taken: set[str] = set()
+
+    def name(self, op: Operation, given: str | None = None) -> str:
+        ns = self.config.namespace
+        if given is not None:
+            name = f"{ns}_{given}"
+            if name in self.taken or len(name.encode()) > 63:
+                raise ResourceDefinitionError(
+                    f"API {ns!r}: table {given!r}: {name} is taken, or longer than 63 bytes")
+            self.taken.add(name)
+            return name
+        base = op.operation_id or f"{op.method.lower()}_{_words(op.path)}"
+        return sql_name(f"{ns}_{base}", fallback=f"{ns}_op", taken=self.taken)
+
+    # -- columns -------------------------------------------------------------------
+
+    def add_param(self, table: TablePlan, p: Parameter, renames: dict[str, str],
+                  taken: set[str], role: str) -> Col | None:
+        """A parameter's column (shared with a row field of its name), or None for one
+        the server sets itself (paging, credentials)."""
+        if p.location == "header" and p.name.lower() in _NOT_COLUMNS:
+            return None
+        if p.name in table.paging.parameters:
+            return None
+        found = table.by_param(p.name)
+        if found is not None:
+            return found
+        wanted = renames.get(p.name)
+        pg_type = pg_type_of(p.schema.sub(p.schema.get("items"))) if p.is_array else \
+            pg_type_of(p.schema)
+        named = column_name(p.name, set())
+        same = None if wanted else next((c for c in table.columns if c.prop is not None
+                                         and c.param is None and c.name == named), None)
+        if same is not None and same.pg_type == pg_type:
+            col = same  # one column: the argument, and the rows' own field of its name
+        else:
+            # A row field of the name but another type means something else: the
+            # parameter gets a column of its own.
+            name = wanted or column_name(p.name if same is None else f"{p.name}_param", taken)
+            if wanted:
+                taken.add(name)
+            col = Col(name, pg_type, describe(p.schema))
+            table.columns.append(col)
+        col.param, col.location, col.array = p.name, p.location, p.is_array
+        text = p.description or col.description
+        col.description = f"{'Required key' if role == 'key' else 'Optional filter'}: " \
+            f"the {p.location} parameter {p.name}. {text}".strip()
+        (table.keys if role == "key" else table.filters).append(col.name)
+        return col
+
+    def add_rows(self, table: TablePlan, schema: Schema, taken: set[str]) -> None:
+        for f in row_fields(schema, taken):
+            table.columns.append(Col(f.column, f.pg_type, f.description, f.nullable,
+                                     prop=f.prop or None, required=f.required))
+
+    def add_body(self, table: TablePlan, op: Operation, taken: set[str]) -> None:
+        """A write's request body properties as insertable (or settable) columns."""
+        if op.body is None:
+            return
+        props, required, _ = shape(op.body)
+        for name, sub in props.items():
+            pg_type = pg_type_of(sub)
+            same = next((c for c in table.columns if c.prop == name or c.body == name), None)
+            if same is not None and same.body is None and same.pg_type == pg_type:
+                same.body = name
+                continue
+            if same is not None and same.body == name:
+                continue
+            column = column_name(f"{name}_input" if same is not None else name, taken)
+            text = describe(sub)
+            if same is not None:
+                text = f"Written as the request body's {name} (reads give {same.name}). {text}"
+            table.columns.append(Col(column, pg_type, text.strip(),
+                                     nullable=name not in required, body=name))
+
+    # -- tables --------------------------------------------------------------------
+
+    def select_table(self, op: Operation, item: Operation | None, name: str | None = None,
+                     hand: TableConfig | None = None) -> TablePlan | None:
+        found = _rows_of(op.response, hand.rows if hand else None)
+        if found is None:
+            return None
+        rows, schema, one_row = found
+        table = TablePlan(self.name(op, name), op.summary, select=op, rows=rows,
+                          one_row=one_row)
+        paging = hand.paging if hand else None
+        table.paging = Paging() if one_row else detect(
+            op, paging.style if paging else None, paging.param if paging else None,
+            paging.size if paging else None, paging.field if paging else None)
+        renames = dict(hand.params) if hand else {}
+        taken: set[str] = set(renames.values())
+        self.add_rows(table, schema, taken)
+        body_keys = op.method != "GET"
+        for p in op.parameters:
+            self.add_param(table, p, renames, taken,
+                           "key" if p.required and p.location != "header" else "filter")
+        if body_keys and op.body is not None:  # a search: its body's fields are arguments
+            props, required, _ = shape(op.body)
+            for prop, sub in props.items():
+                shared = next((c for c in table.columns if c.prop is not None and c.name
+                               == column_name(prop, set()) and c.pg_type == pg_type_of(sub)),
+                              None)
+                col = shared or Col(column_name(prop, taken), pg_type_of(sub), describe(sub))
+                if shared is None:
+                    table.columns.append(col)
+                col.body = prop
+                (table.keys if prop in required else table.filters).append(col.name)
+        if item is not None:
+            self.add_item(table, item, renames, taken)
+        table.description = op.summary or (self.spec.title + " " + op.label).strip()
+        return table
+
+    def add_item(self, table: TablePlan, item: Operation, renames: dict[str, str],
+                 taken: set[str]) -> None:
+        """The item GET of a list-and-get table: its parameter is a column, the key of
+        each row, and ``= value`` routes a call to it."""
+        params = [p for p in item.path_parameters if table.by_param(p.name) is None]
+        if len(params) != 1:
+            return
+        p = params[0]
+        col = table.column(renames.get(p.name, "")) if p.name in renames else None
+        if col is None:
+            col = next((c for c in table.columns if c.prop is not None and c.param is None
+                        and (c.prop == p.name or p.name.endswith("_" + c.prop)
+                             or p.name.endswith(c.prop.capitalize()))), None)
+        if col is None:
+            col = Col(renames.get(p.name) or column_name(p.name, taken), pg_type_of(p.schema))
+            table.columns.append(col)
+        col.param, col.location = p.name, "path"
+        col.description = (f"The item path parameter {p.name}: WHERE {col.name} = … reads "
+                           f"one row by {item.label}. {col.description}").strip()
+        table.item, table.item_column = item, col.name
+        table.filters.append(col.name)
+        table.primary_key = [col.name]
+
+    def write_table(self, op: Operation, name: str | None = None) -> TablePlan:
+        """A table of one write alone: its path parameters are its keys."""
+        table = TablePlan(self.name(op, name), op.summary or op.label, volatility="volatile")
+        taken: set[str] = set()
+        found = _rows_of(op.response)
+        if found is not None and op.method == "POST":
+            self.add_rows(table, found[1], taken)  # what RETURNING reads
+        for p in op.parameters:
+            if p.location == "path" or p.required:
+                self.add_param(table, p, {}, taken, "key")
+        self.add_body(table, op, taken)
+        setattr(table, {"POST": "insert", "DELETE": "delete"}.get(op.method, "update"), op)
+        return table
+
+    def add_write(self, table: TablePlan, op: Operation, verb: str) -> None:
+        taken = {c.name for c in table.columns}
+        for p in op.path_parameters:  # an insert's path parameters come from its rows
+            if table.by_param(p.name) is None:
+                self.add_param(table, p, {}, taken, "key")
+        if verb in ("insert", "update"):
+            self.add_body(table, op, taken)
+        setattr(table, verb, op)
+
+
+def plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
+    """The tables of one API: those assembled by hand, then the automatic ones."""
+    b = _Builder(config, spec)
+    ops = list(spec.operations())
+    by_label = {op.label: op for op in ops}
+    by_id = {op.operation_id: op for op in ops if op.operation_id}
+    tables: list[TablePlan] = []
+    used: set[str] = set()
+    for hand in config.tables:
+        tables.append(_hand_table(b, hand, by_label, by_id))
+        used |= {op.label for op in tables[-1].operations}
+    if not config.auto:
+        return tables
+    chosen = [op for op in ops if op.label not in used
+              and (not config.include or _selected(op, config.include))
+              and not _selected(op, config.exclude)]
+    gets = {op.path: op for op in chosen if op.method == "GET"}
+    lists: dict[str, TablePlan] = {}
+    items: set[str] = set()
+    for path, op in gets.items():
+        parent, _, last = path.rpartition("/")
+        if not (last.startswith("{") and parent in gets):
+            continue
+        mine, theirs = _rows_of(op.response), _rows_of(gets[parent].response)
+        if mine and theirs and mine[2] and not theirs[2] and _same_rows(mine[1], theirs[1]):
+            items.add(path)
+    for path, op in gets.items():
+        if path in items:
+            continue
+        item = next((gets[p] for p in items if p.rpartition("/")[0] == path), None)
+        table = b.select_table(op, item)
+        if table is None:
+            continue
+        tables.append(table)
+        lists[path] = table
+        if item is not None:
+            lists[item.path] = table
+    for op in chosen:
+        if op.method == "GET":
+            continue
+        table = lists.get(op.path)
+        parent, _, last = op.path.rpartition("/")
+        if table is None and op.method != "POST" and last.startswith("{") and parent in lists:
+            # A write on an item of a list that has no item GET: the list's, by that key.
+            owner = lists[parent]
+            if not owner.one_row and owner.item is None and not owner.primary_key:
+                b.add_item(owner, op, {}, {c.name for c in owner.columns})
+                owner.item = None  # no item GET: the parameter only names each row
+                table = lists[op.path] = owner
+        verb = _verb_on(table, op)
+        if table is not None and verb is not None:
+            b.add_write(table, op, verb)
+            continue
+        found = _rows_of(op.response)
+        if op.method == "POST" and found is not None and not found[2]:
+            searched = b.select_table(op, None)  # a POST that reads: a search
+            if searched is not None:
+                searched.volatility = "volatile"
+                tables.append(searched)
+                continue
+        tables.append(b.write_table(op))
+    return tables
+
+
+def _verb_on(table: TablePlan | None, op: Operation) -> str | None:
+    """The verb a write is of a table on its path, or None when it is a table's own."""
+    if table is None or table.select is None:
+        return None
+    on_item = op.path != table.select.path and op.path.rpartition("/")[0] == table.select.path
+    on_collection = op.path == table.select.path
+    if op.method == "POST" and on_collection and not table.one_row and table.insert is None:
+        return "insert"
+    if op.method in ("PATCH", "PUT") and (on_item or (on_collection and table.one_row)) and (
+            table.update is None or (op.method == "PATCH" and table.update.method == "PUT")):
+        return "update"
+    if op.method == "DELETE" and (on_item or (on_collection and table.one_row)):
+        return "delete" if table.delete is None else None
+    return None
+
+
+def _find(label: str | None, by_label: dict[str, Operation], by_id: dict[str, Operation],
+          api: str, table: str) -> Operation | None:
+    if label is None:
+        return None
+    method, _, path = label.partition(" ")
+    found = by_label.get(f"{method.upper()} {path}") if path else None
+    found = found or by_id.get(label)
+    if found is None:
+        raise ResourceDefinitionError(
+            f"API {api!r}, table {table!r}: no operation {label!r} in the document (write "
+            "'METHOD /path' as the document writes it, or an operationId)")
+    return found
+
+
+def _hand_table(b: _Builder, hand: TableConfig, by_label: dict[str, Operation],
+                by_id: dict[str, Operation]) -> TablePlan:
+    ns = b.config.namespace
+    ops = {verb: _find(getattr(hand, verb), by_label, by_id, ns, hand.name)
+           for verb in ("select", "insert", "update", "delete")}
+    select = ops["select"]
+    if select is not None:
+        table = b.select_table(select, None, hand.name, hand)
+        if table is None:
+            raise ResourceDefinitionError(
+                f"API {ns!r}, table {hand.name!r}: {select.label} has no JSON response to "
+                "read rows from")
+        # A write on an item path of the select's: routed by its own path parameter.
+        for verb in ("update", "delete"):
+            op = ops[verb]
+            if op is not None and not table.primary_key:
+                extra = [p for p in op.path_parameters if table.by_param(p.name) is None]
+                if len(extra) == 1:
+                    b.add_item(table, op, dict(hand.params), {c.name for c in table.columns})
+                    table.item = None  # not a read: only the key of each row
+    else:
+        first = next(op for op in ops.values() if op is not None)
+        table = b.write_table(first, hand.name)
+        for verb in ("insert", "update", "delete"):
+            setattr(table, verb, None)
+    for verb in ("insert", "update", "delete"):
+        op = ops[verb]
+        if op is not None:
+            b.add_write(table, op, verb)
+    if hand.volatility:
+        table.volatility = hand.volatility
+    table.ttl = hand.ttl
+    return table

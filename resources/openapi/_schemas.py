@@ -1,0 +1,157 @@
+"""Schemas of an OpenAPI document -> the columns of a table, and JSON values -> rows.
+
+Rules:
+
+- A row is an object: its properties are columns. ``allOf`` merges its parts'
+  properties (and their ``required``); ``oneOf`` and ``anyOf`` give the union of
+  their options' properties, each nullable; ``additionalProperties`` alone (a map)
+  is one jsonb column. A row that is not an object is one column, ``value``.
+- Types: string -> text (``format: date-time`` -> timestamptz, ``date`` -> date),
+  integer -> bigint, number -> double precision, boolean -> boolean; objects,
+  arrays, unions of several types and schemas that say nothing -> jsonb. Nested
+  objects stay jsonb however deep, so a recursive schema costs nothing.
+- An enum is text with its values in the description; descriptions (or titles)
+  are comments; a property is NOT NULL when it is ``required`` and not nullable.
+- Names become lower-case SQL identifiers (camelCase -> snake_case), unique in
+  their table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from pglast.keywords import RESERVED_KEYWORDS, TYPE_FUNC_NAME_KEYWORDS
+
+from .._schema import sql_name
+from ._spec import Schema
+
+__all__ = ["Field", "column_name", "describe", "pg_type_of", "row_fields", "shape"]
+
+MAX_ALLOF_DEPTH = 8  # allOf inside allOf followed this deep; past it, a part is jsonb
+# Words a column cannot be named unquoted; such a column gets a trailing "_".
+_KEYWORDS = frozenset(RESERVED_KEYWORDS) | frozenset(TYPE_FUNC_NAME_KEYWORDS)
+
+
+def column_name(name: str, taken: set[str]) -> str:
+    """A JSON name as a column name, unique among ``taken`` (which it joins)."""
+    return sql_name(name, fallback="value", taken=taken, reserved=_KEYWORDS)
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One column of a row, and the JSON property it is read from."""
+
+    prop: str  # the JSON property ("" for a row that is a scalar: the whole value)
+    column: str
+    pg_type: str
+    required: bool  # the API always gives it
+    nullable: bool
+    description: str
+
+
+def _nullable(schema: Schema) -> bool:
+    kind = schema.get("type")
+    return bool(schema.get("nullable")) or (isinstance(kind, list) and "null" in kind) or any(
+        isinstance(o, Mapping) and o.get("type") == "null"
+        for key in ("oneOf", "anyOf") for o in schema.get(key) or ())
+
+
+def _options(schema: Schema) -> list[Schema]:
+    """The non-null options of a oneOf/anyOf."""
+    out = []
+    for key in ("oneOf", "anyOf"):
+        for option in schema.get(key) or ():
+            sub = schema.sub(option)
+            if sub.get("type") != "null":
+                out.append(sub)
+    return out
+
+
+def shape(schema: Schema, depth: int = 0) -> tuple[dict[str, Schema], set[str], bool]:
+    """An object schema's properties (allOf merged, oneOf/anyOf united), the required ones,
+    and whether it is a map (``additionalProperties`` with no properties)."""
+    props: dict[str, Schema] = {}
+    required: set[str] = set()
+    for name, sub in (schema.get("properties") or {}).items():
+        props[str(name)] = schema.sub(sub)
+    required |= {str(r) for r in schema.get("required") or () if isinstance(r, str)}
+    if depth < MAX_ALLOF_DEPTH:
+        for part in schema.get("allOf") or ():
+            more, need, _ = shape(schema.sub(part), depth + 1)
+            for name, sub in more.items():
+                props.setdefault(name, sub)
+            required |= need
+        options = _options(schema)
+        if len(options) > 1 or (options and not props):
+            for option in options:  # the union: each property may be absent
+                more, _, _ = shape(option, depth + 1)
+                for name, sub in more.items():
+                    props.setdefault(name, sub)
+    is_map = not props and bool(schema.get("additionalProperties"))
+    return props, required, is_map
+
+
+def _single_type(schema: Schema) -> Schema:
+    """A schema that is one type in the end: allOf of one part, a union of one option."""
+    for _ in range(MAX_ALLOF_DEPTH):
+        parts = schema.get("allOf")
+        if isinstance(parts, list) and len(parts) == 1 and not schema.get("properties"):
+            schema = schema.sub(parts[0])
+            continue
+        options = _options(schema)
+        if len(options) == 1 and not schema.get("type"):
+            schema = options[0]
+            continue
+        break
+    return schema
+
+
+def pg_type_of(schema: Schema) -> str:
+    """The Postgres type of a value of this schema."""
+    schema = _single_type(schema)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kinds = [k for k in kind if k != "null"]
+        kind = kinds[0] if len(kinds) == 1 else None
+    if kind is None and isinstance(schema.get("enum"), list) and all(
+            isinstance(v, str) for v in schema.get("enum") or ()):
+        kind = "string"
+    if kind is None:
+        scalars = {o.get("type") for o in _options(schema)}
+        if scalars and scalars <= {"string", "integer", "number", "boolean"}:
+            # A union of scalars (an id as a string or a number): text holds each.
+            kind = ("string" if "string" in scalars else "number" if "number" in scalars
+                    else scalars.pop() if len(scalars) == 1 else "string")
+    if kind == "string":
+        return {"date-time": "timestamp with time zone", "date": "date"}.get(
+            str(schema.get("format")), "text")
+    return {"integer": "bigint", "number": "double precision", "boolean": "boolean"}.get(
+        str(kind), "jsonb")
+
+
+def describe(schema: Schema) -> str:
+    """A column comment: the description (or title), with an enum's values."""
+    inner = _single_type(schema)
+    text = " ".join(str(schema.get("description") or inner.get("description")
+                        or schema.get("title") or inner.get("title") or "").split())
+    enum = inner.get("enum")
+    if isinstance(enum, list) and enum:
+        values = "one of: " + ", ".join(str(v) for v in enum if v is not None)
+        text = f"{text} ({values})" if text else values
+    return text
+
+
+def row_fields(schema: Schema, taken: set[str] | None = None) -> list[Field]:
+    """The columns of the rows a schema describes (``taken``: names already used)."""
+    taken = set() if taken is None else taken
+    schema = _single_type(schema)
+    props, required, is_map = shape(schema)
+    if not props:
+        kind = "jsonb" if is_map else pg_type_of(schema)
+        return [Field("", column_name("value", taken), kind, True, True, describe(schema))]
+    out = []
+    for name, sub in props.items():
+        out.append(Field(name, column_name(name, taken), pg_type_of(sub), name in required,
+                         _nullable(sub) or name not in required, describe(sub)))
+    return out

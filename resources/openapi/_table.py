@@ -1,0 +1,368 @@
+"""One table of an HTTP API as one resource: its resolvers make the API's requests.
+
+Rules:
+
+- **Select.** A call whose item column is bound by ``=`` is the item GET (a 404 is
+  no row); any other is the list: keys and ``=`` filters are the operation's path,
+  query and header parameters (an ``IN`` on an array parameter, a list), and the
+  pages are read as Postgres reads rows, stopping at the LIMIT when every
+  condition reached the API (else Postgres applies what did not, over every page).
+  A search (a POST that reads) sends its arguments as its body.
+- **Insert** makes one request per row, its path parameters and body from the
+  row's columns (NULLs left out), with the write's idempotency key in an
+  ``Idempotency-Key`` header where the operation declares one; what the API
+  returns serves RETURNING. **Update** and **delete** name the row by their path
+  parameters (the WHERE's values) and send the SET's columns as the body.
+- **Credentials**: the role's, else the API's; an operation that requires
+  security with none set is 28000 before any request.
+- A row without a field the schema requires, or with a value of another type, is
+  an error naming the field (the resource's validation), never a NULL.
+- ``explain`` says the requests a call would make, secrets redacted, calling
+  nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from pydantic_core import to_jsonable_python
+
+from glove_scratchpad import errors
+
+from .._resource import Bindings, Resource, define_resource
+from ._http import Api, redact
+from ._mapping import Col, TablePlan
+from ._spec import Operation
+
+__all__ = ["ApiTable"]
+
+# How an API's security scheme is given: the header that carries it.
+_BEARER = "authorization"
+
+
+class ApiTable:
+    """A table of one API, and the resolvers of its operations."""
+
+    def __init__(self, api: Api, plan: TablePlan, schemes: Mapping[str, Mapping[str, Any]]
+                 ) -> None:
+        self.api = api
+        self.plan = plan
+        self.schemes = schemes
+        self.by_name = {c.name: c for c in plan.columns}
+
+    def resource(self) -> Resource:
+        plan = self.plan
+        columns = [{"name": c.name, "pg_type": c.pg_type, "description": self._comment(c)}
+                   for c in plan.columns]
+        verbs: dict[str, Any] = {}
+        if plan.select is not None:
+            verbs["select"] = self.select
+        if plan.insert is not None:
+            verbs["insert"] = self.insert
+        if plan.update is not None:
+            verbs["update"] = self.update
+        if plan.delete is not None:
+            verbs["delete"] = self.delete
+        ops = ", ".join(op.label for op in plan.operations)
+        return define_resource(
+            plan.name, columns=columns, keys=plan.keys, primary_key=plan.primary_key,
+            filters=[f for f in plan.filters if f not in plan.keys], description=(
+                f"{plan.description} ({ops})" if plan.description else f"({ops})"),
+            volatility=plan.volatility,  # type: ignore[arg-type]
+            ttl=plan.ttl, explain=self.explain, **verbs)
+
+    def _comment(self, col: Col) -> str:
+        text = col.description
+        role = col.role
+        if role and role not in text:
+            text = f"{text} ({role})" if text else role.capitalize()
+        return text
+
+    # -- requests ---------------------------------------------------------------------
+
+    def _headers(self, op: Operation, user: str, given: Mapping[str, Any]) -> dict[str, str]:
+        """The request's headers: the role's credentials and the header parameters; 28000
+        when the operation requires security that none of them gives."""
+        headers = self.api.config.headers_for(user)
+        if op.security and not self._satisfied(op, headers):
+            names = ", ".join(sorted({n for req in op.security for n in req}))
+            raise errors.InvalidAuthorizationSpecification(
+                f"{op.label} requires credentials ({names}), and none are set"
+                + (f" for user {user!r}" if user else ""),
+                hint=f"Set them in {self.api.entry(user)}, e.g. headers = {{ Authorization = "
+                "\"Bearer ${TOKEN}\" }.")
+        for col in self.plan.columns:
+            if col.location == "header" and col.name in given and given[col.name] is not None:
+                headers[col.param or col.name] = str(given[col.name])
+        return headers
+
+    def _satisfied(self, op: Operation, headers: Mapping[str, str]) -> bool:
+        have = {h.lower() for h in headers}
+        for requirement in op.security:
+            if not requirement:
+                return True  # {}: anonymous is allowed
+            ok = True
+            for name in requirement:
+                scheme = self.schemes.get(name) or {}
+                kind = scheme.get("type")
+                where = (str(scheme.get("name") or "").lower()
+                         if kind == "apiKey" and scheme.get("in") == "header" else _BEARER)
+                ok = ok and where in have
+            if ok:
+                return True
+        return False
+
+    def _path(self, op: Operation, values: Mapping[str, Any]) -> str:
+        path = op.path
+        for p in op.path_parameters:
+            col = self.plan.by_param(p.name)
+            value = values.get(col.name) if col is not None else None
+            if value is None:
+                raise errors.InvalidParameterValue(
+                    f"{op.label} needs its path parameter {p.name}",
+                    hint=f"Give {col.name if col else p.name} a value in the WHERE (or the row).")
+            path = path.replace("{" + p.name + "}", quote(str(to_jsonable_python(value)),
+                                                          safe=""))
+        return self.api.url(path)
+
+    def _query(self, op: Operation, values: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for p in op.parameters:
+            if p.location != "query":
+                continue
+            col = self.plan.by_param(p.name)
+            if col is None or values.get(col.name) is None:
+                continue
+            value = to_jsonable_python(values[col.name])
+            if isinstance(value, bool):
+                value = "true" if value else "false"
+            out[p.name] = value
+        return out
+
+    # -- select -------------------------------------------------------------------------
+
+    def _given(self, b: Bindings) -> tuple[dict[str, Any], bool]:
+        """The values the API is given, by column; and whether every condition reached
+        it (so that it may stop at the LIMIT)."""
+        given: dict[str, Any] = {}
+        complete = True
+        for col in self.plan.columns:
+            conditions = b.where(col.name)
+            if col.name in self.plan.keys:
+                given[col.name] = b.get(col.name)
+                continue
+            for op, value in conditions:
+                if op == "=" and col.param:
+                    given[col.name] = value
+                elif op == "in" and col.param and col.array:
+                    given[col.name] = list(value)
+                else:
+                    complete = False
+        return given, complete
+
+    async def select(self, b: Bindings, ctx: Any = None) -> Any:
+        plan = self.plan
+        user = getattr(ctx, "user", "") or ""
+        given, complete = self._given(b)
+        item = plan.item_column
+        if plan.item is not None and item is not None and b.get(item) is not None:
+            return await self._item(plan.item, given, b.get(item), user, ctx)
+        assert plan.select is not None
+        return self._pages(plan.select, given, b.limit if complete else None, user, ctx)
+
+    async def _item(self, op: Operation, given: dict[str, Any], value: Any, user: str,
+                    ctx: Any) -> list[dict[str, Any]]:
+        column = self.plan.item_column
+        assert column is not None
+        values = {**given, column: value}
+        url = self._path(op, values)
+        response = await self.api.request("GET", url, params=self._query(op, values) or None,
+                                          headers=self._headers(op, user, values), ctx=ctx,
+                                          what=f"{self.plan.name}: {op.label}")
+        if response.status_code == 404:
+            return []
+        self.api.raise_for(response, f"{self.plan.name}: {op.label}", user)
+        row = self._row(self._json(response, op))
+        row[column] = row.get(column) or value  # the item's key, when its rows lack it
+        return [row]
+
+    async def _pages(self, op: Operation, given: dict[str, Any], limit: int | None,
+                     user: str, ctx: Any) -> AsyncIterator[dict[str, Any]]:
+        plan, paging = self.plan, self.plan.paging
+        what = f"{plan.name}: {op.label}"
+        size = paging.page_size(limit, self.api.config.max_page_size)
+        query = {**self._query(op, given), **paging.first(size)}
+        url: str = self._path(op, given)
+        headers = self._headers(op, user, given)
+        body = self._search_body(op, given)
+        sent = 0
+        while True:
+            response = await self.api.request(op.method, url, params=query or None,
+                                              body=body, headers=headers, ctx=ctx, what=what)
+            self.api.raise_for(response, what, user)
+            found = self._json(response, op)
+            rows = self._rows(found)
+            for row in rows:
+                yield row
+                sent += 1
+                if limit is not None and sent >= limit:
+                    return
+            links = {str(k): v for k, v in response.links.items()}
+            following = paging.next(query, links, found, len(rows), size)
+            if following is None:
+                return
+            next_url, query = following
+            if next_url is not None:
+                url, query = next_url, {}
+
+    def _search_body(self, op: Operation, given: Mapping[str, Any]) -> dict[str, Any] | None:
+        if op.method == "GET":
+            return None
+        return {c.body: to_jsonable_python(given[c.name]) for c in self.plan.columns
+                if c.body and given.get(c.name) is not None}
+
+    def _json(self, response: Any, op: Operation) -> Any:
+        try:
+            return response.json()
+        except ValueError:
+            raise errors.ExternalRoutineError(
+                f"{self.plan.name}: {op.label} answered {response.status_code} with no JSON "
+                f"({response.headers.get('content-type', 'no content type')})",
+                hint="The document says this operation returns JSON; check base_url.") from None
+
+    def _rows(self, body: Any) -> list[dict[str, Any]]:
+        plan = self.plan
+        for part in plan.rows:
+            body = body.get(part) if isinstance(body, Mapping) else None
+        if body is None:
+            return []
+        if plan.one_row or isinstance(body, Mapping):
+            return [self._row(body)]
+        if not isinstance(body, list):
+            raise errors.ExternalRoutineError(
+                f"{plan.name}: the API returned {type(body).__name__} where the document "
+                "says rows (an array)", hint="The document and the API disagree.")
+        return [self._row(item) for item in body]
+
+    def _row(self, item: Any) -> dict[str, Any]:
+        """A JSON object as a row: each column from its field; a missing required field
+        is the API's error, named."""
+        if not isinstance(item, Mapping):
+            value = next((c for c in self.plan.columns if c.prop is None and c.param is None
+                          and c.body is None), None)
+            return {value.name if value else "value": item}
+        row = {}
+        for col in self.plan.columns:
+            if col.prop is None:
+                continue
+            if col.prop in item:
+                row[col.name] = item[col.prop]
+            elif col.required:
+                raise errors.ExternalRoutineError(
+                    f'{self.plan.name}: the API returned a row without the field "{col.prop}", '
+                    "which its document requires",
+                    detail=f"fields: {', '.join(sorted(map(str, item)))}"[:500],
+                    hint="The document and the API disagree: the column would read NULL.")
+        return row
+
+    # -- writes -------------------------------------------------------------------------
+
+    async def insert(self, rows: list[Any], ctx: Any = None) -> list[dict[str, Any]]:
+        op = self.plan.insert
+        assert op is not None
+        user = getattr(ctx, "user", "") or ""
+        made = []
+        key = getattr(ctx, "idempotency_key", None)
+        for i, row in enumerate(rows):
+            values = row.model_dump() if hasattr(row, "model_dump") else dict(row)
+            headers = self._headers(op, user, values)
+            if key and "idempotency-key" in {p.name.lower() for p in op.parameters}:
+                headers["Idempotency-Key"] = key if len(rows) == 1 else f"{key}:{i + 1}"
+            body = {c.body: to_jsonable_python(values[c.name]) for c in self.plan.columns
+                    if c.body and values.get(c.name) is not None}
+            response = await self.api.request(op.method, self._path(op, values), body=body,
+                                              params=self._query(op, values) or None,
+                                              headers=headers, ctx=ctx,
+                                              what=f"{self.plan.name}: {op.label}")
+            self.api.raise_for(response, f"{self.plan.name}: {op.label}", user)
+            try:
+                answer = response.json()
+            except ValueError:
+                answer = None
+            created = self._row(answer) if isinstance(answer, Mapping) else {}
+            made.append({**{k: v for k, v in values.items() if v is not None}, **created})
+        return made
+
+    async def update(self, changes: dict[str, Any], b: Bindings, ctx: Any = None) -> Any:
+        op = self.plan.update
+        assert op is not None
+        settable = [c for c in self.plan.columns if c.body]
+        wrong = [name for name in changes if not self.by_name[name].body]
+        if wrong:
+            raise errors.FeatureNotSupported(
+                f'{self.plan.name}: {op.label} cannot set "{wrong[0]}"',
+                hint="Its request body takes: " + ", ".join(c.name for c in settable) + ".")
+        body = {self.by_name[n].body: to_jsonable_python(v) for n, v in changes.items()}
+        return await self._change(op, b, ctx, body)
+
+    async def delete(self, b: Bindings, ctx: Any = None) -> Any:
+        op = self.plan.delete
+        assert op is not None
+        return await self._change(op, b, ctx, None)
+
+    async def _change(self, op: Operation, b: Bindings, ctx: Any, body: Any) -> Any:
+        user = getattr(ctx, "user", "") or ""
+        values = {c.name: b.get(c.name) for c in self.plan.columns if b.has(c.name)}
+        what = f"{self.plan.name}: {op.label}"
+        headers = self._headers(op, user, values)
+        if getattr(ctx, "idempotency_key", None) and "idempotency-key" in {
+                p.name.lower() for p in op.parameters}:
+            headers["Idempotency-Key"] = ctx.idempotency_key
+        response = await self.api.request(op.method, self._path(op, values), body=body,
+                                          params=self._query(op, values) or None,
+                                          headers=headers, ctx=ctx, what=what)
+        if op.method == "DELETE" and response.status_code == 404:
+            return None  # gone already
+        self.api.raise_for(response, what, user)
+        try:
+            answer = response.json()
+        except ValueError:
+            return None
+        return [self._row(answer)] if isinstance(answer, Mapping) else None
+
+    # -- EXPLAIN ------------------------------------------------------------------------
+
+    def explain(self, verb: str, b: Bindings | None) -> list[str]:
+        """The requests a call would make, secrets redacted; calling nothing."""
+        plan = self.plan
+        op: Operation | None
+        if verb == "select":
+            if b is not None and plan.item is not None and plan.item_column and b.get(
+                    plan.item_column) is not None:
+                op, paging = plan.item, "one request; a 404 is no row"
+            else:
+                op, paging = plan.select, plan.paging.described()
+        else:
+            op, paging = getattr(plan, verb), "one request per row" if verb == "insert" \
+                else "one request per row it changes"
+        if op is None:
+            return []
+        if b is None:
+            url = self.api.url(op.path)
+            return [f"Request: {op.method} {redact(url)} ({paging})"]
+        given, complete = self._given(b)
+        if plan.item_column and b.get(plan.item_column) is not None:
+            given[plan.item_column] = b.get(plan.item_column)
+        try:
+            url = self._path(op, given)
+        except errors.SqlError:
+            url = self.api.url(op.path)
+        query = self._query(op, given)
+        if op is plan.select:
+            query.update(plan.paging.first(plan.paging.page_size(
+                b.limit if complete else None, self.api.config.max_page_size)))
+        shown = redact(str(httpx.URL(url, params=query or None)))
+        return [f"Request: {op.method} {shown} ({paging})"]
