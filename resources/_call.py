@@ -3,7 +3,8 @@
 Rules:
 - A resolver that declares a parameter named ``ctx`` is passed a ``CallContext``
   (by keyword): who called, from which statement, by when it must answer, and
-  for a write, the idempotency key its retries reuse.
+  for a write, the idempotency key its retries reuse; for a read, how many rows
+  the server will pull at most.
 - A resolver raises ``TransientError`` for a failure worth trying again (a 429,
   a 503, a dropped connection). A read of a resource declared with ``retries``
   is then made again, after a backoff; a write never is by itself.
@@ -36,6 +37,11 @@ class CallContext:
     # same user, session and statement: report(what, arguments, status, ms, rows, error);
     # an HTTP API's resolver reports each request so. None: nothing records it.
     report: Callable[..., None] | None = None
+    # A read: the most rows the server pulls from the answer (a pushed LIMIT, else the
+    # per-call row cap and one more, to tell it was reached). A paged resolver may ask
+    # for its next page ahead while rows of this one are still pulled, when that page
+    # is sure to be wanted. None: not said.
+    rows_wanted: int | None = None
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (None: no deadline)."""

@@ -425,6 +425,7 @@ def _as_column(spec: Column | Mapping[str, Any] | tuple[str, str]) -> Column:
         pg_type=pg_type,
         description=spec.get("description", ""),
         py_type=spec.get("py_type", PG_TO_PY.get(pg_type, Any)),
+        nullable=bool(spec.get("nullable", True)),
     )
 
 

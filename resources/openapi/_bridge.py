@@ -8,6 +8,8 @@ Rules:
 - An API's tables share one HTTP client (a pool of connections) and one rate;
   ``aclose`` closes the clients.
 - Two APIs with one namespace are refused.
+- A config entry that is wrong is one ValueError naming the entry, each key that is
+  wrong and why; never the values given (a header's value is a credential).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import logging
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from .._resource import Resource, ResourceDefinitionError
 from ._config import ApiConfig
@@ -40,8 +44,8 @@ class OpenApiBridge:
     """
 
     def __init__(self, apis: Iterable[ApiConfig | Mapping[str, Any]], base: Path) -> None:
-        self.configs = [a if isinstance(a, ApiConfig) else ApiConfig.model_validate(a)
-                        for a in apis]
+        self.configs = [a if isinstance(a, ApiConfig) else _validated(a, i)
+                        for i, a in enumerate(apis)]
         seen: set[str] = set()
         for config in self.configs:
             if config.namespace in seen:
@@ -80,3 +84,19 @@ class OpenApiBridge:
     async def aclose(self) -> None:
         for api in self.apis:
             await api.aclose()
+
+
+def _validated(entry: Mapping[str, Any], index: int) -> ApiConfig:
+    try:
+        return ApiConfig.model_validate(entry)
+    except ValidationError as exc:
+        name = entry.get("namespace") if isinstance(entry, Mapping) else None
+        which = f"namespace = {name!r}" if isinstance(name, str) else f"number {index + 1}"
+        problems = []
+        for error in exc.errors():
+            where = ".".join(str(part) for part in error["loc"]) or "the entry"
+            if error["type"] == "extra_forbidden":
+                problems.append(f"{where} is not a key of it (see docs/openapi.md)")
+            else:
+                problems.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
+        raise ValueError(f"[[openapi.apis]] {which}: " + "; ".join(problems)) from None

@@ -17,7 +17,9 @@ Rules:
 - Each request is reported to the call's context (the audit): its method, its URL
   without secrets, its status, milliseconds and bytes. No header value, and no
   query value whose name says it is a secret, appears in an error, a log or the
-  audit.
+  audit. (httpx logs every request's whole URL at INFO, a next page's signature
+  with it, and httpcore every header at DEBUG, credentials with them: their
+  loggers are kept at WARNING, whatever the server's own level.)
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ from ._config import ApiConfig
 __all__ = ["Api", "redact"]
 
 log = logging.getLogger(__name__)
+for _chatty in ("httpx", "httpcore"):
+    logging.getLogger(_chatty).setLevel(logging.WARNING)
 
 RETRIED = frozenset({429, 502, 503, 504})
 BACKOFF_BASE = 0.2  # seconds before the first retry with no Retry-After; doubled each time

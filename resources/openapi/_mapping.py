@@ -231,24 +231,29 @@ class _Builder:
                                      prop=f.prop or None, required=f.required))
 
     def add_body(self, table: TablePlan, op: Operation, taken: set[str]) -> None:
-        """A write's request body properties as insertable (or settable) columns."""
+        """A write's request body properties as insertable (or settable) columns.
+
+        A property of the body alone is NULL in every row read (the API never gives it
+        back), so its column is nullable; its description says the write needs it."""
         if op.body is None:
             return
         props, required, _ = shape(op.body)
         for name, sub in props.items():
             pg_type = pg_type_of(sub)
-            same = next((c for c in table.columns if c.prop == name or c.body == name), None)
-            if same is not None and same.body is None and same.pg_type == pg_type:
+            # The column another write already sends as this property, else the read's.
+            same = next((c for c in table.columns if c.body == name), None) or next(
+                (c for c in table.columns if c.prop == name), None)
+            if same is not None and same.body in (None, name) and same.pg_type == pg_type:
                 same.body = name
-                continue
-            if same is not None and same.body == name:
                 continue
             column = column_name(f"{name}_input" if same is not None else name, taken)
             text = describe(sub)
             if same is not None:
                 text = f"Written as the request body's {name} (reads give {same.name}). {text}"
-            table.columns.append(Col(column, pg_type, text.strip(),
-                                     nullable=name not in required, body=name))
+            if name in required:
+                reads = "; reads give NULL" if table.select is not None else ""
+                text = f"Required by {op.label}{reads}. {text}"
+            table.columns.append(Col(column, pg_type, text.strip(), body=name))
 
     # -- tables --------------------------------------------------------------------
 

@@ -23,6 +23,8 @@ Rules:
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import quote
@@ -52,11 +54,16 @@ class ApiTable:
         self.plan = plan
         self.schemes = schemes
         self.by_name = {c.name: c for c in plan.columns}
+        # A row's columns by field, and the fields a row must not lack or give as null
+        # (those the slow path, _row, checks one by one).
+        self._fields = [(c.prop, c.name) for c in plan.columns if c.prop is not None]
+        self._checked = [c.prop for c in plan.columns
+                         if c.prop is not None and (c.required or not c.nullable)]
 
     def resource(self) -> Resource:
         plan = self.plan
-        columns = [{"name": c.name, "pg_type": c.pg_type, "description": self._comment(c)}
-                   for c in plan.columns]
+        columns = [{"name": c.name, "pg_type": c.pg_type, "description": self._comment(c),
+                    "nullable": c.nullable} for c in plan.columns]
         verbs: dict[str, Any] = {}
         if plan.select is not None:
             verbs["select"] = self.select
@@ -191,6 +198,9 @@ class ApiTable:
 
     async def _pages(self, op: Operation, given: dict[str, Any], limit: int | None,
                      user: str, ctx: Any) -> AsyncIterator[dict[str, Any]]:
+        """The rows of a list operation, page by page. A next page is asked for while
+        this page's rows are pulled only when the server is sure to pull past them
+        (``ctx.rows_wanted``): the requests are those a page-at-a-time read makes."""
         plan, paging = self.plan, self.plan.paging
         what = f"{plan.name}: {op.label}"
         size = paging.page_size(limit, self.api.config.max_page_size)
@@ -198,25 +208,39 @@ class ApiTable:
         url: str = self._path(op, given)
         headers = self._headers(op, user, given)
         body = self._search_body(op, given)
+        wanted = min(w for w in (limit, getattr(ctx, "rows_wanted", None), sys.maxsize)
+                     if w is not None)
+
+        def ask(url: str, query: dict[str, Any]) -> asyncio.Future[Any]:
+            return asyncio.ensure_future(self.api.request(
+                op.method, url, params=query or None, body=body, headers=headers, ctx=ctx,
+                what=what))
+
         sent = 0
-        while True:
-            response = await self.api.request(op.method, url, params=query or None,
-                                              body=body, headers=headers, ctx=ctx, what=what)
-            self.api.raise_for(response, what, user)
-            found = self._json(response, op)
-            rows = self._rows(found)
-            for row in rows:
-                yield row
-                sent += 1
-                if limit is not None and sent >= limit:
-                    return
-            links = {str(k): v for k, v in response.links.items()}
-            following = paging.next(query, links, found, len(rows), size)
-            if following is None:
-                return
-            next_url, query = following
-            if next_url is not None:
-                url, query = next_url, {}
+        pending: asyncio.Future[Any] | None = ask(url, query)
+        try:
+            while pending is not None:
+                response = await pending
+                pending = None
+                self.api.raise_for(response, what, user)
+                found = self._json(response, op)
+                items = self._items(found)
+                links = {str(k): v for k, v in response.links.items()}
+                following = paging.next(query, links, found, len(items), size)
+                if following is not None and sent + len(items) < wanted:
+                    next_url, query = following
+                    if next_url is not None:
+                        url, query = next_url, {}
+                    pending = ask(url, query)  # read ahead: its rows will be pulled
+                for row in self._rows_of(items):
+                    yield row
+                    sent += 1
+                    if sent >= wanted:
+                        return
+        finally:
+            if pending is not None:  # closed early (an error, a cancel): not wanted now
+                pending.cancel()
+                pending.add_done_callback(lambda f: f.cancelled() or f.exception())
 
     def _search_body(self, op: Operation, given: Mapping[str, Any]) -> dict[str, Any] | None:
         if op.method == "GET":
@@ -233,19 +257,27 @@ class ApiTable:
                 f"({response.headers.get('content-type', 'no content type')})",
                 hint="The document says this operation returns JSON; check base_url.") from None
 
-    def _rows(self, body: Any) -> list[dict[str, Any]]:
+    def _items(self, body: Any) -> list[Any]:
+        """The rows of a response, as the API gave them (at ``rows``, or the body)."""
         plan = self.plan
         for part in plan.rows:
             body = body.get(part) if isinstance(body, Mapping) else None
         if body is None:
             return []
         if plan.one_row or isinstance(body, Mapping):
-            return [self._row(body)]
+            return [body]
         if not isinstance(body, list):
             raise errors.ExternalRoutineError(
                 f"{plan.name}: the API returned {type(body).__name__} where the document "
                 "says rows (an array)", hint="The document and the API disagree.")
-        return [self._row(item) for item in body]
+        return body
+
+    def _rows_of(self, items: list[Any]) -> list[dict[str, Any]]:
+        """Items of a response as rows (each checked as ``_row`` does, a plain one fast)."""
+        fields, checked, row = self._fields, self._checked, self._row
+        return [{name: item.get(prop) for prop, name in fields}
+                if type(item) is dict and None not in map(item.get, checked)
+                else row(item) for item in items]
 
     def _row(self, item: Any) -> dict[str, Any]:
         """A JSON object as a row: each column from its field; a missing required field
@@ -259,6 +291,11 @@ class ApiTable:
             if col.prop is None:
                 continue
             if col.prop in item:
+                if item[col.prop] is None and not col.nullable:
+                    raise errors.ExternalRoutineError(
+                        f'{self.plan.name}: the API returned null for the field '
+                        f'"{col.prop}", which its document says is never null',
+                        hint="The document and the API disagree: the column is NOT NULL.")
                 row[col.name] = item[col.prop]
             elif col.required:
                 raise errors.ExternalRoutineError(

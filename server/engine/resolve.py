@@ -327,14 +327,16 @@ def _covering(ctx: StatementContext, resource: str, call: CallArgs) -> Any:
 
 async def invoke(session: Session, resource: Resource, verb: str, args: tuple[Any, ...],
                  arguments: Any, ctx: StatementContext, *, statement: str | None = None,
-                 key: str | None = None) -> Any:
+                 key: str | None = None, wanted: int | None = None) -> Any:
     """One resolver call, under the guard's threads, concurrency, timeout, rate, retries
     (reads only) and audit. ``statement`` is the one that staged a write (COMMIT fires
-    it); ``key`` its idempotency key. A resolver with a ``ctx`` parameter gets them."""
+    it); ``key`` its idempotency key; ``wanted`` the most rows a read's answer gives. A
+    resolver with a ``ctx`` parameter gets them."""
     fn = resource.resolver(verb)
     assert fn is not None
     sql = ctx.sql if statement is None else statement
-    context = (CallContext(session.user, session.id, sql, idempotency_key=key)
+    context = (CallContext(session.user, session.id, sql, idempotency_key=key,
+                           rows_wanted=wanted)
                if resource.takes_context(verb) else None)
     try:
         return await session.db.guard.call(
@@ -352,10 +354,10 @@ async def _call_select(session: Session, ref: Reference, call: CallArgs,
                        ctx: StatementContext) -> list[dict]:
     resource: Resource = ref.resource
     b = Bindings(call.values(), resource.name, call.where, call.limit)
-    out = await invoke(session, resource, "select", (b,), call.shown(), ctx)
     cap = session.db.limits.call_row_cap
     # With only keys in its WHERE, a LIMIT is the statement's too: pull no more.
     wanted = min(call.limit, cap + 1) if call.limit is not None and ref.keys_only else cap + 1
+    out = await invoke(session, resource, "select", (b,), call.shown(), ctx, wanted=wanted)
     try:
         inline = getattr(resource, "inline", False)
         raw = await pull(out, wanted, lambda work: session.db.guard.reading(
