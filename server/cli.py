@@ -285,7 +285,9 @@ def ping(host: str | None = None, port: int | None = None) -> int:
 def _mcp(args: argparse.Namespace) -> int:
     """``glove-scratchpad mcp``: stdout is the protocol on stdio, so nothing else goes there."""
     from glove_scratchpad.catalog import SidecarBusy
+    from glove_scratchpad.resources import ResourceDefinitionError
     from glove_scratchpad.resources.mcp import McpServerConfig
+    from glove_scratchpad.resources.openapi import OpenApiBridge
 
     from .loader import load_fns, load_resources
     from .mcp_server import DEFAULT_MCP_PORT, serve_mcp
@@ -295,6 +297,7 @@ def _mcp(args: argparse.Namespace) -> int:
                              sidecar_dir=args.sidecar_dir, resources=args.resources)
         # Checked here, so that a mistake is one line on stderr, not a traceback.
         mcp_servers = [McpServerConfig.model_validate(s) for s in config.mcp_servers]
+        apis = OpenApiBridge(config.openapi_apis, Path(config.config_dir or "."))
         with contextlib.redirect_stdout(sys.stderr):  # a resources module that prints
             resources = load_resources(config.resources) if config.resources else None
             fns = load_fns(config.resources) if config.resources else None
@@ -305,14 +308,15 @@ def _mcp(args: argparse.Namespace) -> int:
     try:
         run_loop(serve_mcp(resources, writes=config.writes, sidecar_dsn=config.sidecar_dsn,
                        sidecar_dir=config.sidecar_dir, http=args.http, host=args.host, port=port,
-                       mcp_servers=mcp_servers, fns=fns, limits=config.limits()))
+                       mcp_servers=mcp_servers, apis=apis, fns=fns, limits=config.limits()))
     except asyncio.CancelledError:  # SIGTERM or SIGINT on stdio
         return 0
     except Exception as exc:
-        busy = _find(exc, SidecarBusy)
-        if busy is None:
+        # The sidecar is another's, or an API's document cannot be read or mapped.
+        found = _find(exc, SidecarBusy) or _find(exc, ResourceDefinitionError)
+        if found is None:
             raise
-        print(f"glove-scratchpad: {busy}", file=sys.stderr)
+        print(f"glove-scratchpad: {found}", file=sys.stderr)
         return 2
     return 0
 

@@ -61,6 +61,7 @@ from .engine.session import Session
 
 if TYPE_CHECKING:
     from glove_scratchpad.resources.mcp import McpServerConfig
+    from glove_scratchpad.resources.openapi import OpenApiBridge
 
     from .engine.guard import Limits
 
@@ -260,6 +261,7 @@ async def serve_mcp(
     port: int = DEFAULT_MCP_PORT,
     ready: Callable[[str], None] | None = None,
     mcp_servers: Iterable[McpServerConfig | Mapping[str, Any]] = (),
+    apis: OpenApiBridge | None = None,
     fns: Iterable[Fn] | None = None,
     limits: Limits | None = None,
     catalog: agent.Detail = "auto",
@@ -269,9 +271,10 @@ async def serve_mcp(
     """Serve until the client goes away (stdio) or SIGTERM/SIGINT (both).
 
     ``resources`` default to the demo set. ``mcp_servers`` (``[[mcp.servers]]``)
-    add their tools' tables, as ``glove-scratchpad serve`` does: with them and no
-    ``resources``, only their tables are served; a server that does not start
-    is left out (logged). Over HTTP, ``port`` 0 picks a free port; the URL is
+    and ``apis`` (``[[openapi.apis]]``) add their tables, as ``glove-scratchpad
+    serve`` does: with them and no ``resources``, only their tables are served; an
+    MCP server that does not start is left out (logged), an API document that
+    cannot be read is an error. Over HTTP, ``port`` 0 picks a free port; the URL is
     printed (and passed to ``ready``) once the server listens. ``catalog``,
     ``full_limit`` and ``list_limit`` choose the catalog's form (``create_server``).
     """
@@ -284,9 +287,11 @@ async def serve_mcp(
     async def open_db() -> AsyncIterator[Database]:
         try:
             served = resources
+            if apis is not None and apis.configs:
+                served = [*(served or []), *await apis.load()]
             if bridge.connections:
                 await bridge.start()
-                served = [*(resources or []), *bridge.resources]
+                served = [*(served or []), *bridge.resources]
             db = await Database.create(served, writes=writes, sidecar_dsn=sidecar_dsn,
                                        sidecar_dir=sidecar_dir, fns=fns, limits=limits)
             try:
@@ -295,6 +300,8 @@ async def serve_mcp(
                 await db.close()
         finally:
             await bridge.aclose()
+            if apis is not None:
+                await apis.aclose()
 
     if http:
         await _serve_http(open_db, host, port, ready, shape)
