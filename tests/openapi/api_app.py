@@ -15,7 +15,10 @@ the headers that matter), so a test can say how many requests a statement made.
 - ``/secure/items``: a bearer token, 401 without one, 403 for a reader's DELETE.
 - ``/files/{path}``: a folder's entries, each with a ``path`` of its own.
 - ``/search``: a POST that reads; ``/shapes/...``: one object, a union, a recursive
-  tree; ``/liar/items``: rows without a field the document requires.
+  tree, rows that are a union; ``/liar/items``: rows without a field the document
+  requires.
+- ``/zoo/v1/...``: left out of FastAPI's document; ``zoo/swagger.yaml`` (Swagger 2.0,
+  YAML, its definitions in another file) describes it.
 """
 
 import datetime as dt
@@ -125,6 +128,20 @@ class Pet(BaseModel):
     name: str
 
 
+class Animal(BaseModel):
+    id: int
+    name: str
+    species: Literal["cat", "dog"]
+    traits: dict[str, int] = {}
+    born: dt.datetime
+
+
+class NewAnimal(BaseModel):
+    name: str
+    species: Literal["cat", "dog"]
+    traits: dict[str, int] = {}
+
+
 @dataclass
 class Recorder:
     """What the API was asked, and the state its writes change. (This module has no
@@ -133,6 +150,7 @@ class Recorder:
     requests: list[tuple[str, str, dict[str, Any], dict[str, str]]] = field(default_factory=list)
     things: dict[int, Thing] = field(default_factory=dict)
     labels: dict[str, Label] = field(default_factory=dict)
+    animals: dict[int, Animal] = field(default_factory=dict)
     flaky_left: int = 0  # 429s still to answer before /flaky/items succeeds
 
     def reset(self) -> None:
@@ -144,6 +162,9 @@ class Recorder:
                                 owner=Owner(login="ann" if i < 4 else "bob"),
                                 made_at=EPOCH + dt.timedelta(days=i))
                        for i in range(1, 8)}
+        self.animals = {1: Animal(id=1, name="tom", species="cat", traits={"lives": 9},
+                                  born=EPOCH),
+                        2: Animal(id=2, name="rex", species="dog", born=EPOCH)}
 
     def count(self, path: str, method: str = "GET") -> int:
         return sum(1 for m, p, _, _ in self.requests if p == path and m == method)
@@ -223,10 +244,14 @@ def make_app() -> tuple[FastAPI, Recorder]:
     @app.get("/link/items", operation_id="linkItems",
              responses={200: {"headers": {"Link": {"schema": {"type": "string"}}}}})
     def link_items(request: Request, response: Response, after: int = 0,
-                   limit: Annotated[int, Query(le=500)] = 100) -> list[Item]:
+                   limit: Annotated[int, Query(le=500)] = 100,
+                   signature: Annotated[str | None, Query(include_in_schema=False)] = None
+                   ) -> list[Item]:
         rows = [_item(n) for n in range(after + 1, min(after + limit, ITEMS) + 1)]
         if rows and rows[-1].n < ITEMS:
-            nxt = request.url.include_query_params(after=rows[-1].n, limit=limit)
+            # A next link carries a signature, as a storage API's may: never shown.
+            nxt = request.url.include_query_params(after=rows[-1].n, limit=limit,
+                                                   signature="next-page-s3cr3t")
             response.headers["Link"] = f'<{nxt}>; rel="next"'
         return rows
 
@@ -268,6 +293,10 @@ def make_app() -> tuple[FastAPI, Recorder]:
     def liar_items() -> Response:
         return Response('[{"n": 1, "label": "one"}, {"n": 2}]', media_type="application/json")
 
+    @app.get("/liar/nulls", operation_id="liarNulls", response_model=list[Item])
+    def liar_nulls() -> Response:
+        return Response('[{"n": 1, "label": null}]', media_type="application/json")
+
     # -- auth ----------------------------------------------------------------------------
 
     def role(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
@@ -306,5 +335,27 @@ def make_app() -> tuple[FastAPI, Recorder]:
     def pets() -> list[Pet]:
         return [Pet(name="tom", pet=Cat(kind="cat", lives=9)),
                 Pet(name="rex", pet=Dog(kind="dog", good=True))]
+
+    @app.get("/shapes/animals", operation_id="animals")
+    def animals() -> list[Cat | Dog]:
+        return [Cat(kind="cat", lives=9), Dog(kind="dog", good=True)]
+
+    # -- the zoo: described by a Swagger 2.0 document of its own -------------------------
+
+    @app.get("/zoo/v1/animals", include_in_schema=False)
+    def zoo_animals(species: str | None = None) -> list[Animal]:
+        return [a for a in rec.animals.values() if species in (None, a.species)]
+
+    @app.get("/zoo/v1/animals/{animal_id}", include_in_schema=False)
+    def zoo_animal(animal_id: int) -> Animal:
+        if animal_id not in rec.animals:
+            raise HTTPException(404, "no such animal")
+        return rec.animals[animal_id]
+
+    @app.post("/zoo/v1/animals", include_in_schema=False, status_code=201)
+    def zoo_add(body: NewAnimal) -> Animal:
+        new = Animal(id=max(rec.animals) + 1, born=EPOCH, **body.model_dump())
+        rec.animals[new.id] = new
+        return new
 
     return app, rec

@@ -1,7 +1,7 @@
 """The tests' own HTTP API served by uvicorn on a free port, and a glove-scratchpad server
 whose tables are made from its OpenAPI document.
 
-``api_served()`` runs ``api_app`` in this event loop; ``tables_of(api, sidecar, **config)``
+``api_served()`` runs ``api_app`` in this event loop; ``tables_of(api, sidecar, base, **config)``
 starts a Database and a wire server over the ``[[openapi.apis]]`` entry ``config``
 (namespace ``t``, the document fetched from the API itself), with users ``ann`` and
 ``bob`` whose roles carry their own bearer tokens.
@@ -85,8 +85,10 @@ def api_entry(api: Api, **config: Any) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def tables_of(api: Api, sidecar: Any, **config: Any) -> AsyncIterator[Tables]:
-    bridge = OpenApiBridge([api_entry(api, **config)], Path("."))
+async def tables_of(api: Api, sidecar: Any, base: Path = Path("."), **config: Any
+                    ) -> AsyncIterator[Tables]:
+    """Tables of ``config`` (``base``: the folder of the config file it would be in)."""
+    bridge = OpenApiBridge([api_entry(api, **config)], base)
     resources = await bridge.load()
     db = await Database.create(resources, writes=True, sidecar=sidecar,
                                database=f"openapi_{next(_names)}")

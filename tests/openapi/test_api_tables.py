@@ -4,6 +4,7 @@ uvicorn) whose own OpenAPI document makes the tables."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -101,6 +102,13 @@ async def test_rows_of_every_shape(t):
             ("root", [{"name": "leaf", "children": []}])]  # one object; recursive: jsonb
         assert await rows(conn, "SELECT name, pet->>'kind' FROM t_pets ORDER BY 1") == [
             ("rex", "dog"), ("tom", "cat")]  # a union: jsonb
+        # Rows that are a union: its options' properties, each nullable.
+        assert await rows(conn, "SELECT column_name, data_type, is_nullable FROM "
+                          "information_schema.columns WHERE table_name = 't_animals' "
+                          "ORDER BY ordinal_position") == [
+            ("kind", "text", "YES"), ("lives", "bigint", "YES"), ("good", "boolean", "YES")]
+        assert await rows(conn, "SELECT kind, lives, good FROM t_animals ORDER BY 1") == [
+            ("cat", 9, None), ("dog", None, True)]
         assert await rows(conn, "SELECT meta->'weight', owner->>'login', made_at::date::text "
                           "FROM t_list_things WHERE id = 2") == [(2, "ann", "2025-01-03")]
         assert await rows(conn, "SELECT title FROM t_search WHERE q = 'pg' LIMIT 2") == [
@@ -149,7 +157,12 @@ async def test_a_row_without_a_required_field_is_an_error_naming_it(t):
     async with await t.connect() as conn:
         with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
             await conn.execute("SELECT * FROM t_liar_items")
-    assert 'the API returned a row without the field "label"' in str(info.value)
+        assert 'the API returned a row without the field "label"' in str(info.value)
+        with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
+            await conn.execute("SELECT * FROM t_liar_nulls")
+    assert 'the API returned null for the field "label"' in str(info.value)
+    assert info.value.diag.message_hint == ("The document and the API disagree: the column "
+                                            "is NOT NULL.")
 
 
 async def test_a_4xx_is_an_error_with_the_apis_message(t):
@@ -204,6 +217,7 @@ async def test_an_update_whose_set_and_where_name_one_column(t):
 
 
 async def test_each_role_sends_its_own_token_and_none_is_shown(t, caplog):
+    caplog.set_level(logging.DEBUG)  # every logger, httpx's and httpcore's too
     async with await t.connect("ann") as ann, await t.connect("bob") as bob:
         await rows(ann, "SELECT * FROM t_secure_items")
         await rows(bob, "SELECT * FROM t_secure_items")
@@ -219,6 +233,18 @@ async def test_each_role_sends_its_own_token_and_none_is_shown(t, caplog):
     shown = " ".join([str(info.value), *plan, *(a + e for a, e in audit), caplog.text])
     assert "ann-token" not in shown and "bob-token" not in shown
     assert any("Request: GET http://127.0.0.1:" in line for line in plan)
+
+
+async def test_a_secret_in_a_next_link_is_shown_nowhere(t, caplog):
+    caplog.set_level(logging.DEBUG)
+    async with await t.connect() as conn:
+        assert len(await rows(conn, "SELECT n FROM t_link_items LIMIT 150")) == 150
+        urls = await rows(conn, "SELECT arguments->>'url' FROM scratchpad.calls WHERE "
+                          "resource = 't_link_items' AND verb = 'http GET' ORDER BY at")
+    [(_, _, second, _)] = [r for r in t.api.rec.requests if r[2].get("after")]
+    assert second["signature"] == "next-page-s3cr3t"  # the API got it
+    assert urls[-1][0].endswith("signature=***")
+    assert "s3cr3t" not in caplog.text
 
 
 async def test_a_role_without_credentials_is_refused_before_any_request(t):
