@@ -21,6 +21,7 @@ from types import ModuleType
 from . import (
     context,
     explain,
+    http_api,
     idle,
     kept,
     lookup,
@@ -35,13 +36,17 @@ from .env import REPO, Env, Options
 from .results import Section, WrongAnswer
 
 # In the report's order (the issue's); they run in RUN_ORDER.
-FAMILIES = [lookup, throughput, materialize, kept, explain, resolvers, idle, profiling, context]
+FAMILIES = [
+    lookup, throughput, materialize, kept, explain, resolvers, http_api, idle, profiling,
+    context,
+]
 # Idle connections first, on a fresh server, so its RSS is not that of the caches the
 # other runs fill; kept calls and materialization late, after the profile, since
 # their 1M-row answers grow the heap. The context table is counted, not timed, and
 # uses only the sidecar: it may run last.
 RUN_ORDER = [
-    idle, lookup, throughput, explain, resolvers, profiling, kept, materialize, context,
+    idle, lookup, throughput, explain, resolvers, http_api, profiling, kept, materialize,
+    context,
 ]
 NAMES = [f.NAME for f in FAMILIES]
 

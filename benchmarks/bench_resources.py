@@ -23,7 +23,8 @@ Loaded by the server subprocess as a file, so it imports nothing from ``benchmar
   join that EXPLAIN plans (their resolvers are never called by EXPLAIN).
 
 ``BENCH_WRONG_ANSWERS`` (comma-separated: ``items.qty``, ``items.name``, ``rows.name``,
-``big.qty``, ``big_ttl.qty``, ``kept_rows.name``) makes the server's resolvers answer
+``big.qty``, ``big_ttl.qty``, ``kept_rows.name``, and ``api.qty`` for the HTTP API of
+``benchmarks.http_app``) makes the server's resolvers answer
 wrongly, for the test that the benchmarks' checks catch it (tests/benchmarks); the
 direct tables are built from the right rows.
 """

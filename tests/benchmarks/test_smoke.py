@@ -28,6 +28,7 @@ NAMES = (
     "kept-calls",
     "explain",
     "resolver-concurrency",
+    "http-api",
     "idle-connections",
     "profile",
 )
@@ -91,6 +92,7 @@ async def test_smoke_run_measures_every_benchmark(tmp_path: Path) -> None:
         "Kept calls",
         "EXPLAIN",
         "Resolver concurrency",
+        "HTTP APIs",
         "Idle connections",
         "Profile",
     ):
@@ -113,6 +115,8 @@ async def test_smoke_run_measures_every_benchmark(tmp_path: Path) -> None:
         ("big_ttl.qty", "kept-calls", "check_lookup_big_ttl_1_100000.sql): a row's id or qty"),
         # the right count, one wrong value, read from the kept table: the checksum
         ("kept_rows.name", "kept-calls", "count and md5 of kept_rows"),
+        # an HTTP API's item: the row a point read through its table returned
+        ("api.qty", "http-api", "api_list_items id = "),
     ],
 )
 async def test_a_wrong_answer_fails_the_benchmark(
