@@ -1,9 +1,11 @@
 """The differential check's two sides: the server over the world's resources, and the
 reference database of plain tables, on one sidecar.
 
-``sides(sidecar, world)`` starts a server (port 0, writes allowed) over a Database of
-its own, loads the reference (``CREATE DATABASE``, the world's tables and rows), and
-gives an ``Oracle`` holding one psycopg connection to each.
+``sides(sidecar, world)`` serves the world's HTTP API (``api.py``), starts a server
+(port 0, writes allowed) over a Database of its own (the world's resources, and the
+API's tables from its document), loads the reference (``CREATE DATABASE``, the
+world's tables and rows), and gives an ``Oracle`` holding one psycopg connection to
+each.
 
 The reference connection never prepares a statement. psycopg prepares a text it has
 run five times, and Postgres types a prepared statement's literals once, under the
@@ -17,13 +19,17 @@ from __future__ import annotations
 import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import psycopg
 
+from glove_scratchpad.resources.openapi import OpenApiBridge
 from glove_scratchpad.server import Database
 
+from ..fix_http import http_served
 from ..fix_server import dsn, serving
+from .api import PEOPLE_PAGE, make_app
 from .oracle import Oracle
 from .world import COLUMNS, World
 
@@ -58,7 +64,19 @@ async def _reference(sidecar: Any, world: World) -> str:
 
 @asynccontextmanager
 async def sides(sidecar: Any, world: World) -> AsyncIterator[Oracle]:
-    db = await Database.create(world.resources(), writes=True, sidecar=sidecar,
+    async with http_served(make_app(world)) as url:
+        bridge = OpenApiBridge([{"namespace": "api", "spec": f"{url}/openapi.json",
+                                 "max_page_size": PEOPLE_PAGE}], Path("."))
+        try:
+            async with _server(sidecar, world, await bridge.load()) as oracle:
+                yield oracle
+        finally:
+            await bridge.aclose()
+
+
+@asynccontextmanager
+async def _server(sidecar: Any, world: World, apis: list[Any]) -> AsyncIterator[Oracle]:
+    db = await Database.create([*world.resources(), *apis], writes=True, sidecar=sidecar,
                                database=f"differential_{next(_names)}")
     try:
         async with serving(db, writes=True) as server:

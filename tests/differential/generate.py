@@ -9,8 +9,9 @@ operator (fractional and out-of-range constants on integers, parameters, NULLs,
 BETWEEN, LIKE, OR), keys bound by values, IN lists, ``= ANY``, OR, subqueries and
 feeds (joins, LATERAL, correlated subqueries, CTEs, functions in FROM), outer
 joins and anti-joins, aggregates, windows, DISTINCT, set operations, LIMIT and
-OFFSET with and without ORDER BY, settings that change how literals read, and
-writes followed by reads, in and out of transactions.
+OFFSET with and without ORDER BY, settings that change how literals read,
+writes followed by reads, in and out of transactions, and the same reads over the
+tables of an HTTP API.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class Generator:
             (6, self.outer_joins), (5, self.tags_and_ctes), (5, self.orders_filters),
             (5, self.events_reads), (5, self.aggregates), (4, self.set_operations),
             (4, self.windows_distinct), (3, self.settings), (5, self.writes),
-            (4, self.transactions), (3, self.chains)]
+            (4, self.transactions), (3, self.chains), (6, self.api_reads)]
         weights = [w for w, _ in families]
         for _ in range(n):
             (_, make), = self.rng.choices(families, weights)
@@ -382,6 +383,64 @@ class Generator:
         return self.statement("events", f"SELECT e.id, p.name FROM events e JOIN people p ON "
                               f"p.id = e.person_id WHERE e.id BETWEEN {rng.randint(1, 600)} "
                               f"AND {rng.randint(600, 710)}", "e.id, p.name, e.at")
+
+    # -- an HTTP API's tables: filters it applies, list and get, pages, a path key ---------
+
+    def api_person_condition(self, alias: str = "") -> tuple[str, list[Any]]:
+        """A condition of ``people_condition`` on a column the API's people have."""
+        while True:
+            text, params = self.people_condition(alias)
+            if "balance" not in text:
+                return text, params
+
+    def api_reads(self) -> Case:
+        rng = self.rng
+        kind = rng.randrange(7)
+        params: list[Any] = []
+        if kind == 0:
+            conds = []
+            for _ in range(rng.randint(0, 3)):
+                text, p = self.api_person_condition()
+                conds.append(text)
+                params += p
+            if rng.random() < 0.5:  # one the API applies itself
+                conds.append(self.pick([f"city = {self.quoted(self.pick(CITIES))}",
+                                        f"name = {self.quoted(self.pick(NAMES))}"]))
+            where = f" WHERE {' AND '.join(conds)}" if conds else ""
+            sql, order = f"SELECT * FROM api_list_people{where}", "id"
+        elif kind == 1:  # routed to the item GET; 61 and 62 are no one (a 404)
+            ids = self.person_ids(1, 3)
+            where = (f"id = {ids[0]}" if len(ids) == 1 else
+                     f"id IN ({', '.join(map(str, ids))})")
+            sql, order = f"SELECT id, name, seen FROM api_list_people WHERE {where}", "id"
+        elif kind == 2:
+            where, p2 = self.key_binding()
+            params = list(p2)
+            extra = self.pick(["", " AND s.points > 50", " AND s.subject <> 'art'"])
+            sql = f"SELECT s.* FROM api_list_scores s WHERE {where}{extra}"
+            order = "s.person_id, s.subject, s.points"
+        elif kind == 3:
+            cond, params = self.api_person_condition("p")
+            sql = (f"SELECT p.id, s.subject, s.points FROM api_list_people p JOIN "
+                   f"api_list_scores s ON s.person_id = p.id WHERE {cond}")
+            order = "p.id, s.subject, s.points"
+        elif kind == 4:
+            cond, params = self.people_condition("p")
+            sql = (f"SELECT p.id, x.total FROM people p, LATERAL (SELECT sum(points) AS total "
+                   f"FROM api_list_scores s WHERE s.person_id = p.id) x WHERE {cond}")
+            order = "p.id"
+        elif kind == 5:
+            city = self.quoted(self.pick(CITIES))
+            where = self.pick(["", f" WHERE city = {city}", " WHERE age > 40"])
+            n = rng.randint(0, 40)
+            return Case("api_reads", (Step(f"SELECT id FROM api_list_people{where} LIMIT {n}",
+                                           full=f"SELECT id FROM api_list_people{where}"),))
+        else:
+            cond, params = self.api_person_condition()
+            sql = (f"SELECT city, count(*), max(joined) FROM api_list_people WHERE {cond} "
+                   "GROUP BY city")
+            order = "city"
+        return self.statement("api_reads", sql, order, tuple(params))
 
     # -- aggregates, windows, DISTINCT, set operations -----------------------------------
 

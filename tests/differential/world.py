@@ -20,6 +20,9 @@ The resources cover what the planner treats differently:
 - ``notes``: writable (insert, update, delete) with a primary key that the tool
   assigns; volatile. Its store is the tool's truth; ``sync_sql`` makes the twin
   hold it again after a write fires.
+- ``api_list_people`` and ``api_list_scores``: people (without balance) and scores
+  again, as the tables of an HTTP API (``api.py``): filters the API applies, a
+  list-and-get table, paging by page number and by cursor, a required path key.
 
 The rows are made from a seed, so a run is reproducible. Text values are lower-case
 ASCII words, which sort the same in every collation: a resolver compares them in
@@ -65,6 +68,11 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
                ("at", "timestamp with time zone")],
     "notes": [("id", "bigint"), ("person_id", "bigint"), ("title", "text"),
               ("body", "text")],
+    # The types the OpenAPI mapping gives api.py's document.
+    "api_list_people": [("id", "bigint"), ("name", "text"), ("age", "bigint"),
+                        ("city", "text"), ("joined", "date"),
+                        ("seen", "timestamp with time zone")],
+    "api_list_scores": [("person_id", "bigint"), ("subject", "text"), ("points", "bigint")],
 }
 
 
@@ -146,7 +154,10 @@ class World:
         notes = [{"id": i, "person_id": rng.randint(1, 60), "title": rng.choice(NAMES),
                   "body": rng.choice(TAGS)} for i in range(1, 21)]
         self.rows = {"people": people, "scores": scores, "orders": orders, "tags": tags,
-                     "events": events, "notes": notes}
+                     "events": events, "notes": notes,
+                     "api_list_people": [{k: v for k, v in p.items() if k != "balance"}
+                                         for p in people],
+                     "api_list_scores": [dict(s) for s in scores]}
 
     # -- the reference ----------------------------------------------------------------
 
@@ -162,6 +173,7 @@ class World:
     # -- the resources ------------------------------------------------------------------
 
     def resources(self) -> list[Resource]:
+        """The Python resources (the ``api_`` tables come from ``api.py``'s document)."""
         return [self._people(), self._scores(), self._orders(), self._tags(), self._events(),
                 self._notes()]
 

@@ -9,7 +9,6 @@ starts a Database and a wire server over the ``[[openapi.apis]]`` entry ``config
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-import uvicorn
 
 from glove_scratchpad.resources.openapi import OpenApiBridge
 from glove_scratchpad.server import Database
 from glove_scratchpad.server.net.auth import User, make_verifier
 from glove_scratchpad.server.net.server import Server
 
+from ..fix_http import http_served
 from ..fix_server import serving
 from .api_app import Recorder, make_app
 
@@ -41,19 +40,8 @@ class Api:
 @asynccontextmanager
 async def api_served() -> AsyncIterator[Api]:
     app, rec = make_app()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning",
-                                           lifespan="off"))
-    task = asyncio.ensure_future(server.serve())
-    try:
-        while not server.started:
-            if task.done():
-                task.result()
-            await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield Api(f"http://127.0.0.1:{port}", rec)
-    finally:
-        server.should_exit = True
-        await task
+    async with http_served(app) as url:
+        yield Api(url, rec)
 
 
 @dataclass
