@@ -222,6 +222,8 @@ class _Builder:
         text = p.description or col.description
         col.description = f"{'Required key' if role == 'key' else 'Optional filter'}: " \
             f"the {p.location} parameter {p.name}. {text}".strip()
+        if role != "key" and col.prop is None:  # no row holds it: it is the call's
+            col.description += " Rows carry the value = (or IN) gives it; without one, NULL."
         (table.keys if role == "key" else table.filters).append(col.name)
         return col
 

@@ -4,8 +4,9 @@ Styles:
 
 - ``link``: the response's ``Link`` header names the next page (RFC 8288,
   ``rel="next"``); the next request is that URL.
-- ``cursor``: the body holds the next cursor, or the next page's URL, at
-  ``field``; the next request passes the cursor as the parameter ``param``.
+- ``cursor``: the body holds the next cursor, or the next page's URL (absolute, or
+  relative to the page's), at ``field``; the next request passes the cursor as the
+  parameter ``param``, or is that URL.
 - ``page``: the parameter ``param`` counts pages from 1, ``size`` is the page size.
 - ``offset``: the parameter ``param`` is the offset of the first row, ``size`` the
   page size.
@@ -29,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from glove_scratchpad import errors
 
 from ._spec import Operation
 
@@ -95,12 +98,18 @@ class Paging:
         if self.style == "link":
             found = links.get("next")
             return (str(found["url"]), {}) if found and found.get("url") else None
-        if self.style == "cursor" and self.param:
+        if self.style == "cursor":
             value = _at(body, self.field)
             if value in (None, "", False):
                 return None
-            if isinstance(value, str) and value.startswith(("http://", "https://")):
-                return value, {}
+            if isinstance(value, str) and value.startswith(("http://", "https://", "/")):
+                return value, {}  # the next page's URL (relative: to this page's)
+            if self.param is None:
+                raise errors.ExternalRoutineError(
+                    f"the API gave a next cursor at {'.'.join(self.field)} and the table "
+                    "names no parameter to pass it in",
+                    hint='Name it in the table\'s [[openapi.apis.tables]] entry: paging = '
+                    '{ style = "cursor", param = "…", field = "…" }.')
             return None, {**query, self.param: value}
         if self.style in ("page", "offset") and self.param:
             if self.size and got < size:

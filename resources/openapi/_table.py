@@ -24,10 +24,11 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 
 import httpx
 from pydantic_core import to_jsonable_python
@@ -59,6 +60,12 @@ class ApiTable:
         self._fields = [(c.prop, c.name) for c in plan.columns if c.prop is not None]
         self._checked = [c.prop for c in plan.columns
                          if c.prop is not None and (c.required or not c.nullable)]
+        # Arguments only: a parameter (or a search's body property) that no row holds.
+        # A call's rows carry the value it was given, as a key's do: Postgres applies
+        # the condition again, and a NULL would meet none.
+        searched = plan.select is not None and plan.select.method != "GET"
+        self._arguments = [c.name for c in plan.columns if c.prop is None and (
+            c.param is not None or (c.body is not None and searched))]
 
     def resource(self) -> Resource:
         plan = self.plan
@@ -162,7 +169,7 @@ class ApiTable:
                 given[col.name] = b.get(col.name)
                 continue
             for op, value in conditions:
-                if op == "=" and col.param:
+                if op == "=" and (col.param or col.name in self._arguments):
                     given[col.name] = value
                 elif op == "in" and col.param and col.array:
                     given[col.name] = list(value)
@@ -178,7 +185,33 @@ class ApiTable:
         if plan.item is not None and item is not None and b.get(item) is not None:
             return await self._item(plan.item, given, b.get(item), user, ctx)
         assert plan.select is not None
-        return self._pages(plan.select, given, b.limit if complete else None, user, ctx)
+        limit = b.limit if complete else None
+        wanted = min(w for w in (limit, getattr(ctx, "rows_wanted", None), sys.maxsize)
+                     if w is not None)
+        lists = [n for n in self._arguments if isinstance(given.get(n), list)]
+        if lists:
+            return self._each(plan.select, given, lists, limit, wanted, user, ctx)
+        return self._pages(plan.select, given, limit, wanted, user, ctx)
+
+    async def _each(self, op: Operation, given: dict[str, Any], lists: list[str],
+                    limit: int | None, wanted: int, user: str, ctx: Any
+                    ) -> AsyncIterator[dict[str, Any]]:
+        """An IN list on an array parameter that no row holds: one call per value, whose
+        rows carry it (rows of one call with the list could not say which value each
+        is of)."""
+        sent = 0
+        for values in itertools.product(*(dict.fromkeys(given[n]) for n in lists)):
+            pages = self._pages(op, {**given, **dict(zip(lists, values, strict=True))},
+                                None if limit is None else limit - sent, wanted - sent,
+                                user, ctx)
+            try:
+                async for row in pages:
+                    yield row
+                    sent += 1
+                    if sent >= wanted:
+                        return
+            finally:
+                await pages.aclose()
 
     async def _item(self, op: Operation, given: dict[str, Any], value: Any, user: str,
                     ctx: Any) -> list[dict[str, Any]]:
@@ -194,13 +227,24 @@ class ApiTable:
         self.api.raise_for(response, f"{self.plan.name}: {op.label}", user)
         row = self._row(self._json(response, op))
         row[column] = row.get(column) or value  # the item's key, when its rows lack it
-        return [row]
+        return self._stamped([row], given)
+
+    def _stamped(self, rows: list[dict[str, Any]], given: Mapping[str, Any]
+                 ) -> list[dict[str, Any]]:
+        """Rows with the values of the arguments they were asked for (one value each:
+        an IN list on an array parameter says nothing of a row's own)."""
+        stamp = {n: given[n] for n in self._arguments
+                 if n in given and not isinstance(given[n], list)}
+        for row in rows if stamp else ():
+            row.update(stamp)
+        return rows
 
     async def _pages(self, op: Operation, given: dict[str, Any], limit: int | None,
-                     user: str, ctx: Any) -> AsyncIterator[dict[str, Any]]:
+                     wanted: int, user: str, ctx: Any) -> AsyncGenerator[dict[str, Any]]:
         """The rows of a list operation, page by page. A next page is asked for while
         this page's rows are pulled only when the server is sure to pull past them
-        (``ctx.rows_wanted``): the requests are those a page-at-a-time read makes."""
+        (``wanted``: the LIMIT, else ``ctx.rows_wanted``): the requests are those a
+        page-at-a-time read makes."""
         plan, paging = self.plan, self.plan.paging
         what = f"{plan.name}: {op.label}"
         size = paging.page_size(limit, self.api.config.max_page_size)
@@ -208,8 +252,6 @@ class ApiTable:
         url: str = self._path(op, given)
         headers = self._headers(op, user, given)
         body = self._search_body(op, given)
-        wanted = min(w for w in (limit, getattr(ctx, "rows_wanted", None), sys.maxsize)
-                     if w is not None)
 
         def ask(url: str, query: dict[str, Any]) -> asyncio.Future[Any]:
             return asyncio.ensure_future(self.api.request(
@@ -230,9 +272,9 @@ class ApiTable:
                 if following is not None and sent + len(items) < wanted:
                     next_url, query = following
                     if next_url is not None:
-                        url, query = next_url, {}
+                        url, query = urljoin(str(response.url), next_url), {}
                     pending = ask(url, query)  # read ahead: its rows will be pulled
-                for row in self._rows_of(items):
+                for row in self._stamped(self._rows_of(items), given):
                     yield row
                     sent += 1
                     if sent >= wanted:
@@ -393,13 +435,22 @@ class ApiTable:
         given, complete = self._given(b)
         if plan.item_column and b.get(plan.item_column) is not None:
             given[plan.item_column] = b.get(plan.item_column)
+        lists = [n for n in self._arguments if isinstance(given.get(n), list)]
+        if op is not plan.select or not lists:
+            return [self._request_line(op, given, complete and op is plan.select, b, paging)]
+        return [self._request_line(op, {**given, **dict(zip(lists, values, strict=True))},
+                                   complete, b, paging)
+                for values in itertools.product(*(dict.fromkeys(given[n]) for n in lists))]
+
+    def _request_line(self, op: Operation, given: dict[str, Any], paged: bool,
+                      b: Bindings, paging: str) -> str:
         try:
             url = self._path(op, given)
         except errors.SqlError:
             url = self.api.url(op.path)
         query = self._query(op, given)
-        if op is plan.select:
-            query.update(plan.paging.first(plan.paging.page_size(
-                b.limit if complete else None, self.api.config.max_page_size)))
+        if op is self.plan.select:
+            query.update(self.plan.paging.first(self.plan.paging.page_size(
+                b.limit if paged else None, self.api.config.max_page_size)))
         shown = redact(str(httpx.URL(url, params=query or None)))
-        return [f"Request: {op.method} {shown} ({paging})"]
+        return f"Request: {op.method} {shown} ({paging})"

@@ -11,7 +11,10 @@ the headers that matter), so a test can say how many requests a statement made.
   field are both ``name``.
 - ``/link/items``, ``/cursor/items``, ``/offset/items``, ``/page/items``: 10,000
   items under each paging style.
-- ``/flaky/items``: 429 with Retry-After before it answers; ``/broken/items``: 503.
+- ``/odd/items``: 250 items paged by names no rule knows (``start_at``, ``how_many``,
+  the next page's relative URL at ``continue_at``): a hand table declares it.
+- ``/flaky/items``: 429 with Retry-After before it answers; ``/broken/items``: 503;
+  ``/slow/items``: a second before it answers.
 - ``/secure/items``: a bearer token, 401 without one, 403 for a reader's DELETE.
 - ``/files/{path}``: a folder's entries, each with a ``path`` of its own.
 - ``/search``: a POST that reads; ``/shapes/...``: one object, a union, a recursive
@@ -21,6 +24,7 @@ the headers that matter), so a test can say how many requests a statement made.
   YAML, its definitions in another file) describes it.
 """
 
+import asyncio
 import datetime as dt
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
@@ -30,6 +34,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 
 ITEMS = 10_000
+ODD = 250
 EPOCH = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
 TOKENS = {"ann-token": "writer", "bob-token": "reader"}
 
@@ -73,6 +78,11 @@ class CursorPage(BaseModel):
 class OffsetPage(BaseModel):
     data: list[Item]
     total: int
+
+
+class OddPage(BaseModel):
+    rows: list[Item]
+    continue_at: str | None = None
 
 
 class Entry(BaseModel):
@@ -276,7 +286,20 @@ def make_app() -> tuple[FastAPI, Recorder]:
         start = (page - 1) * per_page
         return [_item(n) for n in range(start + 1, min(start + per_page, ITEMS) + 1)]
 
+    @app.get("/odd/items", operation_id="oddItems")
+    def odd_items(start_at: int = 0, how_many: Annotated[int, Query(le=100)] = 100
+                  ) -> OddPage:
+        rows = [_item(n) for n in range(start_at + 1, min(start_at + how_many, ODD) + 1)]
+        more = start_at + how_many < ODD
+        return OddPage(rows=rows, continue_at=f"/odd/items?start_at={start_at + how_many}"
+                       f"&how_many={how_many}" if more else None)
+
     # -- failures ------------------------------------------------------------------------
+
+    @app.get("/slow/items", operation_id="slowItems")
+    async def slow_items() -> list[Item]:
+        await asyncio.sleep(1.0)
+        return [_item(1)]
 
     @app.get("/flaky/items", operation_id="flakyItems")
     def flaky_items(response: Response) -> list[Item]:
@@ -351,6 +374,15 @@ def make_app() -> tuple[FastAPI, Recorder]:
         if animal_id not in rec.animals:
             raise HTTPException(404, "no such animal")
         return rec.animals[animal_id]
+
+    @app.get("/zoo/v1/animals/{animal_id}/photos", include_in_schema=False)
+    def zoo_photos(animal_id: int) -> list[dict[str, str]]:
+        return [{"url": f"https://zoo.example/{animal_id}/{i}.jpg"} for i in (1, 2)]
+
+    @app.get("/zoo/v1/keepers/feeding-schedules/weekly-rotation-assignments-for-the-coming-"
+             "season", include_in_schema=False)
+    def zoo_rota() -> list[dict[str, str]]:
+        return [{"keeper": "ann"}]
 
     @app.post("/zoo/v1/animals", include_in_schema=False, status_code=201)
     def zoo_add(body: NewAnimal) -> Animal:

@@ -133,6 +133,26 @@ async def test_a_parameter_and_a_row_field_of_one_name(t, sidecar):
         assert "a row whose path differs is not returned" in columns
 
 
+async def test_a_filter_that_no_row_holds_is_the_calls_own(t):
+    # tag is a query parameter, not a field of a thing: each row carries the value its
+    # call was made with, so Postgres's own WHERE keeps it (a NULL would meet none).
+    async with await t.connect() as conn:
+        assert await rows(conn, "SELECT id, tag FROM t_list_things WHERE tag = 'b' "
+                          "ORDER BY id") == [(3, "b"), (6, "b")]
+        # An IN list: one call per value, each row of its own value's call.
+        assert await rows(conn, "SELECT id, tag FROM t_list_things WHERE tag IN ('b', 'x') "
+                          "ORDER BY id") == [(3, "b"), (6, "b")]
+        plan = [r[0] for r in await rows(conn, "EXPLAIN SELECT id FROM t_list_things WHERE "
+                                         "tag IN ('b', 'x')")]
+        # A search's optional body property, likewise.
+        assert await rows(conn, "SELECT title, limit_ FROM t_search WHERE q = 'pg' AND "
+                          "limit_ = 2") == [("pg 1", 2), ("pg 2", 2)]
+    assert [q.get("tag") for _, p, q, _ in t.api.rec.requests if p == "/things"] == [
+        "b", "b", "x"]
+    assert [line.split("?")[1].split("&")[0] for line in plan if "Request:" in line] == [
+        "tag=b", "tag=x"]
+
+
 # -- failures ------------------------------------------------------------------------------
 
 

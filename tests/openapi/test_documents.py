@@ -65,3 +65,17 @@ async def test_swagger_yaml_with_definitions_in_another_file(zoo):
     assert gets == ["/zoo/v1/animals"] * 2 + ["/zoo/v1/animals/1", "/zoo/v1/animals"]
     assert zoo.api.rec.animals[3].name == "kit"
     assert zoo.api.rec.animals[3].traits == {"lives": 7}
+
+
+async def test_names_without_an_operation_id_come_from_the_path(zoo):
+    async with await zoo.connect() as conn:
+        names = [n for (n,) in await rows(conn, "SELECT name FROM scratchpad.resources "
+                                          "ORDER BY name")]
+        long = next(n for n in names if n.startswith("zoo_get_keepers"))
+        assert names == ["zoo_get_animals_photos", long, "zoo_list_animals"]
+        # 63 bytes at most, cut with a hash of the whole: the same name every start.
+        assert long == "zoo_get_keepers_feeding_schedules_weekly_rotation_assi_3de53b45"
+        assert await rows(conn, "SELECT url FROM zoo_get_animals_photos WHERE "
+                          "animal_id = 2 ORDER BY 1") == [
+            ("https://zoo.example/2/1.jpg",), ("https://zoo.example/2/2.jpg",)]
+        assert await rows(conn, f"SELECT keeper FROM {long}") == [("ann",)]
