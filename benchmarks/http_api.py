@@ -18,6 +18,7 @@ made one request (``scratchpad.calls``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import re
 import socket
@@ -77,6 +78,63 @@ async def _medians_ms(runs: dict[str, Any], n: int) -> dict[str, float]:
     return {name: statistics.median(s) * 1000 for name, s in samples.items()}
 
 
+async def _measure(conn: Any, url: str, count: int, smoke: bool
+                   ) -> tuple[dict[str, float], dict[str, float], list[str]]:
+    """The figures, each answer checked: one call's median ms, a paged read's rows/s."""
+    checked: list[str] = []
+    async with httpx.AsyncClient(base_url=url, limits=httpx.Limits(
+            max_connections=1)) as client:
+        calls = 30 if smoke else 300
+        rng = random.Random(7)
+        point = await conn.prepare("SELECT id, name, qty FROM api_list_items WHERE id = $1")
+
+        async def through_server() -> None:
+            i = rng.randint(1, count)
+            got = await point.fetch(i)
+            checks.expect(f"api_list_items id = {i}", [dict(r) for r in got], [item_row(i)])
+
+        async def direct() -> None:
+            i = rng.randint(1, count)
+            response = await client.get(f"/items/{i}")
+            checks.expect(f"GET /items/{i}", response.json(), item_row(i))
+
+        await _medians_ms({"server": through_server, "direct": direct}, 10)  # warm-up
+        one = await _medians_ms({"server": through_server, "direct": direct}, calls)
+        checked.append(f"{2 * calls} point reads, each its item's row")
+
+        want = (count, sum(item_row(i)["qty"] for i in range(1, count + 1)))
+
+        async def paged_server() -> None:
+            got = await conn.fetchrow("SELECT count(*), sum(qty) FROM api_list_items")
+            checks.expect("count and sum of api_list_items", tuple(got), want)
+
+        async def paged_direct() -> None:
+            total = rows = after = 0
+            while True:
+                page = (await client.get("/items", params={
+                    "after": after, "limit": MAX_PAGE})).json()
+                rows += len(page["items"])
+                total += sum(item["qty"] for item in page["items"])
+                if not page["next_cursor"]:
+                    break
+                after = int(page["next_cursor"])
+            checks.expect("count and sum of the pages", (rows, total), want)
+
+        repeats = 3 if smoke else 15
+        await paged_server()
+        paged = {k: count / (ms / 1000) for k, ms in (await _medians_ms(
+            {"server": paged_server, "direct": paged_direct}, repeats)).items()}
+        checked.append(f"{2 * repeats + 1} paged reads, count and sum")
+    five = await conn.fetch("SELECT id FROM api_list_items LIMIT 5")
+    checks.expect("LIMIT 5", [r["id"] for r in five], [1, 2, 3, 4, 5])
+    requests = await conn.fetchval(
+        "SELECT count(*) FROM scratchpad.calls WHERE statement = "
+        "'SELECT id FROM api_list_items LIMIT 5' AND verb = 'http GET'")
+    checks.expect("requests of LIMIT 5", requests, 1)
+    checked.append("LIMIT 5: ids 1-5 in one request")
+    return one, paged, checked
+
+
 async def run(env: Env) -> Section:
     smoke = env.options.smoke
     count = 2_000 if smoke else 10_000
@@ -95,72 +153,23 @@ async def run(env: Env) -> Section:
         await admin.execute(f'CREATE DATABASE "{DATABASE}"')
     finally:
         await admin.close()
-    api, url = await _api(env, count)
-    config = env.workdir / "http_api.toml"
-    config.write_text(f'[[openapi.apis]]\nnamespace = "api"\nspec = "{url}/openapi.json"\n'
-                      f"max_page_size = {MAX_PAGE}\n")
-    server_proc, server = await env.launch_server("http_server", [
-        sys.executable, "-m", "glove_scratchpad.server.cli", "serve", "--port", "0",
-        "--config", str(config), "--sidecar-dsn", env.sidecar_dsn(DATABASE)])
-    conn = await server.connect()
-    checked: list[str] = []
-    try:
-        async with httpx.AsyncClient(base_url=url, limits=httpx.Limits(
-                max_connections=1)) as client:
-            calls = 30 if smoke else 300
-            rng = random.Random(7)
-            point = await conn.prepare("SELECT id, name, qty FROM api_list_items WHERE id = $1")
-
-            async def through_server() -> None:
-                i = rng.randint(1, count)
-                got = await point.fetch(i)
-                checks.expect(f"api_list_items id = {i}", [dict(r) for r in got], [item_row(i)])
-
-            async def direct() -> None:
-                i = rng.randint(1, count)
-                response = await client.get(f"/items/{i}")
-                checks.expect(f"GET /items/{i}", response.json(), item_row(i))
-
-            await _medians_ms({"server": through_server, "direct": direct}, 10)  # warm-up
-            one = await _medians_ms({"server": through_server, "direct": direct}, calls)
-            section.add("one call (point read), median", "ms", **one)
-            checked.append(f"{2 * calls} point reads, each its item's row")
-
-            want = (count, sum(item_row(i)["qty"] for i in range(1, count + 1)))
-
-            async def paged_server() -> None:
-                got = await conn.fetchrow("SELECT count(*), sum(qty) FROM api_list_items")
-                checks.expect("count and sum of api_list_items", tuple(got), want)
-
-            async def paged_direct() -> None:
-                total = rows = after = 0
-                while True:
-                    page = (await client.get("/items", params={
-                        "after": after, "limit": MAX_PAGE})).json()
-                    rows += len(page["items"])
-                    total += sum(item["qty"] for item in page["items"])
-                    if not page["next_cursor"]:
-                        break
-                    after = int(page["next_cursor"])
-                checks.expect("count and sum of the pages", (rows, total), want)
-
-            repeats = 3 if smoke else 15
-            await paged_server()
-            paged = {k: count / (ms / 1000) for k, ms in (await _medians_ms(
-                {"server": paged_server, "direct": paged_direct}, repeats)).items()}
-            section.add(f"paged read of {count:,} items", "rows/s", **paged)
-            checked.append(f"{2 * repeats + 1} paged reads, count and sum")
-        five = await conn.fetch("SELECT id FROM api_list_items LIMIT 5")
-        checks.expect("LIMIT 5", [r["id"] for r in five], [1, 2, 3, 4, 5])
-        requests = await conn.fetchval(
-            "SELECT count(*) FROM scratchpad.calls WHERE statement = "
-            "'SELECT id FROM api_list_items LIMIT 5' AND verb = 'http GET'")
-        checks.expect("requests of LIMIT 5", requests, 1)
-        checked.append("LIMIT 5: ids 1-5 in one request")
-    finally:
-        await conn.close()
-        server_proc.stop()
-        api.stop()
+    with contextlib.ExitStack() as stack:  # each process stopped however this ends
+        api, url = await _api(env, count)
+        stack.callback(api.stop)
+        config = env.workdir / "http_api.toml"
+        config.write_text(f'[[openapi.apis]]\nnamespace = "api"\nspec = "{url}/openapi.json"'
+                          f"\nmax_page_size = {MAX_PAGE}\n")
+        server_proc, server = await env.launch_server("http_server", [
+            sys.executable, "-m", "glove_scratchpad.server.cli", "serve", "--port", "0",
+            "--config", str(config), "--sidecar-dsn", env.sidecar_dsn(DATABASE)])
+        stack.callback(server_proc.stop)
+        conn = await server.connect()
+        try:
+            one, paged, checked = await _measure(conn, url, count, smoke)
+        finally:
+            await conn.close()
+    section.add("one call (point read), median", "ms", **one)
+    section.add(f"paged read of {count:,} items", "rows/s", **paged)
     overhead = one["server"] - one["direct"]
     section.notes.append(f"The server's overhead per call: {overhead:.2f} ms "
                          f"({one['server']:.2f} ms against {one['direct']:.2f} ms).")

@@ -20,6 +20,7 @@ import psycopg
 
 from glove_scratchpad.resources.openapi import OpenApiBridge
 from glove_scratchpad.server import Database
+from glove_scratchpad.server.engine.guard import Limits
 from glove_scratchpad.server.net.auth import User, make_verifier
 from glove_scratchpad.server.net.server import Server
 
@@ -73,12 +74,12 @@ def api_entry(api: Api, **config: Any) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def tables_of(api: Api, sidecar: Any, base: Path = Path("."), **config: Any
-                    ) -> AsyncIterator[Tables]:
+async def tables_of(api: Api, sidecar: Any, base: Path = Path("."),
+                    limits: Limits | None = None, **config: Any) -> AsyncIterator[Tables]:
     """Tables of ``config`` (``base``: the folder of the config file it would be in)."""
     bridge = OpenApiBridge([api_entry(api, **config)], base)
     resources = await bridge.load()
-    db = await Database.create(resources, writes=True, sidecar=sidecar,
+    db = await Database.create(resources, writes=True, sidecar=sidecar, limits=limits,
                                database=f"openapi_{next(_names)}")
     users = {u: User(password=make_verifier(p), writes=True) for u, p in PASSWORDS.items()}
     try:

@@ -10,6 +10,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from glove_scratchpad.server.engine.guard import Limits
+
 from .api_app import ODD
 from .fix_api import api_served, tables_of
 
@@ -92,3 +94,15 @@ async def test_the_apis_own_401_names_the_credentials_entry(api, sidecar):
     assert "the API refused the credentials (401): bad or missing token" in str(info.value)
     assert "[[openapi.apis]] namespace = 't'" in info.value.diag.message_hint
     assert "not-a-token" not in str(info.value) + info.value.diag.message_hint
+
+
+async def test_paging_stops_at_the_row_cap(api, sidecar):
+    # 100 a page, 150 rows a call at most: the second page is the last one asked for.
+    async with tables_of(api, sidecar, include=["linkItems"],
+                         limits=Limits(call_row_cap=150)) as t, await t.connect() as conn:
+        assert await rows(conn, "SELECT count(*) FROM t_link_items") == [(150,)]
+        [(_, notice)] = conn.notices  # type: ignore[attr-defined]
+    assert notice == 'resource "t_link_items" gave more than 150 rows in one call; the rest ' \
+        "were cut"
+    assert [q.get("after") for _, p, q, _ in api.rec.requests if p == "/link/items"] == [
+        None, "100"]

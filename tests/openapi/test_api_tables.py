@@ -247,10 +247,12 @@ async def test_each_role_sends_its_own_token_and_none_is_shown(t, caplog):
         plan = [r[0] for r in await rows(ann, "EXPLAIN SELECT * FROM t_secure_items")]
         audit = await rows(ann, "SELECT arguments::text, coalesce(error, '') FROM "
                            "scratchpad.calls")
+        catalog = await rows(ann, "SELECT r::text FROM scratchpad.resources r")
     tokens = [h.get("authorization") for m, p, _, h in t.api.rec.requests
               if p.startswith("/secure")]
     assert tokens[:2] == ["Bearer ann-token", "Bearer bob-token"]
-    shown = " ".join([str(info.value), *plan, *(a + e for a, e in audit), caplog.text])
+    shown = " ".join([str(info.value), *plan, *(a + e for a, e in audit),
+                      *(c for (c,) in catalog), caplog.text])
     assert "ann-token" not in shown and "bob-token" not in shown
     assert any("Request: GET http://127.0.0.1:" in line for line in plan)
 
