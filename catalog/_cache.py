@@ -21,8 +21,9 @@ Rules:
 - Rows arrive by binary COPY; a column type the driver cannot encode from the
   Python values falls back to the text path that statements use
   (``rows_params``), inside the same transaction.
-- Kept tables are indexed on the primary key (else the required keys), so a
-  point lookup is an index scan, and analyzed in the background: the statement
+- Kept tables are indexed on the primary key, so a point lookup is an index scan
+  (never on the required keys alone: a kept table holds one call, whose rows all
+  hold its keys' values), and analyzed in the background: the statement
   that made one need not wait for its statistics (the index already gave the
   planner its size). A table that one statement reads and then drops (a large
   call that is not kept) is neither. ``index`` adds an index the engine asks for
@@ -157,7 +158,7 @@ class CacheStore:
         ``lasting`` (read by one statement, then dropped) is neither indexed nor analyzed."""
         table = self.qualified(name)
         cols = ", ".join(f"{quote_ident(c.name)} {c.pg_type}" for c in resource.columns)
-        index = (resource.primary_key or resource.keys) if lasting else ()
+        index = resource.primary_key if lasting else ()
         conn = self.conn
         async with self.lock, conn.transaction():
             await conn.execute(f"INSERT INTO {self._registry} (name, instance) VALUES ($1, $2)",

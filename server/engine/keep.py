@@ -22,10 +22,11 @@ Rules:
   gave at least ``spill_min_rows`` rows is *spilled*: copied the same way into a
   table that only its statement reads (no index, no statistics), dropped when
   the statement ends. Binary COPY is cheaper than rows sent as parameters.
-- A kept table is indexed on the primary key (else the required keys) when it is
-  made, then for the lookups of the statements that read it (``Reference.lookups``:
-  the columns compared with =, IN or a range, a join's included): the equality
-  columns, then one range column, unless an index already leads with the first.
+- A kept table is indexed on the primary key when it is made, then for the
+  lookups of the statements that read it (``Reference.lookups``: the columns
+  compared with =, IN or a range, a join's included): the equality columns, then
+  one range column, unless an index already leads with the first. A required key is
+  never indexed: a kept table is one call's, and its rows all hold the call's value.
   The index is built in the background, never in a statement's way (until it exists,
   statements read the table as it is), then the table is analyzed again; at most
   ``MAX_INDEXES`` per table. ``scratchpad.cache`` lists them.
@@ -40,6 +41,7 @@ import hashlib
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -179,7 +181,7 @@ class KeptCalls:
         if found is not None:
             found.hits += 1
             ctx.touch(resource.name, "select", call.shown(), called=False).rows = found.rows
-            self.index_for(found, ref.lookups)
+            self.index_for(found, ref.lookups, ref.resource.keys)
             return found
         rows = await fetch()
         limits = self.limits
@@ -204,15 +206,17 @@ class KeptCalls:
             return rows
         # The table holds the rows now: the memory need not.
         session.db.immutable.pop((resource.name, call.identity), None)
-        self.index_for(made, ref.lookups)
+        self.index_for(made, ref.lookups, ref.resource.keys)
         return made
 
-    def index_for(self, kept: Kept, lookups: list[tuple[str, str]]) -> None:
+    def index_for(self, kept: Kept, lookups: list[tuple[str, str]],
+                  keys: Sequence[str] = ()) -> None:
         """Build, in the background, the index a statement's lookups of a kept table want
         (the equality columns, then one range column), unless one leads with its first
-        column, one is being built, or the table has ``MAX_INDEXES``."""
-        eq = list(dict.fromkeys(c for c, how in lookups if how == "eq"))
-        ranges = [c for c, how in lookups if how == "range" and c not in eq]
+        column, one is being built, or the table has ``MAX_INDEXES``. A required key is
+        never indexed: every row of one call's table holds the call's value of it."""
+        eq = list(dict.fromkeys(c for c, how in lookups if how == "eq" and c not in keys))
+        ranges = [c for c, how in lookups if how == "range" and c not in eq and c not in keys]
         columns = (*eq, *ranges[:1])
         store = self.stores.get(kept.database)
         if (not columns or not kept.lasting or store is None
@@ -289,7 +293,7 @@ class KeptCalls:
             deadline = self.deadlines.get((resource.name, call.identity)) or (
                 time.monotonic() + resource.ttl)
         size = await store.make(name, resource, rows)
-        first = resource.primary_key or resource.keys
+        first = resource.primary_key  # the store's one index (a key is one value here)
         kept = Kept(store.qualified(name), name, database, resource.name, call.shown(),
                     session.user, len(rows), size, deadline=deadline,
                     indexes=[tuple(first)] if first else [])

@@ -61,6 +61,11 @@ def resources(counts: Counts, n: int = BIG) -> list[Any]:
         return [{"id": i, "label": f"label {i}", "a": i % 7, "b": i % 11, "c": i % 13}
                 for i in range(1, PLAIN + 1)]
 
+    def shelf(b: Bindings) -> list[dict[str, Any]]:
+        counts.call("shelf")
+        return [{"aisle": b.one("aisle"), "id": i, "label": f"label {i}"}
+                for i in range(1, PLAIN + 1)]
+
     def quote(b: Bindings) -> list[dict[str, Any]]:
         counts.call("quote")
         return [{"sym": b.one("sym"), "price": 100.0 + counts.calls["quote"]}]
@@ -81,6 +86,9 @@ def resources(counts: Counts, n: int = BIG) -> list[Any]:
         define_resource("plain", columns=[("id", "bigint"), ("label", "text"), ("a", "bigint"),
                                           ("b", "bigint"), ("c", "bigint")],
                         volatility="immutable", select=plain, inline=True),
+        define_resource("shelf", columns=[("aisle", "bigint"), ("id", "bigint"),
+                                          ("label", "text")], keys=["aisle"],
+                        volatility="immutable", select=shelf, inline=True),
     ]
 
 

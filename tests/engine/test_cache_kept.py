@@ -207,13 +207,14 @@ async def test_a_kept_table_is_indexed_and_analyzed_after_its_first_statement(se
         await conn.close()
 
 
-async def _indexes(conn: psycopg.AsyncConnection[Any], want: int) -> str | None:
-    """``plain``'s kept indexes as scratchpad.cache lists them, once there are ``want``
+async def _indexes(conn: psycopg.AsyncConnection[Any], want: int, resource: str = "plain"
+                   ) -> str | None:
+    """A resource's kept indexes as scratchpad.cache lists them, once there are ``want``
     (they are built in the background)."""
     listed = None
     for _ in range(200):
-        cur = await conn.execute("SELECT indexes FROM scratchpad.cache WHERE resource = "
-                                 "'plain'")
+        cur = await conn.execute("SELECT indexes FROM scratchpad.cache WHERE resource = %s",
+                                 (resource,))
         listed = (await cur.fetchone() or (None,))[0]
         if listed is not None and listed.count("(") >= want:
             break
@@ -245,3 +246,18 @@ async def test_a_kept_table_with_no_key_is_indexed_for_its_lookups(served, count
         assert "Index" in plan, plan
     finally:
         await conn.close()
+
+
+async def test_a_kept_table_is_never_indexed_on_its_key(served, counts):
+    # Every row of one call of shelf holds that call's aisle: an index on it would cost
+    # a build on every first materialization and serve no lookup.
+    _, dsn = served
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        cur = await conn.execute("SELECT label FROM shelf WHERE aisle = 3 AND id = 7")
+        assert await cur.fetchall() == [("label 7",)]
+        assert await _indexes(conn, 1, "shelf") == "(id)"
+        await conn.execute("SELECT count(*) FROM shelf WHERE aisle = 4")
+        cur = await conn.execute("SELECT indexes FROM scratchpad.cache WHERE resource = "
+                                 "'shelf' ORDER BY indexes NULLS FIRST")
+        assert await cur.fetchall() == [(None,), ("(id)",)]  # aisle = 4's: none
+    assert counts.calls["shelf"] == 2
