@@ -33,7 +33,7 @@ test: test-packages $(STAMP) node-deps
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/mypy server catalog resources glove_scratchpad
+	$(VENV)/bin/mypy
 	$(VENV)/bin/hadolint Dockerfile
 
 # Throughput includes c=8 and c=32 with --workers 2 against one worker, in the same run.

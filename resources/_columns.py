@@ -69,7 +69,7 @@ class Column:
         if many is None:
             # Optional[], not "| None": py_type may be any annotation, not only a class.
             item = Optional[self.py_type]  # type: ignore[name-defined]  # noqa: UP045
-            many = TypeAdapter(list[item])  # type: ignore[valid-type]
+            many = TypeAdapter(list[item])
             object.__setattr__(self, "_many", many)
         return many.validate_python(values)
 

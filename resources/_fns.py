@@ -369,7 +369,7 @@ def fn_from_tool(
             )
         default = ... if p.default is inspect.Parameter.empty else p.default
         fields[p.name] = (hints.get(p.name, Any), default)
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         f"{fn_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
     )
     positional = [p.name for p in params if p.kind is p.POSITIONAL_ONLY]

@@ -14,7 +14,7 @@ import gc
 import logging
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -189,7 +189,7 @@ async def _watch_supervisor(pid: int, stop: asyncio.Event) -> None:
     stop.set()
 
 
-def run_loop(coro) -> None:  # type: ignore[no-untyped-def]
+def run_loop(coro: Coroutine[Any, Any, Any]) -> None:
     try:
         import uvloop
     except ImportError:

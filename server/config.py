@@ -14,11 +14,14 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, field_validator
 
 from .net.auth import User
+
+if TYPE_CHECKING:
+    from .engine.guard import Limits
 
 __all__ = ["ANY_ADDRESS", "DEFAULT_PORT", "ENV_PREFIX", "ServerConfig", "env_settings",
            "load_config"]
@@ -94,7 +97,7 @@ class ServerConfig(BaseModel):
 
         return check_name(value)
 
-    def limits(self):  # type: ignore[no-untyped-def]
+    def limits(self) -> Limits:
         from .engine.guard import Limits
 
         return Limits(self.row_limit, self.max_result_bytes, self.call_budget,

@@ -8,13 +8,14 @@ import importlib.util
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
 
 from glove_scratchpad.resources import Fn, Resource
 
 __all__ = ["load_fns", "load_resources"]
 
 
-def _module(spec: str):  # type: ignore[no-untyped-def]
+def _module(spec: str) -> ModuleType:
     path = Path(spec)
     if spec.endswith(".py") or path.is_file():
         if not path.is_file():

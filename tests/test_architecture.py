@@ -10,19 +10,19 @@ and the direction of the layers (docs/architecture.md).
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 600
-# Where each part of the package lives in the source tree.
-PACKAGE_DIRS = {
-    "glove_scratchpad": ROOT / "glove_scratchpad",
-    "glove_scratchpad.resources": ROOT / "resources",
-    "glove_scratchpad.catalog": ROOT / "catalog",
-    "glove_scratchpad.server": ROOT / "server",
-}
+# Where each part of the package lives in the source tree: the packaging's own map
+# (pyproject.toml), but for the sub-packages that live inside their parent's folder.
+_MAPPED = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+    "package-dir"]
+PACKAGE_DIRS = {name: ROOT / folder for name, folder in _MAPPED.items()
+                if not folder.startswith(_MAPPED.get(name.rpartition(".")[0], "//") + "/")}
 
 
 def _modules() -> dict[str, Path]:
@@ -32,9 +32,9 @@ def _modules() -> dict[str, Path]:
             rel = path.relative_to(folder).with_suffix("")
             parts = [p for p in rel.parts if p != "__init__"]
             name = ".".join([prefix, *parts])
-            if prefix == "glove_scratchpad" and parts and parts[0] in (
-                    "resources", "catalog", "server"):
-                continue
+            if prefix == "glove_scratchpad" and parts and f"{prefix}.{parts[0]}" in \
+                    PACKAGE_DIRS:
+                continue  # a link to a folder of its own (below)
             found[name] = path
     return found
 
@@ -151,3 +151,12 @@ def test_layers_import_one_way(layer, forbidden):
         for module, _, _ in _imports(name):
             bad = [f for f in forbidden if module == f or module.startswith(f + ".")]
             assert not bad, f"{name} imports {module}"
+
+
+@pytest.mark.parametrize("name", [n for n in PACKAGE_DIRS if n != "glove_scratchpad"])
+def test_static_tools_see_the_package_as_it_is_imported(name):
+    # glove_scratchpad/<part> links to the folder the packaging maps it to, so mypy and
+    # other tools that do not read setuptools' package-dir resolve our own modules.
+    link = ROOT / "glove_scratchpad" / name.rpartition(".")[2]
+    assert link.is_symlink(), f"{link} is not a link to {PACKAGE_DIRS[name]}"
+    assert link.resolve() == PACKAGE_DIRS[name].resolve()

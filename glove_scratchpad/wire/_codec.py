@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from .errors import LocalProtocolError, RemoteProtocolError
 
@@ -69,7 +69,8 @@ class Reader:
         return self.buf[pos : pos + n]
 
     def _int(self, s: struct.Struct) -> int:
-        return s.unpack(self.take(s.size))[0]
+        value: int = s.unpack(self.take(s.size))[0]
+        return value
 
     def int16(self) -> int:
         return self._int(I16)
@@ -231,11 +232,14 @@ class Message:
         return cls(*[f.decode(r) for f in cls.layout])
 
 
-def decode_with(cls: type[Message], body: bytes) -> Any:
+M = TypeVar("M", bound=Message)  # a message class, and what decoding its body gives
+
+
+def decode_with(cls: type[M], body: bytes) -> M:
     """``cls.read`` over a whole body; only RemoteProtocolError escapes."""
     known = cls.decoded
     if known is not None:
-        msg = known.get(body)
+        msg: M | None = known.get(body)
         if msg is None:
             msg = _decode(cls, body)
             if len(known) < MEMO_SIZE:
@@ -244,10 +248,10 @@ def decode_with(cls: type[Message], body: bytes) -> Any:
     return _decode(cls, body)
 
 
-def _decode(cls: type[Message], body: bytes) -> Any:
+def _decode(cls: type[M], body: bytes) -> M:
     r = Reader(body, cls.__name__)
     try:
-        msg = cls.read(r)
+        msg: M = cls.read(r)
     except RemoteProtocolError:
         raise
     except (struct.error, IndexError, ValueError, UnicodeDecodeError, TypeError) as exc:

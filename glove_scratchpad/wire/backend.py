@@ -21,7 +21,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from dataclasses import FrozenInstanceError, dataclass, field
-from typing import Any
+from typing import Self
 
 from glove_scratchpad.errors import FIELD_CODES  # the one table of field codes
 
@@ -198,7 +198,7 @@ class _Notice(Message):
         hint: str | None = None,
         position: int | None = None,
         **other_fields: str | int | None,
-    ) -> Any:
+    ) -> Self:
         """From keywords (see FIELD_CODES); V repeats S, as Postgres sends both."""
         named: dict[str, str | int | None]
         named = dict(severity=severity, severity_nonlocalized=severity, code=code)

@@ -121,6 +121,6 @@ async def explain_statement(session: Session, sql: str, node: Any, params: list[
         lines.extend(fn_calls.explain_lines(plan.sql, session.db.schemas.fns))
     args = (list(params) + [Param(None)] * plan.max_param)[:plan.max_param]
     out = await sidecar.pipeline(session, [Step(f"EXPLAIN {plan.sql}", args)])
-    lines.extend(row.values[0].decode() for row in out.rows)
+    lines.extend((row.values[0] or b"").decode() for row in out.rows)  # never NULL
     return Result.text("EXPLAIN", ["QUERY PLAN"], [(line,) for line in lines],
                        references=refs)

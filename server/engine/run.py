@@ -113,7 +113,7 @@ async def run(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept],
     else:  # the same plan, RETURNING and kept tables always rewrite to the same text
         rewrites = session.view.rewrites
         key: tuple[Any, ...] = (plan.sql, returning, tuple(tables.items()), twin)
-        found = rewrites.get(key)  # type: ignore[call-overload]
+        found = rewrites.get(key)
         if found is None:
             found = rewrite(plan, param_of, returning=returning, schemas=session.db.schemas,
                             tables=tables, twin=twin)

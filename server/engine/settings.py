@@ -153,7 +153,8 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
                  [Step("RESET " + quote_ident(name), [], rows=False),
                   Step("SELECT current_setting($1)", [encode_param(name)])])
         out = await sidecar.pipeline(session, steps)
-        changed = settings.set(name, out.rows[0].values[0].decode(), local=local)
+        shown = out.rows[0].values[0]  # set_config and current_setting give text
+        changed = settings.set(name, shown.decode() if shown is not None else "", local=local)
     else:  # RESET name, SET name TO DEFAULT
         changed = settings.reset(name)
     if name == "statement_timeout":

@@ -18,6 +18,8 @@ import asyncio
 import logging
 import os
 import struct
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from .state import BackendKey, ServerState
 
@@ -53,7 +55,8 @@ async def listen(directory: str, state: ServerState) -> asyncio.AbstractServer:
     return await asyncio.start_unix_server(receive, path)
 
 
-def forwarder(directory: str, worker: int):  # type: ignore[no-untyped-def]
+def forwarder(directory: str, worker: int
+              ) -> Callable[[int, BackendKey], Coroutine[Any, Any, None]]:
     """The ``ServerState.forward`` of worker ``worker``: hand a key to its owner."""
 
     async def forward(owner: int, key: BackendKey) -> None:
