@@ -301,7 +301,7 @@ async def _run(target: Session | Database, sql: str, params: Sequence[Any] | Non
 
 def _reads_the_catalog_alone(session: Session, result: Result) -> bool:
     """Whether the statement read ``scratchpad.resources`` and nothing else."""
-    if _CATALOG_VIEW in session.db.resources:  # a served table of that name: ambiguous
+    if _CATALOG_VIEW in session.services.resources:  # a served table of that name: ambiguous
         return False
     touched = [t for part in (result.statements or [result]) for t in part.touched]
     return bool(touched) and all(t.resource == _CATALOG_VIEW for t in touched)

@@ -3,8 +3,12 @@ and the direction of the layers (docs/architecture.md).
 
 - No module of the package is over ``MAX_LINES`` lines.
 - No module imports a ``_private`` name from another module.
-- No import circle at run time (imports under ``if TYPE_CHECKING:`` are for types).
+- No import circle, imports under ``if TYPE_CHECKING:`` counted: a type is a dependency.
 - resources <- catalog <- server, and the wire codec imports nothing but errors.
+- Every module says what it is for, in a docstring of a sentence at least.
+- The engine's rooms take a ``Statement`` (or less), never the ``Session``; only the
+  database, which makes sessions, imports the session.
+- The network layer uses the session through its contract (``NET_CONTRACT``) alone.
 """
 
 from __future__ import annotations
@@ -17,6 +21,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 600
+# What the network layer may use of a session: running, describing, failing statements,
+# and the connection's facts it sets.
+NET_CONTRACT = frozenset({"describe", "endpoint", "execute", "fail", "new_request", "run",
+                          "tx_status", "user", "writes"})
+ENGINE = "glove_scratchpad.server.engine"
 # Where each part of the package lives in the source tree: the packaging's own map
 # (pyproject.toml), but for the sub-packages that live inside their parent's folder.
 _MAPPED = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
@@ -96,8 +105,8 @@ def test_no_private_name_is_imported_from_another_module(name):
 
 
 def test_there_are_no_import_circles():
-    graph = {name: sorted({m for module, _, runtime in _imports(name) if runtime
-                           and (m := _internal(module)) is not None and m != name})
+    graph = {name: sorted({m for module, _, _ in _imports(name)
+                           if (m := _internal(module)) is not None and m != name})
              for name in MODULES}
     # A package's __init__ runs before its submodules: importing a submodule from the
     # package that re-exports it is the package's own business, not a circle.
@@ -160,3 +169,44 @@ def test_static_tools_see_the_package_as_it_is_imported(name):
     link = ROOT / "glove_scratchpad" / name.rpartition(".")[2]
     assert link.is_symlink(), f"{link} is not a link to {PACKAGE_DIRS[name]}"
     assert link.resolve() == PACKAGE_DIRS[name].resolve()
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_every_module_says_what_it_is_for(name):
+    doc = ast.get_docstring(ast.parse(MODULES[name].read_text()))
+    assert doc and len(doc.split()) >= 10, f"{MODULES[name]} has no docstring that says much"
+
+
+def _session_names(tree: ast.AST) -> set[str]:
+    """The attributes read of ``session`` or ``self.session`` in a module."""
+    return {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and (
+        (isinstance(n.value, ast.Name) and n.value.id == "session")
+        or (isinstance(n.value, ast.Attribute) and n.value.attr == "session"))}
+
+
+def test_the_network_layer_uses_the_session_through_its_contract():
+    from glove_scratchpad.server.engine.session import Session
+
+    used: set[str] = set()
+    for name in MODULES:
+        if name.startswith("glove_scratchpad.server.net."):
+            used |= _session_names(ast.parse(MODULES[name].read_text()))
+    assert used <= NET_CONTRACT, f"net reaches into the session: {sorted(used - NET_CONTRACT)}"
+    session = Session.__init__.__code__.co_names
+    missing = [n for n in NET_CONTRACT if not hasattr(Session, n) and n not in session]
+    assert missing == [], f"the contract names what the session lacks: {missing}"
+
+
+@pytest.mark.parametrize("name", [n for n in sorted(MODULES) if n.startswith(ENGINE + ".")])
+def test_no_room_of_the_engine_takes_the_session(name):
+    if name in (f"{ENGINE}.session", f"{ENGINE}.database"):
+        return  # the session itself, and the database that makes sessions
+    tree = ast.parse(MODULES[name].read_text())
+    imported = [m for m, _, _ in _imports(name) if m == f"{ENGINE}.session"]
+    assert imported == [], f"{name} imports the session"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for arg in [*node.args.args, *node.args.kwonlyargs]:
+                note = ast.unparse(arg.annotation) if arg.annotation is not None else ""
+                assert "Session" not in note.split("."), \
+                    f"{name}.{node.name} takes a Session ({arg.arg}: {note})"

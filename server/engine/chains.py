@@ -46,7 +46,7 @@ from .result import Notice, Result, StagedWrite
 from .transaction import TxState
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .statement import Statement
 
 __all__ = ["Chain", "Link", "Part", "explain_parts", "fired", "replan", "run", "split"]
 
@@ -122,12 +122,12 @@ class Link:
         return sorted(chain.staged[n] for n in _reached(chain, self.part) if n in chain.staged
                       and n in chain.inserts)
 
-    async def replan(self, session: Session, write: StagedWrite, ctx: StatementContext
+    async def replan(self, st: Statement, write: StagedWrite, ctx: StatementContext
                      ) -> None:
-        await replan(session, write, ctx)
+        await replan(st, write, ctx)
 
-    async def fired(self, session: Session, write: StagedWrite, rows: list[dict]) -> None:
-        await fired(session, write, rows)
+    async def fired(self, st: Statement, write: StagedWrite, rows: list[dict]) -> None:
+        await fired(st, write, rows)
 
 
 def split(node: Any, sql: str, params: Sequence[Param]) -> Chain | None:
@@ -161,20 +161,20 @@ def split(node: Any, sql: str, params: Sequence[Param]) -> Chain | None:
     return chain
 
 
-async def run(session: Session, chain: Chain, request: Request) -> Result:
+async def run(st: Statement, chain: Chain) -> Result:
     """Run (or stage) each part in order; the statement's own result, with every part's
     NOTICEs."""
     notices: list[Notice] = []
     touched = []
-    staging = session.tx.state is TxState.OPEN
+    staging = st.tx.state is TxState.OPEN
     result: Result | None = None
     fired: list[str] = []
     for part in chain.parts:
         deferred = staging and bool(_reached(chain, part) & chain.inserts)
         last = part.name is None
-        formats = request.formats if last else ()
+        formats = st.formats if last else ()
         try:
-            result = await _part(session, chain, part, request, formats, deferred, staging)
+            result = await _part(st, chain, part, formats, deferred, staging)
         except errors.SqlError as exc:
             if not fired:
                 raise
@@ -189,39 +189,39 @@ async def run(session: Session, chain: Chain, request: Request) -> Result:
     assert result is not None
     result.notices = list(dict.fromkeys(notices))
     result.touched = touched
-    result.staged = list(session.tx.staged)
+    result.staged = list(st.tx.staged)
     return result
 
 
-async def _part(session: Session, chain: Chain, part: Part, request: Request,
-                formats: Sequence[int], deferred: bool, staging: bool) -> Result:
+async def _part(st: Statement, chain: Chain, part: Part, formats: Sequence[int],
+                deferred: bool, staging: bool) -> Result:
     sql, params = text_of(chain, part)
     node = parser.parse_sql(sql)[0].stmt
     stmt = ParsedStatement(sql, node)
-    plan = session.plan(stmt)
+    plan = st.plan(stmt)
     chain.plans[part.name] = plan
-    _, fields = await sidecar.check(session, sql, params)
+    _, fields = await sidecar.check(st, sql, params)
     # A part's own context; the request's stable calls are shared with the others.
-    ctx = StatementContext(Request(tuple(formats), request.stable), chain.sql)
+    ctx = StatementContext(st.request, chain.sql, formats=tuple(formats))
     chain.params_of[part.name] = params
     try:
         if not part.is_write:
-            return await resolve.read(session, plan, params, ctx, formats)
+            return await resolve.read(st, plan, params, ctx, formats)
         link = Link(chain, part, deferred) if staging else None
         try:
-            result = await writes.write(session, plan, params, ctx, link=link)
+            result = await writes.write(st, plan, params, ctx, link=link)
         except errors.SqlError as exc:
             # Planned as the transaction sees it, a deferred part may read NULL where the
             # tool will assign a value: COMMIT plans it again, and says then what fails.
             if not deferred or exc.sqlstate[:2] not in ("22", "23"):
                 raise
-            result = writes.stage_unplanned(session, plan, ctx, link, exc)
+            result = writes.stage_unplanned(st, plan, ctx, link, exc)
     finally:
         if ctx.spilled:
-            session.db.kept.discard(ctx.spilled)
+            st.services.kept.discard(ctx.spilled)
     if part.name is not None:
         chain.done[part.name] = _materialized(part, chain, result, fields)
-        staged = session.tx.staged
+        staged = st.tx.staged
         if link is not None and staged and staged[-1].link is link:
             chain.staged[part.name] = staged[-1].id
     return result
@@ -267,7 +267,7 @@ def _materialized(part: Part, chain: Chain, result: Result,
                         [tuple(r.values) for r in result.data_rows])
 
 
-async def fired(session: Session, write: StagedWrite, rows: list[dict]) -> None:
+async def fired(st: Statement, write: StagedWrite, rows: list[dict]) -> None:
     """A chain's INSERT fired at COMMIT: what its RETURNING gives now, from the rows its
     tool returned (the values it assigned), for the parts that read it. An UPDATE's or
     DELETE's RETURNING was final when it was planned: the rows it affects."""
@@ -278,11 +278,11 @@ async def fired(session: Session, write: StagedWrite, rows: list[dict]) -> None:
     plan = chain.plans.get(name)
     if plan is None or plan.returning_span is None:
         return
-    out = await writes.returning(session, plan, rows, chain.params_of[name], ())
+    out = await writes.returning(st, plan, rows, chain.params_of[name], ())
     chain.done[name] = _materialized(link.part, chain, out)
 
 
-async def replan(session: Session, write: StagedWrite, ctx: StatementContext) -> None:
+async def replan(st: Statement, write: StagedWrite, ctx: StatementContext) -> None:
     """A deferred write, planned again at COMMIT from the rows the writes it reads
     returned: its calls are replaced (each keeps its idempotency key where one stands in
     the same place)."""
@@ -291,23 +291,23 @@ async def replan(session: Session, write: StagedWrite, ctx: StatementContext) ->
     chain, part = link.chain, link.part
     sql, params = text_of(chain, part)
     stmt = ParsedStatement(sql, parser.parse_sql(sql)[0].stmt)
-    plan = session.plan(stmt)
+    plan = st.plan(stmt)
     chain.plans[part.name] = plan
     chain.params_of[part.name] = params
-    await sidecar.check(session, sql, params)
+    await sidecar.check(st, sql, params)
     part_ctx = StatementContext(Request(), chain.sql, timed=False)
-    planned = await writes.plan_write(session, plan, params, part_ctx)
+    planned = await writes.plan_write(st, plan, params, part_ctx)
     ctx.notices += part_ctx.notices
     keys = [c.key for c in write.calls]
     write.calls = [c if i >= len(keys) else dataclasses.replace(c, key=keys[i])
                    for i, c in enumerate(planned.calls)]
     write.link = Link(chain, part, deferred=False)  # planned for good
     if part.name is not None and plan.returning_span is not None:
-        out = await writes.returning(session, plan, planned.rows, params, ())
+        out = await writes.returning(st, plan, planned.rows, params, ())
         chain.done[part.name] = _materialized(part, chain, out)
 
 
-async def explain_parts(session: Session, chain: Chain) -> list[tuple[str, Any, Any]]:
+async def explain_parts(st: Statement, chain: Chain) -> list[tuple[str, Any, Any]]:
     """What EXPLAIN says of a chain, calling nothing: each part in order, with what it
     reads and whether a transaction plans it at COMMIT; and its plan and statement.
     Each write part's RETURNING is described (its columns, no rows) for the next."""
@@ -324,9 +324,9 @@ async def explain_parts(session: Session, chain: Chain) -> list[tuple[str, Any, 
                      "has fired (the ids its tool assigns)")
         sql, params = text_of(chain, part)
         node = parser.parse_sql(sql)[0].stmt
-        plan = session.plan(ParsedStatement(sql, node))
+        plan = st.plan(ParsedStatement(sql, node))
         if part.name is not None:
-            _, fields = await sidecar.check(session, sql, params)
+            _, fields = await sidecar.check(st, sql, params)
             cte = chain.ctes[part.index]
             chain.done[part.name] = Materialized(
                 tuple(c.sval for c in cte.aliascolnames or ())

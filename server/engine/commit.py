@@ -44,7 +44,7 @@ from .staged import folded_into, pending
 from .transaction import TxState
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .statement import Statement
 
 __all__ = ["commit", "fire_writes", "restage", "restage_txid"]
 
@@ -100,11 +100,11 @@ def _deferred(write: StagedWrite) -> bool:
     return write.link is not None and write.link.deferred
 
 
-async def _open(session: Session, staged: list[StagedWrite], txid: int | None = None,
+async def _open(st: Statement, staged: list[StagedWrite], txid: int | None = None,
                 first: int = 1) -> int | None:
     """The writes in the journal, before any of them fires, from seq ``first`` of
     transaction ``txid`` (a new one when None); retried while the sidecar restarts."""
-    journal = session.db.journal
+    journal = st.services.journal
     entries = _entries(staged)
     if not entries:
         return txid
@@ -117,7 +117,7 @@ async def _open(session: Session, staged: list[StagedWrite], txid: int | None = 
             # its rows, and a second txid would leave them firing forever.
             if txid is None:
                 txid = await journal.new_txid()
-            return await journal.open(session.user, entries, txid, first=first)
+            return await journal.open(st.user, entries, txid, first=first)
         except Exception as exc:
             if not journal.unavailable(exc):
                 if fresh:
@@ -150,7 +150,7 @@ def _segments(staged: list[StagedWrite]) -> list[list[StagedWrite]]:
     return out
 
 
-async def fire_writes(session: Session, staged: list[StagedWrite], ctx: StatementContext
+async def fire_writes(st: Statement, staged: list[StagedWrite], ctx: StatementContext
                       ) -> tuple[int | None, list[list[dict]]]:
     """Journal and fire writes, in order: the txid, and the rows each write's tool gave
     back. The first failure raises ``_Stopped``.
@@ -158,7 +158,7 @@ async def fire_writes(session: Session, staged: list[StagedWrite], ctx: Statemen
     A write of a chain that reads what an INSERT before it returns is planned when
     that INSERT has fired (``chains.replan``); its calls, and those after it, are
     journaled then, each before it fires, as the journal's next seqs."""
-    journal = session.db.journal
+    journal = st.services.journal
     returned: list[list[dict]] = [[] for _ in staged]
     index = {id(w): i for i, w in enumerate(staged)}
     txid: int | None = None
@@ -169,12 +169,12 @@ async def fire_writes(session: Session, staged: list[StagedWrite], ctx: Statemen
             head = segment[0]
             if head.link is not None and head.link.deferred:
                 try:
-                    await head.link.replan(session, head, ctx)
+                    await head.link.replan(st, head, ctx)
                 except errors.SqlError as exc:
                     head.status, head.error = "failed", exc.message
                     raise _Stopped(head, exc, txid) from None
             try:
-                txid = await _open(session, segment, txid, seq + 1)
+                txid = await _open(st, segment, txid, seq + 1)
             except errors.SqlError as exc:
                 if n == 0:
                     raise
@@ -182,7 +182,7 @@ async def fire_writes(session: Session, staged: list[StagedWrite], ctx: Statemen
                 raise _Stopped(head, exc, txid) from None
             first, seq, journaled = seq, seq + sum(len(w.calls) for w in segment), \
                 journaled + len(segment)
-            await _fire_segment(session, segment, ctx, txid, first, returned, index)
+            await _fire_segment(st, segment, ctx, txid, first, returned, index)
     except _Stopped as stop:
         seen = False
         for w in staged:
@@ -192,7 +192,7 @@ async def fire_writes(session: Session, staged: list[StagedWrite], ctx: Statemen
                 w.status = "not run"
         rest = staged[journaled:]
         if txid is not None and rest:  # never journaled: journaled now, as not run
-            await journal.open(session.user, _entries(rest), txid, first=seq + 1,
+            await journal.open(st.user, _entries(rest), txid, first=seq + 1,
                                status="not run")
         raise
     finally:
@@ -200,11 +200,11 @@ async def fire_writes(session: Session, staged: list[StagedWrite], ctx: Statemen
     return txid, returned
 
 
-async def _fire_segment(session: Session, segment: list[StagedWrite], ctx: StatementContext,
+async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: StatementContext,
                         txid: int | None, seq: int, returned: list[list[dict]],
                         index: dict[int, int]) -> None:
     """Fire one segment's calls, journaled from ``seq + 1``."""
-    journal = session.db.journal
+    journal = st.services.journal
     calls = [(w, c) for w in segment for c in w.calls]
     first = seq + 1
     for i, (write, call) in enumerate(calls):
@@ -212,7 +212,7 @@ async def _fire_segment(session: Session, segment: list[StagedWrite], ctx: State
         if txid is not None:
             write.journal.append((txid, seq))
         try:
-            out = await _fire_call(session, write, call, ctx)
+            out = await _fire_call(st, write, call, ctx)
         except errors.SqlError as exc:
             write.status, write.error = "failed", exc.message
             await journal.settle(txid, seq, "failed", error=exc.message)
@@ -220,17 +220,17 @@ async def _fire_segment(session: Session, segment: list[StagedWrite], ctx: State
             raise _Stopped(write, exc, txid) from None
         except asyncio.CancelledError:
             # The tool may have run: the journal says so, and nothing after it fires.
-            task = asyncio.ensure_future(_abandon(session, txid, seq))
+            task = asyncio.ensure_future(_abandon(st, txid, seq))
             _ABANDONING.add(task)
             task.add_done_callback(_ABANDONING.discard)
             raise
-        rows = _returned_rows(session.db.resources[write.resource], call, out)
+        rows = _returned_rows(st.services.resources[write.resource], call, out)
         returned[index[id(write)]].extend(rows)
         last = i == len(calls) - 1
         if last or calls[i + 1][0] is not write:
             write.status = "fired"
             if write.link is not None:
-                await write.link.fired(session, write, returned[index[id(write)]] or [
+                await write.link.fired(st, write, returned[index[id(write)]] or [
                     as_dict(r) for c in write.calls for r in c.rows])
         if not await journal.settle(txid, seq, "fired", result=out,
                                     next_seq=None if last else seq + 1):
@@ -246,11 +246,11 @@ async def _fire_segment(session: Session, segment: list[StagedWrite], ctx: State
             write.status = "fired"  # nothing to call: planned at COMMIT to no row
 
 
-async def _fire_shielded(session: Session, staged: list[StagedWrite], ctx: StatementContext
+async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: StatementContext
                          ) -> tuple[int | None, list[list[dict]]]:
     """``fire_writes`` in a task of its own, which the caller's cancellation (a client
     gone) does not stop: the writes finish and are journaled, none twice."""
-    task = asyncio.ensure_future(fire_writes(session, staged, ctx))
+    task = asyncio.ensure_future(fire_writes(st, staged, ctx))
     _FIRING.add(task)
     task.add_done_callback(_fired)
     return await asyncio.shield(task)
@@ -262,14 +262,14 @@ def _fired(task: asyncio.Future[Any]) -> None:
         task.exception()  # retrieved: nobody waits for a COMMIT whose client has gone
 
 
-async def _abandon(session: Session, txid: int | None, seq: int) -> None:
-    await session.db.journal.settle(txid, seq, "in doubt", error="canceled while firing")
-    await session.db.journal.not_run(txid, seq + 1)
+async def _abandon(st: Statement, txid: int | None, seq: int) -> None:
+    await st.services.journal.settle(txid, seq, "in doubt", error="canceled while firing")
+    await st.services.journal.not_run(txid, seq + 1)
 
 
-async def _fire_call(session: Session, write: StagedWrite, call: Call,
+async def _fire_call(st: Statement, write: StagedWrite, call: Call,
                      ctx: StatementContext) -> Any:
-    resource = session.db.resources[write.resource]
+    resource = st.services.resources[write.resource]
     args = call.bindings or {}
     given = CallArgs(args, call.where or {})
     ctx.touch(resource.name, call.verb, given.shown() if call.verb != "insert"
@@ -282,11 +282,11 @@ async def _fire_call(session: Session, write: StagedWrite, call: Call,
                  else {"changes": call.changes, **given.shown()} if call.verb == "update"
                  else given.shown())
     try:
-        out = await resolve.invoke(session, resource, call.verb, inputs, arguments, ctx,
+        out = await resolve.invoke(st, resource, call.verb, inputs, arguments, ctx,
                                    statement=write.statement, key=call.key)
     finally:
-        session.db.invalidate(resource.name)
-    session.overlay.remember(resource, call, out, write.id)
+        st.services.invalidate(resource.name)
+    st.overlay.remember(resource, call, out, write.id)
     return out
 
 
@@ -311,7 +311,7 @@ def fired_notice(write: StagedWrite, rows: list[dict], system: str) -> Notice:
     return Notice(f"fired #{write.id}: {write.summary}", detail="; ".join(parts) or None)
 
 
-async def commit(session: Session, taken: list[StagedWrite]) -> Result:
+async def commit(st: Statement, taken: list[StagedWrite]) -> Result:
     """Fire the writes a COMMIT took, in order, folds applied (``staged.pending``); the
     first failure stops the rest."""
     ctx = StatementContext(Request(), "COMMIT", timed=False)
@@ -322,13 +322,13 @@ async def commit(session: Session, taken: list[StagedWrite]) -> Result:
     if not staged:
         return Result("COMMIT", notices=folded)
     try:
-        _, returned = await _fire_shielded(session, staged, ctx)
+        _, returned = await _fire_shielded(st, staged, ctx)
     except _Stopped as stop:
         one, exc = stop.write, stop.error
         detail = "; ".join(f"#{w.id} {w.summary}: {w.status}" for w in staged)
         again = ""
         if stop.txid is not None:
-            system = session.db.schemas.system
+            system = st.services.schemas.system
             again = (f" SELECT {system}.restage({stop.txid}) stages the writes that did not "
                      f"fire again, in a new transaction; SELECT * FROM {system}.journal "
                      f"WHERE txid = {stop.txid} shows each one.")
@@ -339,18 +339,18 @@ async def commit(session: Session, taken: list[StagedWrite]) -> Result:
             hint="Writes before it fired and stay done; it and the writes after it did "
             "not. The transaction is over." + (again or " Re-run what is left in a new one."),
         ) from None
-    system = session.db.schemas.system
+    system = st.services.schemas.system
     notices = [fired_notice(w, rows, system) for w, rows in zip(staged, returned, strict=True)]
     return Result("COMMIT", notices=notices + folded, committed=staged,
                   touched=list(ctx.touched.values()))
 
 
-async def fire_one(session: Session, staged: StagedWrite, ctx: StatementContext
+async def fire_one(st: Statement, staged: StagedWrite, ctx: StatementContext
                    ) -> list[dict]:
     """A write outside BEGIN: journaled and fired now; the rows its tool gave back
     (RETURNING shows them). Its failure is the tool's own error."""
     try:
-        _, returned = await _fire_shielded(session, [staged], ctx)
+        _, returned = await _fire_shielded(st, [staged], ctx)
     except _Stopped as stop:
         raise stop.error from None
     return returned[0]
@@ -383,17 +383,17 @@ def restage_txid(call: ast.FuncCall, params: list[Any], system: str) -> int:
             "transactions.") from None
 
 
-async def restage(session: Session, call: ast.FuncCall, params: list[Any]) -> Result:
+async def restage(st: Statement, call: ast.FuncCall, params: list[Any]) -> Result:
     """``SELECT scratchpad.restage(txid)``: the writes of a transaction that did not
     fire, staged again (with their idempotency keys) in the open transaction or a new one."""
-    system = session.db.schemas.system
+    system = st.services.schemas.system
     txid = restage_txid(call, params, system)
-    if not session.writes or session.tx.read_only:
+    if not st.writes or st.tx.read_only:
         raise errors.ReadOnlySqlTransaction(
             "cannot restage writes in a read-only transaction",
             hint="Writes are not allowed here: end the READ ONLY transaction, or start the "
             "server with --writes.")
-    journal = session.db.journal
+    journal = st.services.journal
     if not journal.enabled:
         raise errors.FeatureNotSupported("this server keeps no commit journal",
                                          hint="Run the writes again in a new transaction.")
@@ -402,7 +402,7 @@ async def restage(session: Session, call: ast.FuncCall, params: list[Any]) -> Re
             f"transaction {txid} is still committing",
             hint=f"Wait for its COMMIT to end: SELECT seq, status FROM {system}.journal "
             f"WHERE txid = {txid}.")
-    rows = await journal.read(None if session.policy.admin else session.user, [txid])
+    rows = await journal.read(None if st.policy.admin else st.user, [txid])
     if not rows:
         raise errors.InvalidParameterValue(
             f"transaction {txid} is not in your journal",
@@ -414,7 +414,7 @@ async def restage(session: Session, call: ast.FuncCall, params: list[Any]) -> Re
     # without it: the statement that staged it is run again instead.
     waiting = [r for r in todo if (r["arguments"] or {}).get("deferred")]
     todo = [r for r in todo if r not in waiting]
-    taken = {c.key for w in session.tx.staged for c in w.calls}
+    taken = {c.key for w in st.tx.staged for c in w.calls}
     fired = await journal.fired_keys([r["idempotency_key"] for r in todo])
     todo = [r for r in todo if r["idempotency_key"] not in fired | taken]
     skipped = [Notice(
@@ -424,13 +424,13 @@ async def restage(session: Session, call: ast.FuncCall, params: list[Any]) -> Re
     if not todo:
         return Result.text("SELECT 1", ["restage"], [(
             f"nothing to stage: every write of transaction {txid} has fired or is staged",)],
-            staged=list(session.tx.staged), notices=skipped)
-    writes = [_restaged(session, r) for r in todo]
-    if session.tx.state is TxState.IDLE:
-        session.tx.begin(read_only=False)
+            staged=list(st.tx.staged), notices=skipped)
+    writes = [_restaged(st, r) for r in todo]
+    if st.tx.state is TxState.IDLE:
+        st.tx.begin(read_only=False)
     notices = list(skipped)
     for write, row in zip(writes, todo, strict=True):
-        session.tx.staged.append(write)
+        st.tx.staged.append(write)
         was = status.get(row["status"], row["status"])
         doubt = was == "in doubt"
         notices.append(Notice(
@@ -442,13 +442,13 @@ async def restage(session: Session, call: ast.FuncCall, params: list[Any]) -> Re
     n = len(writes)
     return Result.text("SELECT 1", ["restage"], [(
         f"staged {n} write{'s' if n != 1 else ''} of transaction {txid} again: COMMIT fires "
-        "them, ROLLBACK discards them",)], notices=notices, staged=list(session.tx.staged))
+        "them, ROLLBACK discards them",)], notices=notices, staged=list(st.tx.staged))
 
 
-def _restaged(session: Session, row: dict[str, Any]) -> StagedWrite:
+def _restaged(st: Statement, row: dict[str, Any]) -> StagedWrite:
     name = row["resource"]
-    resource = session.db.resources.get(name)
-    if resource is None or session.lookup(None, name) is None:
+    resource = st.services.resources.get(name)
+    if resource is None or st.lookup(None, name) is None:
         raise errors.UndefinedTable(
             f'relation "{name}" does not exist: a write of this transaction cannot be '
             "staged again", hint="Its resource is no longer served.")
@@ -463,7 +463,7 @@ def _restaged(session: Session, row: dict[str, Any]) -> StagedWrite:
         call = Call(verb, changes=_typed(resource, args.get("set", {}))
                     if verb == "update" else None,
                     bindings=_typed(resource, args.get("where", {})), where=where, key=key)
-    return StagedWrite(session.next_write_id(), name, verb, row["statement"], [call])
+    return StagedWrite(st.next_write_id(), name, verb, row["statement"], [call])
 
 
 def _typed_value(resource: Resource, name: str, value: Any) -> Any:

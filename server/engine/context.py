@@ -91,7 +91,6 @@ class CallArgs:
 class Request:
     """One client request (one ``execute`` call): the scope of ``stable`` results."""
 
-    formats: tuple[int, ...] = ()  # result format codes the client asked for
     stable: dict[CallKey, asyncio.Future[Any]] = field(default_factory=dict)
 
 
@@ -109,6 +108,7 @@ class StatementContext:
     started: float = field(default_factory=time.monotonic)  # its timeout counts from here
     timed: bool = True  # under the statement timeout (a COMMIT's writes are not)
     spilled: list[Any] = field(default_factory=list)  # tables of its own (keep.py's Kept)
+    formats: tuple[int, ...] = ()  # its result columns' format codes (the Bind rule)
 
     def notice(self, notice: Notice) -> None:
         """Add a NOTICE once, however many reads of the statement give it."""

@@ -26,15 +26,15 @@ from .result import Result
 from .writes import verb_of
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .statement import Statement
 
 __all__ = ["explain_statement"]
 
 
-def _limit_lines(session: Session, refs: list[dict[str, Any]]) -> list[str]:
+def _limit_lines(st: Statement, refs: list[dict[str, Any]]) -> list[str]:
     """What the server's limits will do to this statement, so that the dry run says what
     the run will: the call budget it would exceed, the row limit that would cut it."""
-    limits = session.db.limits
+    limits = st.services.limits
     budget = limits.call_budget
     counted = sum(r["calls"] for r in refs if isinstance(r["calls"], int))
     fed = [r["resource"] for r in refs
@@ -49,11 +49,11 @@ def _limit_lines(session: Session, refs: list[dict[str, Any]]) -> list[str]:
                      f"{', '.join(dict.fromkeys(fed))} depend on the rows that feed them"
                      + (f", with {counted} more counted here" if counted else "")
                      + ": a run that needs more is refused before any call")
-    rows = [n for n in (limits.row_limit, session.policy.row_limit) if n]
+    rows = [n for n in (limits.row_limit, st.policy.row_limit) if n]
     if rows:
         lines.append(f"Row limit: a result is cut at {min(rows)} rows, with a NOTICE")
-    if session.db.workers > 1 and refs:
-        lines.append(f"Workers: this server is {session.db.workers} processes sharing only "
+    if st.services.workers > 1 and refs:
+        lines.append(f"Workers: this server is {st.services.workers} processes sharing only "
                      "the sidecar; what a resolver keeps in memory, and the calls cached in "
                      "memory, belong to the process serving this connection")
     return lines
@@ -86,18 +86,19 @@ def _request_lines(plan: Any, node: Any, params: list[Any]) -> list[str]:
     return lines
 
 
-async def explain_statement(session: Session, sql: str, node: Any, params: list[Any],
+async def explain_statement(st: Statement, sql: str, node: Any, params: list[Any],
                             explain_node: Any = None) -> Result:
     """The plan of ``node`` (the explained statement; ``sql`` is the text sent)."""
     if explain_node is not None and explain_node is not node:
         # The explained statement's plan, cached under the EXPLAIN's own text.
-        plan = session.view.plans.get(sql)
+        prepared = st.view.prepared(sql)
+        plan = prepared.plan
         if plan is None:
-            plan = session.view.plans[sql] = analyze(deparse(node), node, session.lookup)
+            plan = prepared.plan = analyze(deparse(node), node, st.lookup)
     else:
-        plan = session.plan(ParsedStatement(sql, node))
+        plan = st.plan(ParsedStatement(sql, node))
     chain = chains.split(node, plan.sql, params)
-    parts = [(None, plan, node)] if chain is None else await chains.explain_parts(session,
+    parts = [(None, plan, node)] if chain is None else await chains.explain_parts(st,
                                                                                  chain)
     lines: list[str] = []
     refs: list[dict[str, Any]] = []
@@ -114,13 +115,14 @@ async def explain_statement(session: Session, sql: str, node: Any, params: list[
         read += [ref.resource.name for ref in part_plan.references  # an INSERT's target
                  if ref is not part_plan.target or not isinstance(part_node, ast.InsertStmt)]
         reads += part_plan.reads
-    lines.extend(_limit_lines(session, refs))
-    lines.extend(session.overlay.explain_lines(read))
-    lines.extend(session.db.kept.explain_lines(session, reads))
-    if session.db.fns:
-        lines.extend(fn_calls.explain_lines(plan.sql, session.db.schemas.fns))
+    lines.extend(_limit_lines(st, refs))
+    lines.extend(st.overlay.explain_lines(read))
+    lines.extend(st.services.kept.explain_lines(reads, st.view.database, st.view.visible,
+                                                st.services.schemas.system))
+    if st.services.fns:
+        lines.extend(fn_calls.explain_lines(plan.sql, st.services.schemas.fns))
     args = (list(params) + [Param(None)] * plan.max_param)[:plan.max_param]
-    out = await sidecar.pipeline(session, [Step(f"EXPLAIN {plan.sql}", args)])
+    out = await sidecar.pipeline(st, [Step(f"EXPLAIN {plan.sql}", args)])
     lines.extend((row.values[0] or b"").decode() for row in out.rows)  # never NULL
     return Result.text("EXPLAIN", ["QUERY PLAN"], [(line,) for line in lines],
                        references=refs)

@@ -28,82 +28,60 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from glove_scratchpad.catalog import Param
 
 from .bindings import bindings_now, pushed
-from .context import CallArgs, Request, StatementContext
+from .context import StatementContext
 from .keep import Kept, lasting
+from .prepared import CachedCall, Compiled
 from .transaction import TxState
-from .view import keep
 
 if TYPE_CHECKING:
     from ..sql.analysis import Plan, Reference
-    from .session import Session
+    from .statement import Statement
 
-__all__ = ["Call", "Compiled", "compile", "reads"]
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """A reference's one call, with the keys its caches know it by."""
-
-    args: CallArgs
-    key: tuple[str, Any]  # (resource, identity): the memory cache's
-    shown: dict[str, Any]  # what Result.touched shows
-
-    @classmethod
-    def of(cls, ref: Reference, args: CallArgs) -> Call:
-        return cls(args, (ref.resource.name, args.identity), args.shown())
+__all__ = ["compile", "reads"]
 
 
-@dataclass(frozen=True, slots=True)
-class Compiled:
-    """A read whose calls may all be answered from their caches: its plan, and each
-    reference's call when the text alone fixes it (no parameter among its values)."""
-
-    plan: Plan
-    fixed: tuple[Call | None, ...]  # by plan.reads
-
-
-def compile(session: Session, plan: Plan) -> None:
+def compile(st: Statement, plan: Plan) -> None:
     """Record a read that just ran the full path, when its calls can all be cached."""
-    compiled = session.view.compiled
-    if plan.sql in compiled:
+    prepared = st.view.prepared(plan.sql)
+    if prepared.compile_tried:
         return
     made = None
     if (plan.target is None and plan.reads and not plan.sets_config
-            and all(_cacheable(ref, session.db.schemas.system) for ref in plan.reads)):
+            and all(_cacheable(ref, st.services.schemas.system) for ref in plan.reads)):
         fixed = [_fixed(ref) for ref in plan.reads]
         if all(f is not False for f in fixed):
             made = Compiled(plan, tuple(f or None for f in fixed))
-    keep(compiled, plan.sql, made)
+    prepared.compiled, prepared.compile_tried = made, True
 
 
-def reads(session: Session, compiled: Compiled, params: Sequence[Param], request: Request
+def reads(st: Statement, compiled: Compiled, params: Sequence[Param]
           ) -> tuple[StatementContext, dict[int, list[dict] | Kept]] | None:
     """The statement's context and each reference's cached answer (a kept table, or
     rows), their calls counted as the full path counts them; None when the full path
     must run (and nothing was counted)."""
-    if session.tx.state is TxState.FAILED or len(params) != compiled.plan.max_param:
+    if st.tx.state is TxState.FAILED or len(params) != compiled.plan.max_param:
         return None
-    found: list[tuple[Reference, Call, list[dict] | Kept]] = []
+    found: list[tuple[Reference, CachedCall, list[dict] | Kept]] = []
     for ref, call in zip(compiled.plan.reads, compiled.fixed, strict=True):
-        if session.overlay.touches(ref.resource.name):
+        if st.overlay.touches(ref.resource.name):
             return None
         if call is None:
             calls = bindings_now(ref, params)
             if calls is None or len(calls) != 1:
                 return None
-            call = Call.of(ref, calls[0])
-        answer = _cached(session, call)
+            call = CachedCall.of(ref, calls[0])
+        answer = _cached(st, call)
         if answer is None:
             return None
         found.append((ref, call, answer))
-    session.db.guard.check_budget(len(found))
-    ctx = StatementContext(request, compiled.plan.sql, planned=len(found))
+    st.services.guard.check_budget(len(found))
+    ctx = StatementContext(st.request, compiled.plan.sql, planned=len(found),
+                           formats=st.formats)
     rows: dict[int, list[dict] | Kept] = {}
     for ref, call, answer in found:
         touched = ctx.touch(ref.resource.name, "select", call.shown, called=False)
@@ -116,11 +94,11 @@ def reads(session: Session, compiled: Compiled, params: Sequence[Param], request
     return ctx, rows
 
 
-def _cached(session: Session, call: Call) -> list[dict] | Kept | None:
+def _cached(st: Statement, call: CachedCall) -> list[dict] | Kept | None:
     """A call's answer from its caches: its kept table, or its rows in memory."""
-    db = session.db
+    db = st.services
     key = call.key
-    kept = db.kept.find((session.view.database, *key))
+    kept = db.kept.find((st.view.database, *key))
     if kept is not None:
         return kept
     fut = db.lasting_call(key)
@@ -132,7 +110,7 @@ def _cached(session: Session, call: Call) -> list[dict] | Kept | None:
     return rows
 
 
-def _fixed(ref: Reference) -> Call | Literal[False] | None:
+def _fixed(ref: Reference) -> CachedCall | Literal[False] | None:
     """A reference's call when the text fixes it; None when it depends on parameters;
     False when it cannot be made in Python (it is never compiled)."""
     if any(v.param is not None for v, _ in pushed(ref)):
@@ -140,7 +118,7 @@ def _fixed(ref: Reference) -> Call | Literal[False] | None:
     calls = bindings_now(ref, ())
     if calls is None or len(calls) != 1:
         return False
-    return Call.of(ref, calls[0])
+    return CachedCall.of(ref, calls[0])
 
 
 def _cacheable(ref: Reference, system: str) -> bool:

@@ -31,7 +31,7 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pglast import parser
 
@@ -51,9 +51,10 @@ from ..sql.fn_calls import (
 )
 from ..sql.parse import parse
 from .context import StatementContext
+from .result import Result
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .statement import Statement
 
 __all__ = ["explain_lines", "explained", "find_calls", "substitute"]
 
@@ -63,8 +64,17 @@ log = logging.getLogger(__name__)
 _EVALUATING_ON = Step(f"SELECT set_config('{EVALUATING}', 'on', true)", rows=False)
 
 
-async def _arguments(session: Session, plan: Plan, calls: Sequence[FnCall],
-                     params: list[Param], ctx: StatementContext) -> list[list[Any]]:
+class Read(Protocol):
+    """A read within the statement, resolved and run (``resolve.read``)."""
+
+    async def __call__(self, st: Statement, plan: Plan, params: list[Param],
+                       ctx: StatementContext, formats: Sequence[int] = (),
+                       prelude: Step | None = None) -> Result: ...
+
+
+async def _arguments(st: Statement, plan: Plan, calls: Sequence[FnCall],
+                     params: list[Param], ctx: StatementContext, read: Read
+                     ) -> list[list[Any]]:
     """Each call's arguments as Postgres evaluated them: [args, <named params>…]."""
     texts, used = renumbered(plan.sql, [c.span for c in calls])
     starts, offset = [], len("SELECT ")
@@ -74,8 +84,8 @@ async def _arguments(session: Session, plan: Plan, calls: Sequence[FnCall],
     sql = "SELECT " + ", ".join(texts) + " " + EVAL_MARK
     sub_params = [params[n - 1] for n in used if n <= len(params)]
     try:
-        eval_plan = session.plan(parse(sql)[0])
-        result = await session.read(eval_plan, sub_params, ctx, (0,) * len(calls),
+        eval_plan = st.plan(parse(sql)[0])
+        result = await read(st, eval_plan, sub_params, ctx, (0,) * len(calls),
                                     prelude=_EVALUATING_ON)
     except errors.SqlError as exc:
         which = calls[0]
@@ -87,21 +97,21 @@ async def _arguments(session: Session, plan: Plan, calls: Sequence[FnCall],
             position = which.location + 1
         elif len(calls) == 1:
             position = which.location + 1
-        hint = _explained_hint(exc, session.db.fns.get(which.name), which.name,
-                               session.db.schemas.fns)
+        hint = _explained_hint(exc, st.services.fns.get(which.name), which.name,
+                               st.services.schemas.fns)
         raise exc.replaced(position=position, hint=hint) from None
     values = result.data_rows[0].values
     return [[None] if v is None else json.loads(bytes(v)) for v in values]
 
 
-def explained(session: Session, exc: errors.UndefinedFunction) -> errors.SqlError:
+def explained(st: Statement, exc: errors.UndefinedFunction) -> errors.SqlError:
     """A 42883 that Postgres found in a call of ``fn.<name>``, with how to call it."""
-    schema = session.db.schemas.fns
+    schema = st.services.schemas.fns
     found = re.search(rf"function {re.escape(schema)}\.(\w+)\(", exc.message)
-    if found is None or not session.db.fns:
+    if found is None or not st.services.fns:
         return exc
     name = found.group(1)
-    return exc.replaced(hint=_explained_hint(exc, session.db.fns.get(name), name, schema))
+    return exc.replaced(hint=_explained_hint(exc, st.services.fns.get(name), name, schema))
 
 
 def _explained_hint(exc: errors.SqlError, fn: Fn | None, name: str, schema: str
@@ -143,14 +153,14 @@ def _key(fn: Fn, arguments: dict[str, Any], schema: str) -> tuple[str, str]:
     return (f"{schema}.{fn.name}", json.dumps(arguments, sort_keys=True, default=str))
 
 
-async def _call(session: Session, fn: Fn, validated: Any, arguments: dict[str, Any],
+async def _call(st: Statement, fn: Fn, validated: Any, arguments: dict[str, Any],
                 ctx: StatementContext) -> str | None:
     """One call, under the guard's concurrency, timeout and audit: its result as JSON."""
-    shown = f"{session.db.schemas.fns}.{fn.name}"
+    shown = f"{st.services.schemas.fns}.{fn.name}"
     try:
-        out = await session.db.guard.call(
+        out = await st.services.guard.call(
             shown, "call", lambda: fn.invoke(validated), arguments=arguments,
-            user=session.user, session=session.id, statement=ctx.sql)
+            user=st.user, session=st.session_id, statement=ctx.sql)
     except errors.SqlError as exc:
         if shown in exc.message:
             raise
@@ -169,12 +179,12 @@ def _retrieve(fut: asyncio.Future[Any]) -> None:
         fut.exception()  # a failure another call of the statement already raised
 
 
-async def evaluate(session: Session, plan: Plan, calls: Sequence[FnCall], params: list[Param],
-                   ctx: StatementContext) -> list[tuple[tuple[str, str], str | None]]:
+async def call_all(st: Statement, plan: Plan, calls: Sequence[FnCall], params: list[Param],
+                   ctx: StatementContext, read: Read) -> list[tuple[tuple[str, str], str | None]]:
     """Each call's (key, result as JSON text), each distinct call made once per statement."""
-    catalog: FnCatalog = session.db.fns
-    schema = session.db.schemas.fns
-    values = await _arguments(session, plan, calls, params, ctx)
+    catalog: FnCatalog = st.services.fns
+    schema = st.services.schemas.fns
+    values = await _arguments(st, plan, calls, params, ctx, read)
     keyed = []
     for call, vals in zip(calls, values, strict=True):
         fn = catalog[call.name]
@@ -192,10 +202,10 @@ async def evaluate(session: Session, plan: Plan, calls: Sequence[FnCall], params
         except errors.SqlError as exc:
             raise at_location(exc, call.location) from None
     if new:
-        session.db.guard.check_budget(ctx.planned + len(new))
+        st.services.guard.check_budget(ctx.planned + len(new))
         ctx.planned += len(new)
     for key, (_call_site, fn, arguments) in new.items():
-        fut = asyncio.ensure_future(_call(session, fn, validated[key], arguments, ctx))
+        fut = asyncio.ensure_future(_call(st, fn, validated[key], arguments, ctx))
         fut.add_done_callback(_retrieve)
         ctx.memo[key] = fut
         ctx.touch(key[0], "call", arguments, called=True)
@@ -206,17 +216,17 @@ async def evaluate(session: Session, plan: Plan, calls: Sequence[FnCall], params
     return [(key, text) for (*_, key), text in zip(keyed, results, strict=True)]
 
 
-async def substitute(session: Session, plan: Plan, params: list[Param], args: list[Param],
-                     ctx: StatementContext) -> list[tuple[int, int, str]]:
+async def substitute(st: Statement, plan: Plan, params: list[Param], args: list[Param],
+                     ctx: StatementContext, read: Read) -> list[tuple[int, int, str]]:
     """Evaluate the statement's outermost calls; their results are appended to ``args``.
     Returns the text edits that put each result in its call's place."""
-    calls = [c for c in find_calls(plan.sql, plan.node, session.db.schemas.fns)
+    calls = [c for c in find_calls(plan.sql, plan.node, st.services.schemas.fns)
              if c.outermost]
     if not calls:
         return []
     slots: dict[tuple[str, str], int] = {}
     edits = []
-    for call, (key, text) in zip(calls, await evaluate(session, plan, calls, params, ctx),
+    for call, (key, text) in zip(calls, await call_all(st, plan, calls, params, ctx, read),
                                  strict=True):
         k = slots.get(key)
         if k is None:

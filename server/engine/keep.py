@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 
     from ..sql.analysis import Reference
     from .guard import Limits
-    from .session import Session
 
 __all__ = ["Kept", "KeptCalls", "lasting", "system_call_name", "system_call_text"]
 
@@ -164,19 +163,18 @@ class KeptCalls:
 
     # -- tables ------------------------------------------------------------------
 
-    def eligible(self, session: Session, ref: Reference) -> bool:
-        resource = ref.resource
-        return (ref.schema != session.db.schemas.system and lasting(resource)
-                and session.view.database in self.stores
-                and not session.overlay.touches(resource.name))
+    def eligible(self, ref: Reference, database: str) -> bool:
+        """Whether a reference's call may be kept in ``database``'s store (the caller
+        knows whether the session's own writes change its rows)."""
+        return lasting(ref.resource) and database in self.stores
 
-    async def read(self, session: Session, ref: Reference, call: CallArgs,
-                   ctx: StatementContext, fetch: Callable[[], Awaitable[list[dict]]]
+    async def read(self, ref: Reference, call: CallArgs, ctx: StatementContext,
+                   fetch: Callable[[], Awaitable[list[dict]]], *, database: str, user: str
                    ) -> Kept | list[dict]:
-        """The call's kept table, made from ``fetch()``'s rows if it is not yet; or the
-        rows themselves when the call is not kept."""
+        """The call's kept table in ``database``, made from ``fetch()``'s rows if it is
+        not yet; or the rows themselves when the call is not kept."""
         resource = ref.resource
-        key: Key = (session.view.database, resource.name, call.identity)
+        key: Key = (database, resource.name, call.identity)
         found = self.find(key)
         if found is not None:
             found.hits += 1
@@ -196,7 +194,7 @@ class KeptCalls:
         pending = self.making[key] = asyncio.get_running_loop().create_future()
         made = None
         try:
-            made = await self._make(session, key, resource, call, rows)
+            made = await self._make(key, resource, call, rows, user)
         except (OSError, errors.SqlError, Exception) as exc:  # the rows still answer
             log.warning("call of %s not kept: %s", resource.name, exc)
         finally:
@@ -204,8 +202,6 @@ class KeptCalls:
             pending.set_result(made)
         if made is None:
             return rows
-        # The table holds the rows now: the memory need not.
-        session.db.immutable.pop((resource.name, call.identity), None)
         self.index_for(made, ref.lookups, ref.resource.keys)
         return made
 
@@ -237,11 +233,11 @@ class KeptCalls:
         finally:
             kept.building.discard(columns)
 
-    async def spill(self, session: Session, resource: Resource, rows: list[dict]
+    async def spill(self, resource: Resource, rows: list[dict], *, database: str, user: str
                     ) -> Kept | None:
-        """One statement's rows of a call, copied into a table of their own; None when
-        there is no store (the rows travel with the statement). ``discard`` drops it."""
-        database = session.view.database
+        """One statement's rows of a call, copied into a table of their own in
+        ``database``; None when there is no store (the rows travel with the statement).
+        ``discard`` drops it."""
         store = self.stores.get(database)
         if store is None:
             return None
@@ -252,7 +248,7 @@ class KeptCalls:
         except (OSError, errors.SqlError, Exception) as exc:  # the rows still answer
             log.warning("rows of %s not spilled: %s", resource.name, exc)
             return None
-        return Kept(store.qualified(name), name, database, resource.name, {}, session.user,
+        return Kept(store.qualified(name), name, database, resource.name, {}, user,
                     len(rows), size, lasting=False)
 
     def discard(self, spilled: list[Kept]) -> None:
@@ -281,8 +277,8 @@ class KeptCalls:
         self.entries.move_to_end(key)
         return found
 
-    async def _make(self, session: Session, key: Key, resource: Resource, call: CallArgs,
-                    rows: list[dict]) -> Kept:
+    async def _make(self, key: Key, resource: Resource, call: CallArgs, rows: list[dict],
+                    user: str) -> Kept:
         database = key[0]
         store = self.stores[database]
         digest = hashlib.sha1(repr(key[1:]).encode()).hexdigest()[:16]
@@ -295,7 +291,7 @@ class KeptCalls:
         size = await store.make(name, resource, rows)
         first = resource.primary_key  # the store's one index (a key is one value here)
         kept = Kept(store.qualified(name), name, database, resource.name, call.shown(),
-                    session.user, len(rows), size, deadline=deadline,
+                    user, len(rows), size, deadline=deadline,
                     indexes=[tuple(first)] if first else [])
         self.entries[key] = kept
         await self._evict()
@@ -336,27 +332,23 @@ class KeptCalls:
             del self.deadlines[key]
         return len(keys)
 
-    async def refresh(self, session: Session, name: str) -> Result:
-        """``SELECT scratchpad.refresh('resource')``: its kept calls go now."""
-        if session.lookup(None, name) is None:
-            raise errors.UndefinedTable(
-                f'resource "{name}" does not exist',
-                hint=f"SELECT resource FROM {session.db.schemas.system}.cache lists the kept "
-                "calls.")
+    async def refresh(self, name: str, forget: Callable[[str], None]) -> Result:
+        """``SELECT scratchpad.refresh('resource')``: its kept calls go now, through
+        ``forget`` (which forgets its calls in memory too)."""
         n = len([k for k in self.entries if k[1] == name])
-        session.db.invalidate(name)
+        forget(name)
         await self.reap()
         return Result.text("SELECT 1", ["refresh"], [(
             f"dropped {n} kept call{'s' if n != 1 else ''} of {name}",)])
 
-    def rows(self, session: Session) -> list[dict[str, Any]]:
-        """``scratchpad.cache``: the kept calls this session's view reads; the arguments
+    def rows(self, database: str, user: str, admin: bool) -> list[dict[str, Any]]:
+        """``scratchpad.cache``: the kept calls of a view's ``database``; the arguments
         of another user's call only for an administrator."""
         out = []
         for key, kept in list(self.entries.items()):
-            if key[0] != session.view.database or not kept.fresh():
+            if key[0] != database or not kept.fresh():
                 continue
-            mine = session.policy.admin or kept.user == session.user
+            mine = admin or kept.user == user
             out.append({"resource": kept.resource,
                         "arguments": kept.arguments if mine else None,
                         "rows": kept.rows, "bytes": kept.bytes, "made_at": kept.made_at,
@@ -366,14 +358,17 @@ class KeptCalls:
                         or None})
         return out
 
-    def explain_lines(self, session: Session, refs: list[Reference]) -> list[str]:
+    def explain_lines(self, refs: list[Reference], database: str, visible: frozenset[str],
+                      system: str) -> list[str]:
+        """EXPLAIN's line per lasting resource the references read, as the view of
+        ``database`` (its ``visible`` resources) keeps their calls."""
         lines = []
         limits = self.limits
         for resource in {r.resource.name: r.resource for r in refs}.values():
-            if not lasting(resource) or resource.name not in session.view.visible:
+            if not lasting(resource) or resource.name not in visible:
                 continue
             kept = [k for key, k in self.entries.items()
-                    if key[0] == session.view.database and key[1] == resource.name
+                    if key[0] == database and key[1] == resource.name
                     and k.fresh()]
             how = (f"for {resource.ttl:g} s" if resource.ttl is not None
                    else "until a write through it")
@@ -382,7 +377,7 @@ class KeptCalls:
                     f"{len(kept)} kept now")
             if kept:
                 line += (" (" + ", ".join(f"{k.rows} rows in {k.table}" for k in kept[:3])
-                         + f"; SELECT {session.db.schemas.system}.refresh('{resource.name}') "
+                         + f"; SELECT {system}.refresh('{resource.name}') "
                          "drops them)")
             large = self.too_large.get(resource.name)
             if large is not None:

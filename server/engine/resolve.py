@@ -31,6 +31,7 @@ from glove_scratchpad.resources import Bindings, CallContext, Resource
 
 from ..sql.analysis import Plan, Reference, Value, deparse, renumber_params
 from ..sql.parse import parse
+from . import fns as fn_calls
 from . import run as sidecar
 from .bindings import COUNT, calls_of, converted, exact, integer_bounds, pushed
 from .context import CallArgs, StatementContext
@@ -38,22 +39,34 @@ from .keep import Kept, lasting
 from .messages import missing_key, missing_verb, resolver_failed
 from .pull import pull
 from .result import Notice, Result
-from .timeouts import timeout
 from .view import IMMUTABLE_CACHE_SIZE
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .statement import Statement
 
-__all__ = ["check_keys", "evaluate", "gather", "invoke", "read", "resolve_all", "resolve_ref"]
+__all__ = ["check_keys", "evaluate_value", "functions", "gather", "invoke", "read",
+           "resolve_all", "resolve_ref"]
 
 
 
-async def read(session: Session, plan: Plan, params: list[Param], ctx: StatementContext,
+async def read(st: Statement, plan: Plan, params: list[Param], ctx: StatementContext,
                formats: Sequence[int] = (), prelude: Step | None = None) -> Result:
     """A SELECT: resolve its references, then run it over their rows."""
-    rows = await resolve_all(session, plan.reads, params, ctx)
-    return await sidecar.run(session, plan, rows, params, ctx, formats=formats,
-                             prelude=prelude)
+    rows = await resolve_all(st, plan.reads, params, ctx)
+    return await sidecar.run(st, plan, rows, params, ctx, formats=formats,
+                             prelude=prelude, substitute=functions(st))
+
+
+def functions(st: Statement) -> sidecar.Substitute | None:
+    """What puts the results of a statement's ``fn.<name>(…)`` calls in their places,
+    their arguments read as any read is (``read``); None when no function is served."""
+    if not st.services.fns:
+        return None
+
+    async def substitute(plan: Plan, params: list[Param], args: list[Param],
+                         ctx: StatementContext) -> list[tuple[int, int, str]]:
+        return await fn_calls.substitute(st, plan, params, args, ctx, read)
+    return substitute
 
 
 def check_keys(refs: Iterable[Reference], verb: str = "select",
@@ -88,62 +101,67 @@ def _feeder_hint(ref: Reference, key: str, others: Sequence[Reference]) -> str |
     return None
 
 
-async def resolve_all(session: Session, refs: Sequence[Reference], params: list[Any],
+async def resolve_all(st: Statement, refs: Sequence[Reference], params: list[Any],
                       ctx: StatementContext) -> dict[int, list[dict[str, Any]] | Kept]:
     """Each reference's rows, or the kept table that holds them (``keep.py``)."""
     check_keys(refs, others=refs)
     estimate = sum(math.prod(len(p.values) for p in ref.predicates) for ref in refs)
-    session.db.guard.check_budget(ctx.planned + estimate)
-    results = await gather(_resolve_read(session, ref, params, ctx) for ref in refs)
+    st.services.guard.check_budget(ctx.planned + estimate)
+    results = await gather(_resolve_read(st, ref, params, ctx) for ref in refs)
     return {ref.id: rows for ref, rows in zip(refs, results, strict=True)}
 
 
-async def _resolve_read(session: Session, ref: Reference, params: list[Any],
+async def _resolve_read(st: Statement, ref: Reference, params: list[Any],
                         ctx: StatementContext) -> list[dict[str, Any]] | Kept:
-    kept = session.db.kept
-    if not kept.eligible(session, ref):
-        return await _spilled(session, ref, await resolve_ref(session, ref, params, ctx), ctx)
-    calls = await bindings(session, ref, params, ctx)
+    kept = st.services.kept
+    database = st.view.database
+    if (ref.schema == st.services.schemas.system or st.overlay.touches(ref.resource.name)
+            or not kept.eligible(ref, database)):
+        return await _spilled(st, ref, await resolve_ref(st, ref, params, ctx), ctx)
+    calls = await bindings(st, ref, params, ctx)
     if len(calls) != 1:  # several calls (or none): their rows travel with the statement
-        return await _spilled(session, ref, await resolve_ref(session, ref, params, ctx, calls),
+        return await _spilled(st, ref, await resolve_ref(st, ref, params, ctx, calls),
                               ctx)
     ctx.planned += 1
-    session.db.guard.check_budget(ctx.planned)
-    out = await kept.read(session, ref, calls[0], ctx,
-                          lambda: select(session, ref, calls[0], ctx))
+    st.services.guard.check_budget(ctx.planned)
+    out = await kept.read(ref, calls[0], ctx, lambda: select(st, ref, calls[0], ctx),
+                          database=database, user=st.user)
     if isinstance(out, Kept):
+        # The table holds the rows now: the memory need not.
+        st.services.immutable.pop((ref.resource.name, calls[0].identity), None)
         return out
-    return await _spilled(session, ref, _answer(session, ref, calls, [out], ctx), ctx)
+    return await _spilled(st, ref, _answer(st, ref, calls, [out], ctx), ctx)
 
 
-async def _spilled(session: Session, ref: Reference, rows: list[dict[str, Any]],
+async def _spilled(st: Statement, ref: Reference, rows: list[dict[str, Any]],
                    ctx: StatementContext) -> list[dict[str, Any]] | Kept:
     """A reference's rows, or, when there are many, the table they were copied into for
     this statement alone (``KeptCalls.spill``); the statement's end drops it."""
-    if len(rows) < session.db.limits.spill_min_rows or ref.schema == session.db.schemas.system:
+    if len(rows) < st.services.limits.spill_min_rows or ref.schema == st.services.schemas.system:
         return rows
-    table = await session.db.kept.spill(session, ref.resource, rows)
+    table = await st.services.kept.spill(ref.resource, rows, database=st.view.database,
+                                         user=st.user)
     if table is None:
         return rows
     ctx.spilled.append(table)
     return table
 
 
-async def resolve_ref(session: Session, ref: Reference, params: list[Any],
+async def resolve_ref(st: Statement, ref: Reference, params: list[Any],
                       ctx: StatementContext, calls: list[CallArgs] | None = None
                       ) -> list[dict[str, Any]]:
     if calls is None:
-        calls = await bindings(session, ref, params, ctx)
+        calls = await bindings(st, ref, params, ctx)
     ctx.planned += len(calls)
-    session.db.guard.check_budget(ctx.planned)
+    st.services.guard.check_budget(ctx.planned)
     # The broadest calls first: a narrower one of the same keys may reuse their rows.
     order = sorted(range(len(calls)), key=lambda i: sum(map(len, calls[i].where.values())))
-    done = await gather(select(session, ref, calls[i], ctx) for i in order)
+    done = await gather(select(st, ref, calls[i], ctx) for i in order)
     results = [rows for _, rows in sorted(zip(order, done, strict=True))]
-    return _answer(session, ref, calls, results, ctx)
+    return _answer(st, ref, calls, results, ctx)
 
 
-def _answer(session: Session, ref: Reference, calls: list[CallArgs],
+def _answer(st: Statement, ref: Reference, calls: list[CallArgs],
             results: list[list[dict[str, Any]]], ctx: StatementContext
             ) -> list[dict[str, Any]]:
     """A reference's rows: every call's rows, duplicates included, under the session's
@@ -160,11 +178,11 @@ def _answer(session: Session, ref: Reference, calls: list[CallArgs],
     emptied = _emptied(calls, results)
     if emptied is not None:
         ctx.notice(_emptied_notice(resource, *emptied))
-    rows, notices = session.overlay.apply(resource, rows, calls)
+    rows, notices = st.overlay.apply(resource, rows, calls)
     for notice in notices:
         ctx.notice(notice)
     # An empty scratchpad view (nothing staged) is an answer, not a filter to re-check.
-    if not rows and ref.schema != session.db.schemas.system:
+    if not rows and ref.schema != st.services.schemas.system:
         # The values the calls were made with, not the $n or expression that gave them.
         args = " OR ".join(" AND ".join(f"{k} = {_sql_literal(v)}" for k, v in c.keys.items())
                            for c in calls if c.keys)
@@ -183,17 +201,17 @@ def _answer(session: Session, ref: Reference, calls: list[CallArgs],
     return rows
 
 
-async def bindings(session: Session, ref: Reference, params: list[Any],
+async def bindings(st: Statement, ref: Reference, params: list[Any],
                    ctx: StatementContext) -> list[CallArgs]:
     """Every call a reference makes: one per combination of its keys' values, each with
     the reference's filter conditions and limit."""
-    values = {id(value): await evaluate(session, value, column, params, ctx)
+    values = {id(value): await evaluate_value(st, value, column, params, ctx)
               for value, column in pushed(ref)}
     return calls_of(ref, values)
 
 
-async def evaluate(session: Session, value: Value, column: Any, params: list[Any],
-                   ctx: StatementContext) -> list[Any]:
+async def evaluate_value(st: Statement, value: Value, column: Any, params: list[Any],
+                         ctx: StatementContext) -> list[Any]:
     """A pushed-down value, converted to the column's type (a list: IN gives several)."""
     now = converted(value, column, params)
     if now is not None:
@@ -220,7 +238,7 @@ async def evaluate(session: Session, value: Value, column: Any, params: list[Any
     stmt = parse(sql)[0]
     # Binary where we can: text would follow the client's DateStyle, extra_float_digits…
     try:
-        result = await read(session, session.plan(stmt), sub_params, ctx,
+        result = await read(st, st.plan(stmt), sub_params, ctx,
                             (result_format(pg_type),))
     except errors.SqlError as exc:
         if exc.position is None:
@@ -264,14 +282,14 @@ def _typed_as_written(value: Value, params: Sequence[Param]) -> bool:
     return True
 
 
-async def select(session: Session, ref: Reference, call: CallArgs,
+async def select(st: Statement, ref: Reference, call: CallArgs,
                  ctx: StatementContext) -> list[dict[str, Any]]:
     """One call's rows: made once, by the first statement that needs them (the call's
     owner, in its own task); other references and statements await its future. A call
     whose rows another call of the statement covers reuses them."""
     resource: Resource = ref.resource
     key = (resource.name, call.identity)
-    immutable = session.db.immutable
+    immutable = st.services.immutable
     shown = call.shown()
     while True:
         fut = ctx.memo.get(key) or _covering(ctx, resource.name, call)
@@ -283,7 +301,7 @@ async def select(session: Session, ref: Reference, call: CallArgs,
                 cache = immutable
             if resource.name in SYSTEM_VIEWS:
                 cache = None
-            fut = (session.db.lasting_call(key) if cache is immutable
+            fut = (st.services.lasting_call(key) if cache is immutable
                    else cache.get(key) if cache is not None else None)
             if fut is None or (fut.done() and (fut.cancelled() or fut.exception())):
                 fut = asyncio.get_running_loop().create_future()
@@ -291,7 +309,7 @@ async def select(session: Session, ref: Reference, call: CallArgs,
                 if cache is not None:
                     cache[key] = fut
                     if cache is immutable:
-                        session.db.kept.started(key, resource.ttl)
+                        st.services.kept.started(key, resource.ttl)
                     fut.add_done_callback(functools.partial(_forget_failure, cache, key))
                     if cache is immutable and len(cache) > IMMUTABLE_CACHE_SIZE:
                         del cache[next(iter(cache))]
@@ -299,7 +317,7 @@ async def select(session: Session, ref: Reference, call: CallArgs,
             ctx.memo[key] = fut
             ctx.calls[key] = call
         if owner:
-            rows = await _own(fut, _call_select(session, ref, call, ctx))
+            rows = await _own(fut, _call_select(st, ref, call, ctx))
             break
         try:
             rows = await asyncio.shield(fut)  # a waiter's cancel is not the call's
@@ -325,7 +343,7 @@ def _covering(ctx: StatementContext, resource: str, call: CallArgs) -> Any:
     return None
 
 
-async def invoke(session: Session, resource: Resource, verb: str, args: tuple[Any, ...],
+async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, ...],
                  arguments: Any, ctx: StatementContext, *, statement: str | None = None,
                  key: str | None = None, wanted: int | None = None) -> Any:
     """One resolver call, under the guard's threads, concurrency, timeout, rate, retries
@@ -335,32 +353,32 @@ async def invoke(session: Session, resource: Resource, verb: str, args: tuple[An
     fn = resource.resolver(verb)
     assert fn is not None
     sql = ctx.sql if statement is None else statement
-    context = (CallContext(session.user, session.id, sql, idempotency_key=key,
+    context = (CallContext(st.user, st.session_id, sql, idempotency_key=key,
                            rows_wanted=wanted)
                if resource.takes_context(verb) else None)
     try:
-        return await session.db.guard.call(
-            resource.name, verb, fn, args, arguments=arguments, user=session.user,
-            session=session.id, statement=sql, inline=resource.on_loop(verb),
+        return await st.services.guard.call(
+            resource.name, verb, fn, args, arguments=arguments, user=st.user,
+            session=st.session_id, statement=sql, inline=resource.on_loop(verb),
             retries=resource.retries if verb == "select" else 0, rate=resource.rate,
-            deadline=ctx.started + timeout(session) if ctx.timed else None, context=context)
+            deadline=ctx.started + st.timeout if ctx.timed else None, context=context)
     except errors.SqlError:
         raise
     except Exception as exc:
         raise resolver_failed(resource, verb, exc) from exc
 
 
-async def _call_select(session: Session, ref: Reference, call: CallArgs,
+async def _call_select(st: Statement, ref: Reference, call: CallArgs,
                        ctx: StatementContext) -> list[dict]:
     resource: Resource = ref.resource
     b = Bindings(call.values(), resource.name, call.where, call.limit)
-    cap = session.db.limits.call_row_cap
+    cap = st.services.limits.call_row_cap
     # With only keys in its WHERE, a LIMIT is the statement's too: pull no more.
     wanted = min(call.limit, cap + 1) if call.limit is not None and ref.keys_only else cap + 1
-    out = await invoke(session, resource, "select", (b,), call.shown(), ctx, wanted=wanted)
+    out = await invoke(st, resource, "select", (b,), call.shown(), ctx, wanted=wanted)
     try:
         inline = getattr(resource, "inline", False)
-        raw = await pull(out, wanted, lambda work: session.db.guard.reading(
+        raw = await pull(out, wanted, lambda work: st.services.guard.reading(
             resource.name, "select", work, inline))
     except errors.SqlError:
         raise

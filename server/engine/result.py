@@ -47,6 +47,15 @@ class Notice:
         return message_fields(self.severity, self.code, self.message, self.detail, self.hint)
 
 
+@dataclass(frozen=True, slots=True)
+class Released:
+    """What a DISCARD, DEALLOCATE or CLOSE lets go of the protocol's own state: the
+    prepared statements and portals it names (None: every one)."""
+
+    statements: frozenset[str] | None = frozenset()
+    portals: frozenset[str] | None = frozenset()
+
+
 @dataclass(slots=True)
 class Touched:
     """One distinct (resource, verb, arguments) of a statement, and how often it was called."""
@@ -150,6 +159,7 @@ class Result:
     statements: list[Result] = field(default_factory=list)  # every statement of a script
     references: list[dict[str, Any]] = field(default_factory=list)  # EXPLAIN: per reference
     parameters: dict[str, str] = field(default_factory=dict)  # settings a SET changed
+    released: Released | None = None  # the protocol's statements and portals it let go
     _rows: list[tuple[Any, ...]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod

@@ -24,7 +24,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import Param, Step, StepResult, encode_param, rows_params
@@ -32,19 +32,26 @@ from glove_scratchpad.catalog import Param, Step, StepResult, encode_param, rows
 from ..sql.analysis import Plan
 from ..sql.rewrite import Rewritten, rewrite
 from . import fast
-from . import fns as fn_calls
 from .context import StatementContext
 from .keep import Kept
 from .result import Result, ResultColumn
 from .session_settings import SHOWN_ONLY, changes, configured, reported_values
-from .timeouts import timeout
 from .transaction import TxState
-from .view import keep
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .statement import Statement
 
-__all__ = ["check", "materialize", "pipeline", "pipeline_results", "result_of", "run"]
+__all__ = ["Substitute", "check", "materialize", "pipeline", "pipeline_results", "result_of", "run"]
+
+
+
+class Substitute(Protocol):
+    """Evaluates a statement's function calls, their results appended to ``args``: the
+    text edits that put each in its call's place."""
+
+    async def __call__(self, plan: Plan, params: list[Param], args: list[Param],
+                       ctx: StatementContext) -> list[tuple[int, int, str]]: ...
+
 
 # Settings that change no statement's parse, left out of the sidecar's Describe.
 _NOT_PARSING = frozenset(("application_name", "statement_timeout"))
@@ -74,7 +81,7 @@ def materialize(plan: Plan, rows: dict[int, list[dict] | Kept], params: list[Par
     return param_of, args, tables
 
 
-async def check(session: Session, sql: str, params: Sequence[Param]) -> Any:
+async def check(st: Statement, sql: str, params: Sequence[Param]) -> Any:
     """Parse and describe the client's statement on the sidecar, calling nothing.
 
     The shell tables have the resources' columns, so Postgres itself finds an
@@ -84,40 +91,40 @@ async def check(session: Session, sql: str, params: Sequence[Param]) -> Any:
     oids = tuple(p.oid for p in params)
     # A literal is typed as it is parsed, under the session's settings (DateStyle reads
     # '13/01/2024'; search_path finds the tables).
-    settings = tuple(sorted((n, v) for n, v in session.settings.items()
+    settings = tuple(sorted((n, v) for n, v in st.settings.items()
                             if n not in SHOWN_ONLY and n not in _NOT_PARSING))
-    key = (sql, oids, settings)
-    described = session.view.descriptions.get(key)
+    known = st.view.prepared(sql).described
+    described = known.get((oids, settings))
     if described is None:
-        async with session.view.pool.acquire() as conn:
+        async with st.view.pool.acquire() as conn:
             described = await conn.describe(sql, oids, settings)
-        keep(session.view.descriptions, key, described)
+        known[oids, settings] = described
     return described
 
 
-async def run(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept],
+async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
               params: list[Param],
               ctx: StatementContext, *, returning: str | None = None,
               prelude: Step | Sequence[Step] | None = None, formats: Sequence[int] = (),
-              twin: bool = False) -> Result:
+              twin: bool = False, substitute: Substitute | None = None) -> Result:
     """Run a planned statement over its references' rows, after the ``prelude`` steps.
     ``twin``: an UPDATE or DELETE changes the target's unconstrained twin (``pg_temp``,
-    which a prelude makes and fills) instead of its shell table."""
+    which a prelude makes and fills) instead of its shell table. ``substitute`` puts the
+    results of its function calls in their places (``fns.substitute``)."""
     param_of, args, tables = materialize(plan, rows, params)
-    calls = (await fn_calls.substitute(session, plan, params, args, ctx)
-             if session.db.fns else ())
+    calls = await substitute(plan, params, args, ctx) if substitute is not None else ()
     spilled = any(isinstance(r, Kept) and not r.lasting for r in rows.values())
     if calls or spilled:  # a text of its own, never again
         rw = rewrite(plan, param_of, returning=returning, replace=calls,
-                     schemas=session.db.schemas, tables=tables, twin=twin)
+                     schemas=st.services.schemas, tables=tables, twin=twin)
     else:  # the same plan, RETURNING and kept tables always rewrite to the same text
-        rewrites = session.view.rewrites
-        key: tuple[Any, ...] = (plan.sql, returning, tuple(tables.items()), twin)
+        rewrites = st.view.prepared(plan.sql).rewrites
+        key: tuple[Any, ...] = (returning, tuple(tables.items()), twin)
         found = rewrites.get(key)
         if found is None:
-            found = rewrite(plan, param_of, returning=returning, schemas=session.db.schemas,
-                            tables=tables, twin=twin)
-            keep(rewrites, key, found)
+            found = rewrites[key] = rewrite(plan, param_of, returning=returning,
+                                            schemas=st.services.schemas, tables=tables,
+                                            twin=twin)
         rw = found
     main = Step(rw.sql, args, formats)
     before = [] if prelude is None else [prelude] if isinstance(prelude, Step) else list(prelude)
@@ -130,46 +137,46 @@ async def run(session: Session, plan: Plan, rows: dict[int, list[dict] | Kept],
     write = plan.target is not None
     # A lone read that cannot change a setting leaves nothing a ROLLBACK would undo.
     implicit = not write and not before and not plan.sets_config
-    results = await pipeline_results(session, steps, main, transaction="write" if write else
+    results = await pipeline_results(st, steps, main, transaction="write" if write else
                                      "implicit" if implicit else "read", rewritten=rw)
     out = results[steps.index(main) - len(steps)]  # counted from the end: settings go first
     if implicit and not calls and ctx.sql == plan.sql:
-        fast.compile(session, plan)  # the client's own statement, a read alone
-    result = result_of(session, f"SELECT {len(out.rows)}", out, ctx)
+        fast.compile(st, plan)  # the client's own statement, a read alone
+    result = result_of(st, f"SELECT {len(out.rows)}", out, ctx)
     if configs:
-        result.parameters = _keep_configured(session, configs, results[-1].rows[0].values)
+        result.parameters = _keep_configured(st, configs, results[-1].rows[0].values)
     return result
 
 
-def _keep_configured(session: Session, configs: list[tuple[str, bool]],
+def _keep_configured(st: Statement, configs: list[tuple[str, bool]],
                      values: Sequence[bytes | None]) -> dict[str, str]:
     """Keep what a statement's set_config calls set, as SET (LOCAL) would; the values
     a client sees in ParameterStatus."""
-    kept = session.tx.settings
+    kept = st.tx.settings
     before = dict(kept.now)
     for (name, local), value in zip(configs, values, strict=True):
-        if value is not None and not (local and session.tx.state is TxState.IDLE):
+        if value is not None and not (local and st.tx.state is TxState.IDLE):
             kept.set(name, value.decode(), local=local)
     return reported_values(changes(before, kept.now), kept.now)[0]
 
 
-async def pipeline(session: Session, steps: list[Step], *, transaction: str = "read",
+async def pipeline(st: Statement, steps: list[Step], *, transaction: str = "read",
                    rewritten: Rewritten | None = None) -> StepResult:
     """Run steps on a pooled sidecar connection; the last step's result is returned."""
-    results = await pipeline_results(session, steps, steps[-1], transaction=transaction,
+    results = await pipeline_results(st, steps, steps[-1], transaction=transaction,
                                      rewritten=rewritten)
     return results[-1]
 
 
-async def pipeline_results(session: Session, steps: list[Step], main: Step, *,
+async def pipeline_results(st: Statement, steps: list[Step], main: Step, *,
                            transaction: str, rewritten: Rewritten | None
                            ) -> list[StepResult]:
     """Run steps on a pooled sidecar connection, each with its result. An error's
     position in ``main`` (``rewritten``'s text) is mapped back to the client's text."""
     parsed_under: tuple[Any, ...] = ()
-    if session.settings or session.policy.statement_timeout:
-        steps, parsed_under = _with_settings(session, steps)
-    async with session.view.pool.acquire() as conn:
+    if st.settings or st.policy.statement_timeout:
+        steps, parsed_under = _with_settings(st, steps)
+    async with st.view.pool.acquire() as conn:
         try:
             return await conn.pipeline(steps, transaction=transaction,
                                        parsed_under=parsed_under)
@@ -182,21 +189,21 @@ async def pipeline_results(session: Session, steps: list[Step], main: Step, *,
             raise exc.replaced(position=position) from None
 
 
-def _with_settings(session: Session, steps: list[Step]) -> tuple[list[Step], tuple[Any, ...]]:
+def _with_settings(st: Statement, steps: list[Step]) -> tuple[list[Step], tuple[Any, ...]]:
     """The steps after one that applies the session's settings, for this transaction;
     and those settings, which the steps are parsed under."""
     # application_name changes no result; it is sent only to a statement that reads it.
-    names = [n for n in session.settings if n not in SHOWN_ONLY and (
+    names = [n for n in st.settings if n not in SHOWN_ONLY and (
         n != "application_name" or any("application_name" in step.sql for step in steps))]
-    if session.policy.statement_timeout and "statement_timeout" not in names:
+    if st.policy.statement_timeout and "statement_timeout" not in names:
         names.append("statement_timeout")  # the role's limit, as current_setting says it
     if not names:
         return steps, ()
-    settings = dict(session.settings)
+    settings = dict(st.settings)
     if "statement_timeout" in names:
         # The session enforces the client's value under the server's cap; the sidecar gets
         # the effective one, never the raw 0 or "1h" that would lift its backstop.
-        settings["statement_timeout"] = f"{max(1, int(timeout(session) * 1000))}ms"
+        settings["statement_timeout"] = f"{max(1, int(st.timeout * 1000))}ms"
     setter = Step(
         "SELECT " + ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)"
                               for i in range(len(names))),
@@ -204,14 +211,14 @@ def _with_settings(session: Session, steps: list[Step]) -> tuple[list[Step], tup
     return [setter, *steps], tuple((n, settings[n]) for n in names)
 
 
-def result_of(session: Session, tag: str, out: StepResult,
+def result_of(st: Statement, tag: str, out: StepResult,
               ctx: StatementContext | None = None) -> Result:
-    columns = session.view.columns.get(out.fields)
+    columns = st.view.columns.get(out.fields)
     if columns is None:
-        names = session.db.type_names
+        names = st.services.type_names
         columns = tuple(ResultColumn(f.name, f.type_oid, names.get(f.type_oid, str(f.type_oid)))
                         for f in out.fields)
-        keep(session.view.columns, out.fields, columns)
+        st.view.columns[out.fields] = columns
     return Result(
         command_tag=tag,
         columns=list(columns),

@@ -25,14 +25,13 @@ import itertools
 import re
 import secrets
 from collections.abc import Coroutine, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pglast import ast, enums
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import (
     CURRENT_VIEW_SOURCE,
-    SYSTEM_VIEWS,
     Param,
     Step,
     encode_param,
@@ -43,7 +42,7 @@ from glove_scratchpad.wire import FieldDescription
 
 from ..sql import gate
 from ..sql.allowlist import system_call
-from ..sql.analysis import Plan, analyze, deparse
+from ..sql.analysis import deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, is_script, parse
 from ..sql.statement_kinds import statement_name
@@ -56,14 +55,12 @@ from .keep import system_call_name, system_call_text
 from .overlay import Overlay
 from .policy import Policy
 from .result import Notice, Result, StagedWrite
+from .services import Services
 from .session_settings import SessionSettings, changes
 from .staged import pending, staged_view_rows
-from .timeouts import timeout
+from .statement import Endpoint, Statement, lookup
 from .transaction import Transaction
-from .view import View, keep
-
-if TYPE_CHECKING:
-    from .database import Database
+from .view import View
 
 __all__ = ["ParsedStatement", "Session", "parse"]
 
@@ -77,22 +74,23 @@ _SAVEPOINT_VERBS = {
     enums.TransactionStmtKind.TRANS_STMT_ROLLBACK_TO: "ROLLBACK TO SAVEPOINT",
 }
 _UNDEFINED_COLUMN = re.compile(r'column "(.+)" does not exist')
+_SEVERITY_RANK = {"DEBUG": 0, "LOG": 1, "INFO": 2, "NOTICE": 3, "WARNING": 4, "ERROR": 5}
 
 
 class Session:
     """One client's session: its transaction, staged writes and settings."""
 
-    def __init__(self, db: Database, view: View, policy: Policy) -> None:
-        self.db = db
+    def __init__(self, services: Services, view: View, policy: Policy) -> None:
+        self.services = services
         self.view = view
         self.policy = policy
         self.writes = policy.writes
         self.user = ""
-        self.endpoint = settings.Endpoint()  # the client's connection (the wire sets it)
+        self.endpoint = Endpoint()  # the client's connection (the wire sets it)
         self.id = secrets.randbits(_SESSION_ID_BITS) or 1
         self.tx = Transaction(SessionSettings())
         # Fired writes, for a while, and the transaction's staged ones.
-        self.overlay = Overlay(self.tx, db.limits.read_your_writes_s)
+        self.overlay = Overlay(self.tx, services.limits.read_your_writes_s)
         self._write_ids = itertools.count(1)
 
     # -- public API -------------------------------------------------------------
@@ -116,11 +114,15 @@ class Session:
         self.tx.fail()
 
     def lookup(self, schema: str | None, name: str) -> Resource | None:
-        if schema == self.db.schemas.system:
-            return SYSTEM_VIEWS.get(name)
-        if schema in (None, self.db.schemas.served) and name in self.view.visible:
-            return self.db.resources.get(name)
-        return None
+        """The resource a (schema, name) means to this session; or None."""
+        return lookup(self.services, self.view, schema, name)
+
+    def statement(self, request: Request | None = None, formats: Sequence[int] = ()
+                  ) -> Statement:
+        """The scope of one statement of this session (``statement.py``)."""
+        return Statement(self.services, self.view, self.policy, self.user, self.id, self.tx,
+                         self.overlay, self._write_ids, self.endpoint,
+                         request if request is not None else Request(), tuple(formats))
 
     def preview(self) -> list[StagedWrite]:
         """The writes COMMIT will send, in the order it fires them: each call with its
@@ -145,23 +147,23 @@ class Session:
                 "several statements in one call are allowed only as a transaction script",
                 hint="Send one statement per call, or wrap them in BEGIN; …; COMMIT;",
             )
-        request = Request(formats=tuple(result_formats))
+        request = Request()
         encoded = [encode_param(p) for p in params or ()]
-        results = [await self._statement(stmt, encoded, request) for stmt in statements]
+        results = [await self._statement(stmt, encoded, request, tuple(result_formats))
+                   for stmt in statements]
         last = results[-1]
         if len(results) > 1:
             last.statements = results
         return last
 
-    def new_request(self, formats: Sequence[int] = ()) -> Request:
+    def new_request(self) -> Request:
         """The scope of one client request (a Query message, or messages up to Sync)."""
-        return Request(formats=tuple(formats))
+        return Request()
 
     async def run(self, stmt: ParsedStatement, params: Sequence[Param], request: Request,
                   formats: Sequence[int] = ()) -> Result:
         """Run one parsed statement for the wire: rows stay as Postgres encoded them."""
-        request.formats = tuple(formats)
-        return await self._statement(stmt, list(params), request)
+        return await self._statement(stmt, list(params), request, tuple(formats))
 
     async def describe(self, stmt: ParsedStatement, param_oids: Sequence[int] = ()
                        ) -> tuple[tuple[int, ...], tuple[Any, ...] | None]:
@@ -172,7 +174,7 @@ class Session:
         node = stmt.node
         if isinstance(node, ast.VariableShowStmt):
             return (), (FieldDescription(node.name or "", type_oid=25),)
-        call = system_call(node, self.db.schemas.system)
+        call = system_call(node, self.services.schemas.system)
         if call is not None:  # scratchpad.restage(txid): a bigint, or a $1 that is one
             arg = call.args[0].arg if isinstance(call.args[0], ast.TypeCast) else call.args[0]
             name = system_call_name(call)
@@ -185,7 +187,7 @@ class Session:
             return tuple(param_oids), None
         sql = stmt.sql if query is node else deparse(query)
         params, fields = await sidecar.check(
-            self, sql, [Param(None, 0, oid) for oid in param_oids])
+            self.statement(), sql, [Param(None, 0, oid) for oid in param_oids])
         if query is not node:
             return params, (FieldDescription("QUERY PLAN", type_oid=25),)
         if not isinstance(node, ast.SelectStmt) and not node.returningClause:
@@ -202,29 +204,7 @@ class Session:
         node = stmt.node.query if isinstance(stmt.node, ast.ExplainStmt) else stmt.node
         encoded = [encode_param(p) for p in params or ()]
         self._gate(stmt, encoded)
-        return await explain_statement(self, stmt.sql, node, encoded)
-
-    # -- what the engine's rooms use --------------------------------------------
-
-    def plan(self, stmt: ParsedStatement) -> Plan:
-        """The statement's plan, cached by SQL text off the hot path of a repeated statement."""
-        plans = self.view.plans
-        plan = plans.get(stmt.sql)
-        if plan is None:
-            plan = analyze(stmt.sql, stmt.node, self.lookup)
-            if self.db.fns:
-                # Arguments that are not values: refused now.
-                fn_calls.find_calls(stmt.sql, stmt.node, self.db.schemas.fns)
-            keep(plans, stmt.sql, plan)
-        return plan
-
-    async def read(self, plan: Plan, params: list[Param], ctx: StatementContext,
-                   formats: Sequence[int] = (), prelude: Step | None = None) -> Result:
-        """A read within a statement (a function's arguments): resolved, then run."""
-        return await resolve.read(self, plan, params, ctx, formats, prelude)
-
-    def next_write_id(self) -> int:
-        return next(self._write_ids)
+        return await explain_statement(self.statement(), stmt.sql, node, encoded)
 
     # The scratchpad views read these (catalog.ViewSource).
     def staged_rows(self) -> list[dict[str, Any]]:
@@ -232,66 +212,69 @@ class Session:
 
     def resource_rows(self) -> list[dict[str, Any]]:
         """One row per table this session sees: all it needs to call it (catalog/_views.py)."""
-        visible = [r for r in self.db.resources.values() if r.name in self.view.visible]
+        visible = [r for r in self.services.resources.values() if r.name in self.view.visible]
         return [resource_row(r, visible) for r in visible]
 
     async def call_rows(self) -> list[dict[str, Any]]:
-        return await self.db.audit.read(None if self.policy.admin else self.user)
+        return await self.services.audit.read(None if self.policy.admin else self.user)
 
     def cache_rows(self) -> list[dict[str, Any]]:
-        return self.db.kept.rows(self)
+        return self.services.kept.rows(self.view.database, self.user, self.policy.admin)
 
     async def journal_rows(self, txids: list[int]) -> list[dict[str, Any]]:
-        return await self.db.journal.read(None if self.policy.admin else self.user, txids)
+        return await self.services.journal.read(None if self.policy.admin else self.user,
+                                                txids)
 
     # -- one statement ----------------------------------------------------------
 
     async def _statement(self, stmt: ParsedStatement, params: list[Any],
-                         request: Request) -> Result:
+                         request: Request, formats: tuple[int, ...]) -> Result:
         token = CURRENT_VIEW_SOURCE.set(self)
         try:
             node = stmt.node
+            st = self.statement(request, formats)
             if isinstance(node, ast.TransactionStmt):
                 self._gate(stmt, params)
-                return await self._transaction(node)
+                return self._shown(await self._transaction(st, node))
             self.tx.check_not_failed()
             try:
                 self._gate(stmt, params)
-                work = self._fast(stmt, params, request) or self._dispatch(stmt, params,
-                                                                           request)
+                work = self._fast(st, stmt, params) or self._dispatch(st, stmt, params)
                 try:
-                    async with asyncio.timeout(timeout(self)):
+                    async with asyncio.timeout(st.timeout):
                         result = await work
                 except TimeoutError:
                     raise errors.QueryCanceled(
                         "canceling statement due to statement timeout",
                         hint="Narrow the statement (fewer calls, a smaller IN list), or raise "
                         "statement_timeout within the server's limit.") from None
-                return self._bounded(result)
+                return self._shown(self._bounded(result))
             except errors.SqlError:
                 self.tx.fail()
                 raise
         finally:
             CURRENT_VIEW_SOURCE.reset(token)
 
-    def _fast(self, stmt: ParsedStatement, params: list[Param], request: Request
+    def _fast(self, st: Statement, stmt: ParsedStatement, params: list[Param]
               ) -> Coroutine[Any, Any, Result] | None:
         """The run of a compiled read whose calls are all cached (``fast.py``), or None."""
-        compiled = self.view.compiled.get(stmt.sql)
+        prepared = self.view.known(stmt.sql)
+        compiled = prepared.compiled if prepared is not None else None
         if compiled is None:
             return None
-        found = fast.reads(self, compiled, params, request)
+        found = fast.reads(st, compiled, params)
         if found is None:
             return None
         ctx, rows = found
-        return sidecar.run(self, compiled.plan, rows, params, ctx, formats=request.formats)
+        return sidecar.run(st, compiled.plan, rows, params, ctx, formats=st.formats)
 
     def _gate(self, stmt: ParsedStatement, params: list[Param] | None) -> None:
         """Layer 1: judge the statement's tree; a statement that passed once is remembered.
 
         ``params`` None: the values are not known yet (Describe); what depends on them
         is judged again when they are (Execute)."""
-        if stmt.sql in self.view.gated:
+        prepared = self.view.prepared(stmt.sql)
+        if prepared.gated:
             return
         # A binary value of a text type is its UTF-8 text; any other stays bytes, which the
         # gate treats as unknown, never as NULL.
@@ -300,13 +283,13 @@ class Session:
             else p.value.decode("utf-8", "replace") for p in params]
         gate.check(stmt.node, is_resource=lambda schema, name: self.lookup(schema, name)
                    is not None, params=values,
-                   is_function=lambda schema, name: name in self.db.fns,
-                   values_later=params is None, schemas=self.db.schemas)
+                   is_function=lambda schema, name: name in self.services.fns,
+                   values_later=params is None, schemas=self.services.schemas)
         if params is None:
             return
         # Parameter values matter to the gate only as setting names of these two.
         if not params or not calls_any(stmt.node, SETTING_FUNCTIONS):
-            keep(self.view.gated, stmt.sql, True)
+            prepared.gated = True
 
     async def unguarded(self, sql: str) -> Result:
         """Test-only: layer 1 switched off. The SQL goes to the sidecar as it is, as a
@@ -318,13 +301,24 @@ class Session:
             rolled_back = calls_any(parse(sql)[0].node, frozenset(("set_config",)))
         except (errors.SqlError, IndexError):
             rolled_back = True
-        out = await sidecar.pipeline(self, [Step(sql)],
+        st = self.statement()
+        out = await sidecar.pipeline(st, [Step(sql)],
                                      transaction="read" if rolled_back else "implicit")
-        return sidecar.result_of(self, "", out)
+        return sidecar.result_of(st, "", out)
+
+    def _shown(self, result: Result) -> Result:
+        """The result with the notices the client's ``client_min_messages`` lets through
+        (set by SET, or at start-up)."""
+        if result.notices:
+            level = self.settings.get("client_min_messages") or "NOTICE"
+            floor = _SEVERITY_RANK.get(level.upper(), 3)
+            result.notices = [n for n in result.notices
+                              if _SEVERITY_RANK.get(n.severity, 3) >= floor]
+        return result
 
     def _bounded(self, result: Result) -> Result:
         """Cut a result at the row limit (with a NOTICE); refuse one too large to send."""
-        limits = [n for n in (self.db.limits.row_limit, self.policy.row_limit) if n]
+        limits = [n for n in (self.services.limits.row_limit, self.policy.row_limit) if n]
         rows = result.data_rows
         if limits and len(rows) > min(limits):
             n = min(limits)
@@ -336,53 +330,64 @@ class Session:
                 hint="Add WHERE or LIMIT to read the rows you need, or ORDER BY to choose "
                 "which come first."))
         size = sum(len(r.raw_body) for r in rows)
-        if size > self.db.limits.max_result_bytes:
+        if size > self.services.limits.max_result_bytes:
             raise errors.ProgramLimitExceeded(
-                f"the result is {size} bytes; at most {self.db.limits.max_result_bytes} may "
+                f"the result is {size} bytes; at most {self.services.limits.max_result_bytes} may "
                 "be sent", hint="Select fewer columns or rows.")
         return result
 
-    async def _dispatch(self, stmt: ParsedStatement, params: list[Any],
-                        request: Request) -> Result:
+    async def _dispatch(self, st: Statement, stmt: ParsedStatement, params: list[Any]
+                        ) -> Result:
         node = stmt.node
-        call = system_call(node, self.db.schemas.system)
+        services = self.services
+        call = system_call(node, services.schemas.system)
         if call is not None:  # the gate let it through alone: SELECT scratchpad.restage(…)
             if system_call_name(call) == "refresh":
-                return await self.db.kept.refresh(self, system_call_text(call, params))
-            return await commit.restage(self, call, params)
+                return await self._refresh(system_call_text(call, params))
+            return await commit.restage(st, call, params)
         if isinstance(node, ast.SelectStmt | ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):
             chain = chains.split(node, stmt.sql, params)
             if chain is not None:  # writes in its WITH: each a statement of its own
-                await self._check(stmt, params)
-                return await chains.run(self, chain, request)
-            plan = self.plan(stmt)
-            if plan.references or self.db.fns:  # else no tool runs: nothing to guard
-                await self._check(stmt, params)
-            ctx = StatementContext(request, stmt.sql)
+                await self._check(st, stmt, params)
+                return await chains.run(st, chain)
+            plan = st.plan(stmt)
+            if plan.references or services.fns:  # else no tool runs: nothing to guard
+                await self._check(st, stmt, params)
+            ctx = StatementContext(st.request, stmt.sql, formats=st.formats)
             try:
                 if isinstance(node, ast.SelectStmt):
-                    return await resolve.read(self, plan, params, ctx, request.formats)
-                return await writes.write(self, plan, params, ctx)
+                    return await resolve.read(st, plan, params, ctx, st.formats)
+                return await writes.write(st, plan, params, ctx)
             finally:
                 if ctx.spilled:
-                    self.db.kept.discard(ctx.spilled)
+                    services.kept.discard(ctx.spilled)
         if isinstance(node, ast.ExplainStmt):
-            return await explain_statement(self, stmt.sql, node.query, params, node)
+            return await explain_statement(st, stmt.sql, node.query, params, node)
         if isinstance(node, ast.VariableSetStmt | ast.VariableShowStmt):
-            return await settings.setting(self, node, stmt.sql)
+            return await settings.setting(st, node, stmt.sql)
         if isinstance(node, _POOL_RESETS):
-            return await settings.pool_reset(self, node)
+            return await settings.pool_reset(st, node)
         # The gate let through a kind with no branch here: our bug, not the client's.
         raise errors.InternalError(
             f"{statement_name(node)} passed the gate but has no branch that runs it",
             hint="Report this to the server's operator.")
 
-    async def _check(self, stmt: ParsedStatement, params: list[Param]) -> None:
+    async def _refresh(self, name: str) -> Result:
+        """``SELECT scratchpad.refresh('resource')``: a resource this session sees."""
+        if self.lookup(None, name) is None:
+            raise errors.UndefinedTable(
+                f'resource "{name}" does not exist',
+                hint=f"SELECT resource FROM {self.services.schemas.system}.cache lists the "
+                "kept calls.")
+        return await self.services.kept.refresh(name, self.services.invalidate)
+
+    async def _check(self, st: Statement, stmt: ParsedStatement, params: list[Param]
+                     ) -> None:
         """Postgres's own verdict on the client's statement, before any tool is called."""
         try:
-            await sidecar.check(self, stmt.sql, params)
+            await sidecar.check(st, stmt.sql, params)
         except errors.UndefinedFunction as exc:
-            raise fn_calls.explained(self, exc) from None
+            raise fn_calls.explained(st, exc) from None
         except errors.UndefinedColumn as exc:
             quoted = _UNDEFINED_COLUMN.fullmatch(exc.message)
             if exc.hint or quoted is None or f'"{quoted.group(1)}"' not in stmt.sql:
@@ -393,17 +398,17 @@ class Session:
 
     # -- transactions -------------------------------------------------------------
 
-    async def _transaction(self, node: ast.TransactionStmt) -> Result:
+    async def _transaction(self, st: Statement, node: ast.TransactionStmt) -> Result:
         """A transaction statement, and the settings its end or ROLLBACK TO restored
         (ParameterStatus)."""
         before = dict(self.settings)
-        result = await self._transaction_step(node)
+        result = await self._transaction_step(st, node)
         changed = changes(before, self.settings)
         if changed:
-            result.parameters.update(await settings.reported(self, changed))
+            result.parameters.update(await settings.reported(st, changed))
         return result
 
-    async def _transaction_step(self, node: ast.TransactionStmt) -> Result:
+    async def _transaction_step(self, st: Statement, node: ast.TransactionStmt) -> Result:
         kind = node.kind
         assert kind is not None  # the parser sets every enum field
         k = enums.TransactionStmtKind
@@ -415,7 +420,7 @@ class Session:
             taken = self.tx.take_for_commit()
             if isinstance(taken, Result):
                 return taken
-            return await commit.commit(self, taken)
+            return await commit.commit(st, taken)
         if kind == k.TRANS_STMT_ROLLBACK:
             return self.tx.rollback()
         if kind in _SAVEPOINT_VERBS:

@@ -18,7 +18,6 @@ Rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pglast import ast, enums
@@ -29,15 +28,15 @@ from glove_scratchpad.catalog import Step, encode_param, quote_ident
 from ..sql.analysis import deparse
 from ..sql.setting_rules import canonical_setting
 from . import run as sidecar
-from .result import Notice, Result
+from .result import Notice, Released, Result
 from .session_settings import REPORTED, reported_values
 from .timeouts import duration, timeout
 from .transaction import TxState
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .statement import Statement
 
-__all__ = ["Endpoint", "isolation_option", "pool_reset", "read_only_option", "reported",
+__all__ = ["isolation_option", "pool_reset", "read_only_option", "reported",
            "setting", "shown_duration"]
 
 _SHOW_ALIASES = {"transaction isolation level": "transaction_isolation",
@@ -52,16 +51,6 @@ _NOT_ENFORCED = {
     "(statement_timeout)",
 }
 _MS_UNITS = (("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000))
-
-
-@dataclass(frozen=True, slots=True)
-class Endpoint:
-    """What a session's client connection is, as SHOW answers it (None: in process, no
-    connection; the sidecar's value then)."""
-
-    ssl: bool = False
-    port: int | None = None
-    max_connections: int | None = None
 
 
 def shown_duration(seconds: float) -> str:
@@ -104,22 +93,22 @@ def _setting_text(node: Any) -> str:
     return deparse(node)
 
 
-async def setting(session: Session, node: Any, sql: str) -> Result:
+async def setting(st: Statement, node: Any, sql: str) -> Result:
     """SET, RESET and SHOW: kept in the session, checked and applied by Postgres."""
-    settings = session.tx.settings
+    settings = st.tx.settings
     if isinstance(node, ast.VariableShowStmt):
         name = node.name or ""  # SHOW ALL is refused by the gate
-        own = _read_only(session, name) or _isolation(session, name) or _enforced(session,
+        own = _read_only(st, name) or _isolation(st, name) or _enforced(st,
                                                                                    name)
         if own is not None:
             return Result.text("SHOW", [_SHOW_ALIASES.get(name, name)], [(own,)])
         # Postgres's own SHOW: its column is named as Postgres names the setting (DateStyle).
         step = Step("SHOW " + quote_ident(_SHOW_ALIASES.get(name, name)), own=True)
-        return sidecar.result_of(session, "SHOW", await sidecar.pipeline(session, [step]))
+        return sidecar.result_of(st, "SHOW", await sidecar.pipeline(st, [step]))
     kind, name = node.kind, canonical_setting(node.name or "")
     k = enums.VariableSetKind
     result = Result("RESET" if sql.lstrip()[:5].upper() == "RESET" else "SET")
-    tx = session.tx
+    tx = st.tx
     if kind == k.VAR_SET_MULTI and name == "transaction" and tx.state is TxState.OPEN:
         tx.read_only = read_only_option(node.args, tx.read_only)
         tx.isolation = isolation_option(node.args) or tx.isolation
@@ -137,7 +126,7 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
             f'{name} is accepted but not enforced here: {_NOT_ENFORCED[name]}', "WARNING",
             "01000", hint="statement_timeout bounds each statement; SHOW statement_timeout "
             "says what it is."))
-    if local and session.tx.state is TxState.IDLE:
+    if local and st.tx.state is TxState.IDLE:
         result.notices.append(Notice("SET LOCAL can only be used in transaction blocks",
                                      "WARNING", "25P01"))
         return result
@@ -152,25 +141,25 @@ async def setting(session: Session, node: Any, sql: str) -> Result:
                  if kind != k.VAR_SET_DEFAULT else
                  [Step("RESET " + quote_ident(name), [], rows=False),
                   Step("SELECT current_setting($1)", [encode_param(name)])])
-        out = await sidecar.pipeline(session, steps)
+        out = await sidecar.pipeline(st, steps)
         shown = out.rows[0].values[0]  # set_config and current_setting give text
         changed = settings.set(name, shown.decode() if shown is not None else "", local=local)
     else:  # RESET name, SET name TO DEFAULT
         changed = settings.reset(name)
     if name == "statement_timeout":
-        capped = _capped(session)
+        capped = _capped(st)
         if capped is not None:
             result.notices.append(capped)
-    result.parameters = await reported(session, changed)
+    result.parameters = await reported(st, changed)
     return result
 
 
-async def reported(session: Session, changed: list[str]) -> dict[str, str]:
+async def reported(st: Statement, changed: list[str]) -> dict[str, str]:
     """The values now in effect of those ``changed`` settings a client sees in
     ParameterStatus, by the names Postgres reports them under."""
-    known, names = reported_values(changed, session.settings)
+    known, names = reported_values(changed, st.settings)
     if names:  # back to the sidecar's default: it alone knows what that is
-        out = await sidecar.pipeline(session, [Step(
+        out = await sidecar.pipeline(st, [Step(
             "SELECT " + ", ".join(f"current_setting(${i + 1})" for i in range(len(names))),
             [encode_param(n) for n in names])])
         known.update({REPORTED[n.lower()]: (v or b"").decode()
@@ -178,18 +167,18 @@ async def reported(session: Session, changed: list[str]) -> dict[str, str]:
     return known
 
 
-def _enforced(session: Session, name: str) -> str | None:
+def _enforced(st: Statement, name: str) -> str | None:
     """What the server itself enforces, for a setting whose sidecar value would say
     otherwise: the statement timeout in effect, and the client connection's facts."""
     name = name.lower()
     if name == "statement_timeout":
-        asked = session.settings.get("statement_timeout")
-        if asked is not None and _capped(session) is None:
+        asked = st.settings.get("statement_timeout")
+        if asked is not None and _capped(st) is None:
             return asked  # as Postgres spelled it
-        return shown_duration(timeout(session))
+        return shown_duration(_in_effect(st))
     if name == "session_authorization":
-        return session.user or None
-    endpoint = session.endpoint
+        return st.user or None
+    endpoint = st.endpoint
     if name == "ssl" and endpoint.port is not None:
         return "on" if endpoint.ssl else "off"
     if name == "port" and endpoint.port is not None:
@@ -199,15 +188,21 @@ def _enforced(session: Session, name: str) -> str | None:
     return None
 
 
-def _capped(session: Session) -> Notice | None:
+def _in_effect(st: Statement) -> float:
+    """The timeout of the session's next statement: its settings as they are now."""
+    return timeout(st.services.limits.statement_timeout, st.policy.statement_timeout,
+                   st.settings)
+
+
+def _capped(st: Statement) -> Notice | None:
     """The WARNING that the client's statement_timeout does not hold: the server's or
     the role's limit is lower (0, no limit, is never lifted); None when it holds."""
-    asked = session.settings.get("statement_timeout")
-    limit = timeout(session)
+    asked = st.settings.get("statement_timeout")
+    limit = _in_effect(st)
     if asked is None or (duration(asked) and duration(asked) <= limit):
         return None
-    whose = ("this role's" if session.policy.statement_timeout
-             and session.policy.statement_timeout < session.db.limits.statement_timeout
+    whose = ("this role's" if st.policy.statement_timeout
+             and st.policy.statement_timeout < st.services.limits.statement_timeout
              else "the server's")
     return Notice(
         f"statement_timeout is {shown_duration(limit)} here, {whose} limit: {asked} does not "
@@ -216,45 +211,49 @@ def _capped(session: Session) -> Notice | None:
         "cancel sooner. SHOW statement_timeout says what is enforced.")
 
 
-def _isolation(session: Session, name: str) -> str | None:
+def _isolation(st: Statement, name: str) -> str | None:
     """The session's isolation levels, by name (as SHOW spells them); None for any other
     setting, or for one the session has not set (the sidecar's, then)."""
     name = _SHOW_ALIASES.get(name.lower(), name.lower())
     if name not in ("default_transaction_isolation", "transaction_isolation"):
         return None
-    default = session.settings.get("default_transaction_isolation")
-    if name == "transaction_isolation" and session.tx.state is not TxState.IDLE:
-        return session.tx.isolation or default
+    default = st.settings.get("default_transaction_isolation")
+    if name == "transaction_isolation" and st.tx.state is not TxState.IDLE:
+        return st.tx.isolation or default
     return default
 
 
-def _read_only(session: Session, name: str) -> str | None:
+def _read_only(st: Statement, name: str) -> str | None:
     """The session's read-only settings, by name; None for any other setting."""
     name = name.lower()
     if name not in ("default_transaction_read_only", "transaction_read_only"):
         return None
-    default = session.settings.get("default_transaction_read_only") or (
-        "off" if session.writes else "on")
-    if name == "transaction_read_only" and session.tx.state is not TxState.IDLE:
-        return "on" if session.tx.read_only else "off"
+    default = st.settings.get("default_transaction_read_only") or (
+        "off" if st.writes else "on")
+    if name == "transaction_read_only" and st.tx.state is not TxState.IDLE:
+        return "on" if st.tx.read_only else "off"
     return default
 
 
-async def pool_reset(session: Session, node: Any) -> Result:
+async def pool_reset(st: Statement, node: Any) -> Result:
     """What connection pools send between clients; the wire drops its own state too.
     DISCARD ALL resets every setting and reports those a client sees, as RESET ALL."""
     if isinstance(node, ast.DiscardStmt):
         assert node.target is not None  # the parser sets every enum field
-        result = Result("DISCARD " + node.target.name.removeprefix("DISCARD_"))
+        result = Result("DISCARD " + node.target.name.removeprefix("DISCARD_"),
+                        released=Released(None, None))
         if node.target == enums.DiscardMode.DISCARD_ALL:
-            if session.tx.state is not TxState.IDLE:
+            if st.tx.state is not TxState.IDLE:
                 raise errors.ActiveSqlTransaction(
                     "DISCARD ALL cannot run inside a transaction block",
                     hint="COMMIT or ROLLBACK first; a pool sends it between clients.")
-            result.parameters = await reported(session, session.tx.settings.reset_all())
+            result.parameters = await reported(st, st.tx.settings.reset_all())
         return result
     if isinstance(node, ast.DeallocateStmt):
-        return Result("DEALLOCATE ALL" if node.isall or not node.name else "DEALLOCATE")
+        one = None if node.isall or not node.name else frozenset((node.name,))
+        return Result("DEALLOCATE" if one else "DEALLOCATE ALL", released=Released(one))
     if isinstance(node, ast.ClosePortalStmt):
-        return Result("CLOSE CURSOR ALL" if not node.portalname else "CLOSE CURSOR")
+        one = frozenset((node.portalname,)) if node.portalname else None
+        return Result("CLOSE CURSOR" if one else "CLOSE CURSOR ALL",
+                      released=Released(portals=one))
     return Result("UNLISTEN")

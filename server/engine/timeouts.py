@@ -8,22 +8,17 @@ Rules:
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .session import Session
+from collections.abc import Mapping
 
 __all__ = ["duration", "timeout"]
 
 _UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
 
-def timeout(session: Session) -> float:
-    """Seconds a statement may take: the server's cap, lowered by role and SET."""
-    limit = session.db.limits.statement_timeout
-    if session.policy.statement_timeout:
-        limit = min(limit, session.policy.statement_timeout)
-    client = duration(session.settings.get("statement_timeout", "0"))
+def timeout(server: float, role: float | None, settings: Mapping[str, str]) -> float:
+    """Seconds a statement may take: the server's cap, lowered by the role's and by SET."""
+    limit = min(server, role) if role else server
+    client = duration(settings.get("statement_timeout", "0"))
     return min(limit, client) if client else limit
 
 

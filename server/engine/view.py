@@ -1,55 +1,51 @@
-"""A view: the resources one role sees, and the caches of its statements.
+"""A view: the resources one role sees, and one ``Prepared`` record per SQL text.
 
 Rules:
-- A view keeps what depends only on a statement's text: plans, descriptions,
-  gate verdicts, rewrites and compiled statements, each bounded by
-  ``PLAN_CACHE_SIZE`` (``keep``, the oldest out). Resources never change while
-  they are served, so nothing here goes stale; a compiled read is answered from
-  its calls' caches only while they hold them (``fast.reads``).
+- A view keeps what depends only on a statement's text, in one record per text
+  (``Prepared``): the gate's verdict, the plan, the sidecar's Describe, the
+  rewrites and the fast path's compiled read. At most ``PLAN_CACHE_SIZE`` texts
+  are kept, the least recently used out. Resources never change while they are
+  served, so nothing here goes stale; a compiled read is answered from its calls'
+  caches only while they hold them (``fast.reads``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from cachetools import LRUCache
 
 from glove_scratchpad.catalog import Pool
 
-if TYPE_CHECKING:
-    from ..sql.analysis import Plan
-    from ..sql.rewrite import Rewritten
-    from .fast import Compiled
+from .prepared import Prepared
 
-__all__ = ["IMMUTABLE_CACHE_SIZE", "PLAN_CACHE_SIZE", "View", "keep"]
+__all__ = ["IMMUTABLE_CACHE_SIZE", "PLAN_CACHE_SIZE", "View"]
 
-PLAN_CACHE_SIZE = 4096  # statements whose plans, descriptions and rewrites a view keeps
+PLAN_CACHE_SIZE = 4096  # statement texts a view keeps a record of
 IMMUTABLE_CACHE_SIZE = 100_000  # immutable calls whose rows are kept (least recent go)
-
-
-def keep(cache: dict[Any, Any], key: Any, value: Any) -> None:
-    """Put ``value`` in a per-view cache of statements, the oldest going when it is full."""
-    if len(cache) >= PLAN_CACHE_SIZE:
-        cache.pop(next(iter(cache)))
-    cache[key] = value
 
 
 @dataclass
 class View:
-    """The resources one role sees, in a sidecar database of their own, with its caches."""
+    """The resources one role sees, in a sidecar database of their own, with the records
+    of the statements it ran."""
 
     visible: frozenset[str]
     database: str
     pool: Pool
-    plans: dict[str, Plan] = field(default_factory=dict)  # by SQL text
-    # Describe results by (SQL, parameter types, settings parsed under): resources never
-    # change while served.
-    descriptions: dict[tuple[str, tuple[int, ...], tuple[tuple[str, str], ...]], Any] = \
-        field(default_factory=dict)
-    gated: dict[str, bool] = field(default_factory=dict)  # SQL texts that passed the gate
-    # Rewritten texts by (SQL, RETURNING, kept tables, twin): a plan's references always
-    # get the same CTEs.
-    rewrites: dict[tuple[Any, ...], Rewritten] = field(default_factory=dict)
+    texts: LRUCache[str, Prepared] = field(default_factory=lambda: LRUCache(PLAN_CACHE_SIZE))
     # A result's columns by its fields (the sidecar client keeps each description once).
-    columns: dict[tuple[Any, ...], tuple[Any, ...]] = field(default_factory=dict)
-    # Reads whose calls may all be answered from caches, by SQL text (``fast.py``).
-    compiled: dict[str, Compiled | None] = field(default_factory=dict)  # None: never
+    columns: LRUCache[tuple[Any, ...], tuple[Any, ...]] = field(
+        default_factory=lambda: LRUCache(PLAN_CACHE_SIZE))
+
+    def prepared(self, sql: str) -> Prepared:
+        """The record of a text, made empty the first time."""
+        found = self.texts.get(sql)
+        if found is None:
+            found = self.texts[sql] = Prepared()
+        return found
+
+    def known(self, sql: str) -> Prepared | None:
+        """The record of a text, if the view has one (nothing is made)."""
+        return self.texts.get(sql)

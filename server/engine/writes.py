@@ -51,7 +51,7 @@ from .staged import folded_into, staged_rows
 from .transaction import TxState
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .statement import Statement
 
 __all__ = ["Planned", "plan_write", "returning", "verb_of", "write"]
 
@@ -62,18 +62,18 @@ def verb_of(node: Any) -> str:
     return _VERBS[type(node)]
 
 
-def check_allowed(session: Session, plan: Plan) -> Resource:
+def check_allowed(st: Statement, plan: Plan) -> Resource:
     """The target resource, once the write is known to be allowed here."""
     node = plan.node
     verb = verb_of(node)
-    if not session.writes:
+    if not st.writes:
         raise errors.ReadOnlySqlTransaction(
             f"cannot execute {verb.upper()} in a read-only transaction",
             hint="This server does not allow writes: start it with --writes "
             "(Database.create(writes=True)) to INSERT, UPDATE and DELETE.",
         )
-    tx = session.tx
-    if tx.read_only or (tx.state is TxState.IDLE and session.settings.get(
+    tx = st.tx
+    if tx.read_only or (tx.state is TxState.IDLE and st.settings.get(
             "default_transaction_read_only") == "on"):
         raise errors.ReadOnlySqlTransaction(
             f"cannot execute {verb.upper()} in a read-only transaction",
@@ -89,7 +89,7 @@ def check_allowed(session: Session, plan: Plan) -> Resource:
             "current_schema() lists the resources.",
         )
     resource: Resource = target.resource
-    if resource.resolver(verb) is None or target.schema == session.db.schemas.system:
+    if resource.resolver(verb) is None or target.schema == st.services.schemas.system:
         raise missing_verb(resource, verb)
     with_clause = getattr(node, "withClause", None)
     for cte in with_clause.ctes if with_clause else ():
@@ -119,53 +119,53 @@ class Planned:
     tag: str
 
 
-async def plan_write(session: Session, plan: Plan, params: list[Param],
+async def plan_write(st: Statement, plan: Plan, params: list[Param],
                      ctx: StatementContext) -> Planned:
     """The calls an INSERT, UPDATE or DELETE will make, once it is known to be allowed."""
-    resource = check_allowed(session, plan)
+    resource = check_allowed(st, plan)
     verb = verb_of(plan.node)
     if verb == "insert":
-        calls, rows = await _plan_insert(session, plan, params, ctx)
+        calls, rows = await _plan_insert(st, plan, params, ctx)
         return Planned(resource, verb, calls, rows, f"INSERT 0 {len(rows)}")
-    calls, affected = await _plan_change(session, plan, verb, params, ctx)
+    calls, affected = await _plan_change(st, plan, verb, params, ctx)
     tag = f"{verb.upper()} {len(affected) if affected is not None else len(calls)}"
     return Planned(resource, verb, calls, affected or [], tag)
 
 
-async def write(session: Session, plan: Plan, params: list[Param],
+async def write(st: Statement, plan: Plan, params: list[Param],
                 ctx: StatementContext, link: Any = None) -> Result:
     """Plan a write, then stage it (in a transaction) or fire it. ``link``: its place in
     a statement whose WITH holds writes (``chains.Link``), staged even with no call
     when COMMIT plans it again."""
-    planned = await plan_write(session, plan, params, ctx)
+    planned = await plan_write(st, plan, params, ctx)
     resource, verb, calls, rows = planned.resource, planned.verb, planned.calls, planned.rows
-    staged = StagedWrite(session.next_write_id(), resource.name, verb, plan.sql, calls,
+    staged = StagedWrite(st.next_write_id(), resource.name, verb, plan.sql, calls,
                          link=link)
-    if session.tx.state is TxState.OPEN:
+    if st.tx.state is TxState.OPEN:
         if calls or (link is not None and link.deferred):
-            session.tx.staged.append(staged)
+            st.tx.staged.append(staged)
             ctx.notices.append(_staged_notice(staged, resource))
     elif calls:
-        returned = await commit.fire_one(session, staged, ctx)
+        returned = await commit.fire_one(st, staged, ctx)
         if returned:
             rows = returned
     result = Result(planned.tag, notices=ctx.notices, touched=list(ctx.touched.values()),
-                    staged=list(session.tx.staged))
+                    staged=list(st.tx.staged))
     if plan.returning_span is not None:
-        ret = await returning(session, plan, rows, params, ctx.request.formats)
+        ret = await returning(st, plan, rows, params, ctx.formats)
         result.columns, result.fields, result.data_rows = ret.columns, ret.fields, ret.data_rows
     return result
 
 
-def stage_unplanned(session: Session, plan: Plan, ctx: StatementContext, link: Any,
+def stage_unplanned(st: Statement, plan: Plan, ctx: StatementContext, link: Any,
                     why: errors.SqlError) -> Result:
     """Stage a chain's write that only COMMIT can plan: as the transaction reads it now,
     a value its input's tool assigns is NULL, and its rows would not be valid."""
-    resource = check_allowed(session, plan)
+    resource = check_allowed(st, plan)
     verb = verb_of(plan.node)
-    staged = StagedWrite(session.next_write_id(), resource.name, verb, plan.sql, [],
+    staged = StagedWrite(st.next_write_id(), resource.name, verb, plan.sql, [],
                          link=link)
-    session.tx.staged.append(staged)
+    st.tx.staged.append(staged)
     after = ", ".join(f"#{i}" for i in link.after())
     ctx.notices.append(Notice(
         f"staged #{staged.id}: {verb} of {resource.name}, planned at COMMIT from the rows "
@@ -173,7 +173,7 @@ def stage_unplanned(session: Session, plan: Plan, ctx: StatementContext, link: A
         hint="COMMIT plans it once the writes it reads have fired, and fails there if its "
         "rows are still not valid. SELECT * FROM scratchpad.staged shows what is staged."))
     return Result(f"{verb.upper()}{' 0' if verb == 'insert' else ''} 0", notices=ctx.notices,
-                  touched=list(ctx.touched.values()), staged=list(session.tx.staged))
+                  touched=list(ctx.touched.values()), staged=list(st.tx.staged))
 
 
 def _staged_notice(staged: StagedWrite, resource: Resource) -> Notice:
@@ -200,13 +200,14 @@ def _staged_notice(staged: StagedWrite, resource: Resource) -> Notice:
         "(ids) are known after COMMIT.")
 
 
-async def _plan_insert(session: Session, plan: Plan, params: list[Any], ctx: StatementContext
+async def _plan_insert(st: Statement, plan: Plan, params: list[Any], ctx: StatementContext
                        ) -> tuple[list[Call], list[dict]]:
     resource: Resource = plan.target.resource  # type: ignore[union-attr]
-    rows = await resolve.resolve_all(session, plan.reads, params, ctx)
+    rows = await resolve.resolve_all(st, plan.reads, params, ctx)
     twin = Step(shell_ddl(resource, INSERT_SCHEMA)[0], rows=False, own=True)
-    result = await sidecar.run(session, plan, rows, params, ctx, returning="RETURNING *",
-                               prelude=twin, formats=_read_formats(resource))
+    result = await sidecar.run(st, plan, rows, params, ctx, returning="RETURNING *",
+                               prelude=twin, formats=_read_formats(resource),
+                               substitute=resolve.functions(st))
     names = result.column_names
     given = {r.name for r in plan.node.cols} if plan.node.cols else set(names)
     inserted = [{k: v for k, v in zip(names, row, strict=True) if k in given or v is not None}
@@ -216,13 +217,13 @@ async def _plan_insert(session: Session, plan: Plan, params: list[Any], ctx: Sta
     return calls, [as_dict(m) for m in models]
 
 
-async def _plan_change(session: Session, plan: Plan, verb: str, params: list[Any],
+async def _plan_change(st: Statement, plan: Plan, verb: str, params: list[Any],
                        ctx: StatementContext) -> tuple[list[Call], list[dict] | None]:
     """The calls of an UPDATE/DELETE, and the affected rows when they can be known."""
     target: Reference = plan.target  # type: ignore[assignment]
     resource: Resource = target.resource
     if resource.primary_key and resource.select:
-        return await _change_read_rows(session, plan, verb, params, ctx)
+        return await _change_read_rows(st, plan, verb, params, ctx)
     bound = {p.column for p in target.predicates}
     identity = set(resource.keys) | set(resource.primary_key)
     if not (plan.where_fully_bound and target.predicates and identity <= bound
@@ -236,20 +237,20 @@ async def _plan_change(session: Session, plan: Plan, verb: str, params: list[Any
             + "; other predicates need a resource that declares primary_key and select.",
         )
     resolve.check_keys(plan.reads)
-    await resolve.resolve_all(session, plan.reads, params, ctx)
-    targets = await resolve.bindings(session, target, params, ctx)
+    await resolve.resolve_all(st, plan.reads, params, ctx)
+    targets = await resolve.bindings(st, target, params, ctx)
     if verb == "delete":
         return [Call("delete", bindings=c.keys, where=c.where or None) for c in targets], None
     changes: dict[str, Any] = {}
     for name, value in zip(plan.set_columns, plan.set_values, strict=True):
         assert value is not None  # checked above: every SET value is known
         column = set_column(resource, name)
-        changes[name] = (await resolve.evaluate(session, value, column, params, ctx))[0]
+        changes[name] = (await resolve.evaluate_value(st, value, column, params, ctx))[0]
     return [Call("update", changes=changes, bindings=c.keys, where=c.where or None)
             for c in targets], None
 
 
-async def _change_read_rows(session: Session, plan: Plan, verb: str, params: list[Any],
+async def _change_read_rows(st: Statement, plan: Plan, verb: str, params: list[Any],
                             ctx: StatementContext) -> tuple[list[Call], list[dict]]:
     """Read the target's rows, let Postgres run the statement over them, and make one
     call per row it changed: its primary key and keys, and the filters' conditions the
@@ -261,9 +262,9 @@ async def _change_read_rows(session: Session, plan: Plan, verb: str, params: lis
     for name in plan.set_columns:
         set_column(resource, name)
     resolve.check_keys([target, *plan.reads])
-    targets = await resolve.bindings(session, target, params, ctx)
-    target_rows = await resolve.resolve_ref(session, target, params, ctx, targets)
-    rows = await resolve.resolve_all(session, plan.reads, params, ctx)
+    targets = await resolve.bindings(st, target, params, ctx)
+    target_rows = await resolve.resolve_ref(st, target, params, ctx, targets)
+    rows = await resolve.resolve_all(st, plan.reads, params, ctx)
     # A staged INSERT's row whose key the tool assigns (NULL until COMMIT) cannot be
     # named to an update or delete tool: it is changed where it is staged.
     unique = {key: r for r in target_rows
@@ -274,10 +275,10 @@ async def _change_read_rows(session: Session, plan: Plan, verb: str, params: lis
         # The tool is told each row by its old key (UPDATE t SET name = 'new' WHERE name =
         # 'old'): one row at a time, so that the new values are paired with the old key.
         for old in unique.values():
-            hits = await _run_change(session, plan, resource, [old], rows, params, ctx)
+            hits = await _run_change(st, plan, resource, [old], rows, params, ctx)
             pairs += [(old, hits[0])] if hits else []
     else:
-        changed = await _run_change(session, plan, resource, list(unique.values()), rows,
+        changed = await _run_change(st, plan, resource, list(unique.values()), rows,
                                     params, ctx)
         pairs = [(r, r) for r in changed]
     changed = [new for _, new in pairs]
@@ -290,10 +291,10 @@ async def _change_read_rows(session: Session, plan: Plan, verb: str, params: lis
         calls.append(Call("update", changes={c: new[c] for c in plan.set_columns},
                           bindings=bindings, where=where) if verb == "update" else
                      Call("delete", bindings=bindings, where=where))
-    for where_staged, row in _unsent_rows(session, resource):
+    for where_staged, row in _unsent_rows(st, resource):
         # One row at a time: whether a statement changes a row, and how, depends on
         # that row alone, so each staged row's outcome is known as its own.
-        hits = await _run_change(session, plan, resource, [row], rows, params, ctx,
+        hits = await _run_change(st, plan, resource, [row], rows, params, ctx,
                                  twin=True)
         if not hits:
             continue
@@ -308,21 +309,21 @@ async def _change_read_rows(session: Session, plan: Plan, verb: str, params: lis
     return calls, changed
 
 
-def _unsent_rows(session: Session, resource: Resource) -> list[tuple[tuple[int, int], dict]]:
+def _unsent_rows(st: Statement, resource: Resource) -> list[tuple[tuple[int, int], dict]]:
     """The rows this transaction's INSERTs stage whose primary key the tool assigns (NULL
     until COMMIT), each with where it is staged."""
-    if session.tx.state is not TxState.OPEN:
+    if st.tx.state is not TxState.OPEN:
         return []
     pk = resource.primary_key
     found = []
-    for where, row in staged_rows(session.tx.staged, resource.name):
+    for where, row in staged_rows(st.tx.staged, resource.name):
         [values] = resource.validate_rows([as_dict(row)])
         if any(values.get(k) is None for k in pk):
             found.append((where, values))
     return found
 
 
-async def _run_change(session: Session, plan: Plan, resource: Resource,
+async def _run_change(st: Statement, plan: Plan, resource: Resource,
                       target_rows: list[dict], rows: dict[int, Any], params: list[Any],
                       ctx: StatementContext, *, twin: bool = False) -> list[dict]:
     """The statement run by Postgres over the target's rows: the rows it changed, as
@@ -331,16 +332,17 @@ async def _run_change(session: Session, plan: Plan, resource: Resource,
     target: Reference = plan.target  # type: ignore[assignment]
     if not target_rows:
         return []  # no row to change: Postgres would change none
-    served = session.db.schemas.served
+    served = st.services.schemas.served
     table = qualified(resource.name, INSERT_SCHEMA if twin else served)
     prelude = [Step(f"INSERT INTO {table} SELECT * FROM {populate_sql(resource, 1, served)}",
                     [*map(encode_param, rows_params(resource, target_rows))], rows=False)]
     if twin:
         prelude.insert(0, Step(shell_ddl(resource, INSERT_SCHEMA)[0], rows=False, own=True))
     # The target's own columns, whatever else FROM/USING brings into the statement.
-    result = await sidecar.run(session, plan, rows, params, ctx,
+    result = await sidecar.run(st, plan, rows, params, ctx,
                                returning=f"RETURNING {quote_ident(target.alias)}.*",
-                               prelude=prelude, formats=_read_formats(resource), twin=twin)
+                               prelude=prelude, formats=_read_formats(resource), twin=twin,
+                               substitute=resolve.functions(st))
     return result.dicts()
 
 
@@ -351,7 +353,7 @@ def _validate_changes(resource: Resource, plan: Plan, changed: list[dict]) -> No
         resource.validate_insert_rows(changed)
 
 
-async def returning(session: Session, plan: Plan, rows: list[dict], params: list[Param],
+async def returning(st: Statement, plan: Plan, rows: list[dict], params: list[Param],
                     formats: Sequence[int]) -> Result:
     """A write's RETURNING over the rows it wrote (as its tool returned them) or affected."""
     target: Reference = plan.target  # type: ignore[assignment]
@@ -360,12 +362,12 @@ async def returning(session: Session, plan: Plan, rows: list[dict], params: list
     returning = plan.sql[start:end].strip()[len("RETURNING"):]
     n = plan.max_param + 1
     sql = (f"SELECT {returning} FROM "
-           f"{populate_sql(resource, n, session.db.schemas.served, alias=target.alias)}")
+           f"{populate_sql(resource, n, st.services.schemas.served, alias=target.alias)}")
     node, used = renumber_params(parse(sql)[0].node)
     all_args = [*params, *map(encode_param, rows_params(resource, rows))]
     sql, args = deparse(node), [all_args[i - 1] for i in used]
-    out = await sidecar.pipeline(session, [Step(sql, args, formats)])
-    return sidecar.result_of(session, "", out)
+    out = await sidecar.pipeline(st, [Step(sql, args, formats)])
+    return sidecar.result_of(st, "", out)
 
 
 def _read_formats(resource: Resource) -> tuple[int, ...]:

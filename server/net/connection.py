@@ -87,7 +87,6 @@ FLUSH_AT = 256 * 1024  # bytes of buffered output that trigger a write mid-resul
 # Messages of the extended protocol (and the function call one), answered by ``_extended``.
 _EXTENDED = frozenset((Bind, Execute, Describe, Parse, Close, FunctionCall))
 _BIND_COMPLETE = BindComplete()
-_SEVERITY_RANK = {"DEBUG": 0, "LOG": 1, "INFO": 2, "NOTICE": 3, "WARNING": 4, "ERROR": 5}
 
 
 class _Closed(Exception):
@@ -113,7 +112,6 @@ class ClientHandler(CodecProtocol):
         self.running = False  # a statement is running: a cancel would stop it
         self.cancel_requested = False
         self.committing = False  # the statement running is a COMMIT (END)
-        self.discarding = False  # after an extended-protocol error, until Sync
         self.peer: Any = None
         self.local: Any = None
 
@@ -177,18 +175,8 @@ class ClientHandler(CodecProtocol):
         self.send(ErrorResponse(err.as_fields()))
 
     def send_notices(self, notices: Sequence[Notice]) -> None:
-        if not notices:
-            return
-        floor = _SEVERITY_RANK.get(self.min_severity().upper(), 3)
-        for n in notices:
-            if _SEVERITY_RANK.get(n.severity, 3) >= floor:
-                self.send(NoticeResponse(n.as_fields()))
-
-    def min_severity(self) -> str:
-        """The client's ``client_min_messages``: by SET, or at start-up."""
-        if self.session is None:
-            return "NOTICE"
-        return self.session.settings.get("client_min_messages") or "NOTICE"
+        for n in notices:  # the session kept those its client_min_messages lets through
+            self.send(NoticeResponse(n.as_fields()))
 
     def tx_status(self) -> str:
         return self.session.tx_status if self.session is not None else "I"
@@ -270,8 +258,6 @@ class ClientHandler(CodecProtocol):
         while True:
             msg = await self.read_event()
             kind = type(msg)
-            if self.discarding and kind is not Sync and kind is not Terminate:
-                continue  # after an extended-protocol error, until Sync
             if kind in _EXTENDED:  # the most frequent: tested first
                 await self.extended(msg, pending)
             elif kind is Terminate:
@@ -279,7 +265,6 @@ class ClientHandler(CodecProtocol):
             elif kind is Query:
                 await self.simple_query(msg.sql)
             elif kind is Sync:
-                self.discarding = False
                 pending = p.Pending()
                 if self.tx_status() == "I":
                     self.portals.clear()  # portals end with their transaction
@@ -303,7 +288,7 @@ class ClientHandler(CodecProtocol):
             self.task.uncancel()
         self.cancel_requested = False
         self.running = True
-        self.committing = _commits(stmt)
+        self.committing = stmt.commits
         try:
             result = await self.session.run(stmt, params, request, formats)
         except asyncio.CancelledError:
@@ -356,7 +341,7 @@ class ClientHandler(CodecProtocol):
                 log.exception("internal error running %r", stmt.sql[:200])
                 self.send_error(errors.InternalError("internal error"))
                 break
-            p.forget(stmt, self.prepared, self.portals)
+            p.forget(result.released, self.prepared, self.portals)
             self.send_result(result, describe=True)
             await self.maybe_flush()
         # A simple Query replaces the unnamed statement and portal, and portals end with
@@ -376,7 +361,7 @@ class ClientHandler(CodecProtocol):
                 log.exception("internal error in %s", type(msg).__name__)
                 exc = errors.InternalError("internal error")
             self.send_error(exc)
-            self.discarding = True
+            self.conn.start_error_recovery()  # the codec drops what comes until Sync
             await self.flush()
 
     async def _extended(self, msg: Any, pending: p.Pending) -> None:
@@ -432,7 +417,7 @@ class ClientHandler(CodecProtocol):
             if pending.request is None:
                 pending.request = self.session.new_request()
             portal.result = await self.run(stmt, portal.params, pending.request, portal.formats)
-            p.forget(stmt, self.prepared, self.portals)
+            p.forget(portal.result.released, self.prepared, self.portals)
             self.send_notices(portal.result.notices)
             for name, value in portal.result.parameters.items():
                 self.send(ParameterStatus(name, value))
@@ -442,9 +427,3 @@ class ClientHandler(CodecProtocol):
         if end is not None:
             self.send(end)
 
-
-def _commits(stmt: ParsedStatement) -> bool:
-    """Whether a statement is COMMIT (or END): by its node, without importing pglast."""
-    node = stmt.node
-    return (type(node).__name__ == "TransactionStmt"
-            and getattr(getattr(node, "kind", None), "name", "") == "TRANS_STMT_COMMIT")

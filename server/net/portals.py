@@ -27,8 +27,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pglast import ast
-
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import Param
 from glove_scratchpad.wire import (
@@ -40,7 +38,7 @@ from glove_scratchpad.wire import (
     RowDescription,
 )
 
-from ..engine.result import Notice, Result
+from ..engine.result import Notice, Released, Result
 from ..engine.session import ParsedStatement, parse
 from ..sql.analysis import param_numbers
 
@@ -163,23 +161,17 @@ def find_portal(portals: dict[str, Portal], name: str) -> Portal:
     return found
 
 
-def forget(stmt: ParsedStatement, prepared: dict[str, Prepared],
+def forget(released: Released | None, prepared: dict[str, Prepared],
            portals: dict[str, Portal]) -> None:
-    """DISCARD, DEALLOCATE and CLOSE also drop the protocol's statements and portals."""
-    node = stmt.node
-    if isinstance(node, ast.DiscardStmt):
-        prepared.clear()
-        portals.clear()
-    elif isinstance(node, ast.DeallocateStmt):
-        if node.isall or not node.name:
-            prepared.clear()
-        else:
-            prepared.pop(node.name, None)
-    elif isinstance(node, ast.ClosePortalStmt):
-        if node.portalname:
-            portals.pop(node.portalname, None)
-        else:
-            portals.clear()
+    """What a DISCARD, DEALLOCATE or CLOSE released, dropped from the protocol's own
+    statements and portals."""
+    if released is None:
+        return
+    for names, held in ((released.statements, prepared), (released.portals, portals)):
+        if names is None:
+            held.clear()
+        for name in names or ():
+            held.pop(name, None)
 
 
 def with_count(tag: str, count: int) -> str:

@@ -59,7 +59,7 @@ from glove_scratchpad.wire import (
 )
 
 from ..engine.policy import Policy
-from ..engine.settings import Endpoint
+from ..engine.statement import Endpoint
 from .auth import SCRAM, ScramExchange
 from .state import BackendKey, ServerState
 

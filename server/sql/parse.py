@@ -29,6 +29,12 @@ class ParsedStatement:
     node: Any
     offset: int = 0  # where ``sql`` starts in the query string it came from
 
+    @property
+    def commits(self) -> bool:
+        """Whether it is COMMIT (or END), which a cancel does not stop."""
+        return (isinstance(self.node, ast.TransactionStmt)
+                and self.node.kind == enums.TransactionStmtKind.TRANS_STMT_COMMIT)
+
 
 @functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
 def parse(sql: str) -> tuple[ParsedStatement, ...]:

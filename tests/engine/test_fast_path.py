@@ -231,4 +231,4 @@ async def test_a_flood_of_distinct_texts_does_not_stop_the_gate_remembering(serv
         for i in range(PLAN_CACHE_SIZE + 10):  # literals: a new text each time
             await conn.execute(f"SELECT {i}")
         await conn.execute("SELECT label FROM small WHERE id = %s", (3,), prepare=True)
-    assert "SELECT label FROM small WHERE id = $1" in db.main.gated
+    assert db.main.prepared("SELECT label FROM small WHERE id = $1").gated

@@ -49,7 +49,7 @@ async def test_every_attack_fails_or_is_contained_without_the_gate(unguarded_ses
     when it calls set_config), leaving the connection exactly as it was."""
     session = unguarded_session
     baseline = await _state(session)
-    role = session.db.catalog.agent_user.encode()
+    role = session.services.catalog.agent_user.encode()
     assert baseline[0][:2] == (role, role) and role.startswith(b"glove_agent_")
     errored = contained = 0
     escaped = []

@@ -1,0 +1,65 @@
+"""What a view keeps of one SQL text: the ``Prepared`` record, and the fast path's
+compiled read within it.
+
+Rules:
+- Each part is filled the first time a statement of that text needs it, and never
+  changes afterwards: resources never change while they are served.
+- Describe results and rewrites vary with more than the text (parameter types,
+  settings, RETURNING, kept tables): each record keeps at most ``VARIANTS`` of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from cachetools import LRUCache
+
+from .context import CallArgs
+
+if TYPE_CHECKING:
+    from ..sql.analysis import Plan, Reference
+    from ..sql.rewrite import Rewritten
+
+__all__ = ["VARIANTS", "CachedCall", "Compiled", "Prepared"]
+
+VARIANTS = 16  # Describe results and rewrites one text keeps
+
+
+@dataclass(frozen=True, slots=True)
+class CachedCall:
+    """A reference's one call, with the keys its caches know it by."""
+
+    args: CallArgs
+    key: tuple[str, Any]  # (resource, identity): the memory cache's
+    shown: dict[str, Any]  # what Result.touched shows
+
+    @classmethod
+    def of(cls, ref: Reference, args: CallArgs) -> CachedCall:
+        return cls(args, (ref.resource.name, args.identity), args.shown())
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """A read whose calls may all be answered from their caches: its plan, and each
+    reference's call when the text alone fixes it (no parameter among its values)."""
+
+    plan: Plan
+    fixed: tuple[CachedCall | None, ...]  # by plan.reads
+
+
+@dataclass(slots=True)
+class Prepared:
+    """What one SQL text needs, found once: each part filled when first needed."""
+
+    gated: bool = False  # passed the gate, whatever its parameters' values
+    plan: Plan | None = None
+    # Describe results by (parameter types, settings parsed under).
+    described: LRUCache[tuple[Any, ...], Any] = field(
+        default_factory=lambda: LRUCache(VARIANTS))
+    # Rewritten texts by (RETURNING, kept tables, twin): a plan's references always get
+    # the same CTEs.
+    rewrites: LRUCache[tuple[Any, ...], Rewritten] = field(
+        default_factory=lambda: LRUCache(VARIANTS))
+    compiled: Compiled | None = None  # the fast path's read (``fast.py``)
+    compile_tried: bool = False  # whether ``fast.compile`` judged it (None: never)

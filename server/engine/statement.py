@@ -1,0 +1,104 @@
+"""One statement's scope: who runs it, in which view and transaction, under which
+services, for how long.
+
+Rules:
+- The session makes one ``Statement`` per statement (``Session.statement``); every
+  room of the engine takes it, or a narrower part of it, never the session.
+- It holds references, not copies: the session's transaction, overlay and
+  counter of write ids are the session's own, so what a room stages or fires is
+  the session's.
+- Its timeout is computed once, when it starts, from the server's cap, the role's
+  and the session's ``statement_timeout``; a SET inside it counts from the next.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from glove_scratchpad.catalog import SYSTEM_VIEWS
+from glove_scratchpad.resources import Resource
+
+from ..sql.analysis import Plan, analyze
+from ..sql.fn_calls import find_calls
+from ..sql.parse import ParsedStatement
+from .context import Request
+from .overlay import Overlay
+from .policy import Policy
+from .services import Services
+from .timeouts import timeout
+from .transaction import Transaction
+from .view import View
+
+__all__ = ["Endpoint", "Statement", "lookup"]
+
+
+def lookup(services: Services, view: View, schema: str | None, name: str) -> Resource | None:
+    """The resource a (schema, name) means in a view: a system view, a resource the view
+    sees, or None."""
+    schemas = services.schemas
+    if schema == schemas.system:
+        return SYSTEM_VIEWS.get(name)
+    if schema in (None, schemas.served) and name in view.visible:
+        return services.resources.get(name)
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """What a session's client connection is, as SHOW answers it (None: in process, no
+    connection; the sidecar's value then)."""
+
+    ssl: bool = False
+    port: int | None = None
+    max_connections: int | None = None
+
+
+@dataclass(slots=True)
+class Statement:
+    """One statement of a session: its identity, state, services and limits."""
+
+    services: Services
+    view: View
+    policy: Policy
+    user: str
+    session_id: int
+    tx: Transaction
+    overlay: Overlay
+    write_ids: Iterator[int]
+    endpoint: Endpoint = Endpoint()
+    request: Request = field(default_factory=Request)  # the scope of stable results
+    formats: tuple[int, ...] = ()  # the result columns' format codes (the Bind rule)
+    timeout: float = 0.0  # seconds it may take: set once, when it is made
+
+    def __post_init__(self) -> None:
+        self.timeout = timeout(self.services.limits.statement_timeout,
+                               self.policy.statement_timeout, self.settings)
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """The session's settings in effect (SET, SET LOCAL): read only."""
+        return self.tx.settings.now
+
+    @property
+    def writes(self) -> bool:
+        return self.policy.writes
+
+    def next_write_id(self) -> int:
+        return next(self.write_ids)
+
+    def lookup(self, schema: str | None, name: str) -> Resource | None:
+        """The resource a name in the statement means, as this view sees it; or None."""
+        return lookup(self.services, self.view, schema, name)
+
+    def plan(self, stmt: ParsedStatement) -> Plan:
+        """The statement's plan, kept with its text (``View.prepared``)."""
+        prepared = self.view.prepared(stmt.sql)
+        plan = prepared.plan
+        if plan is None:
+            plan = analyze(stmt.sql, stmt.node, self.lookup)
+            if self.services.fns:
+                # Arguments that are not values: refused now.
+                find_calls(stmt.sql, stmt.node, self.services.schemas.fns)
+            prepared.plan = plan
+        return plan
