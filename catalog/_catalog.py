@@ -270,7 +270,7 @@ class Catalog:
         rows = await self.pool.fetch("SELECT oid::int, format_type(oid, NULL) FROM pg_type")
         return {oid: name for oid, name in rows}
 
-    async def keep_claim(self, poll: float = CLAIM_POLL) -> None:
+    async def hold_claim(self, poll: float = CLAIM_POLL) -> None:
         """Hold the name again whenever the claim's connection is lost (a sidecar
         restarted, a network gone): a new connection takes the same shared lock,
         retried with backoff while the sidecar is down. Runs until cancelled.

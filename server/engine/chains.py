@@ -39,8 +39,7 @@ from glove_scratchpad.catalog import Param
 from ..sql.analysis import deparse, param_numbers, renumber_params
 from ..sql.nodes import walk
 from ..sql.parse import ParsedStatement
-from . import resolve, writes
-from . import run as sidecar
+from . import resolve, sidecar, writes
 from .context import Request, StatementContext
 from .result import Notice, Result, StagedWrite
 from .transaction import TxState
@@ -48,7 +47,7 @@ from .transaction import TxState
 if TYPE_CHECKING:
     from .statement import Statement
 
-__all__ = ["Chain", "Link", "Part", "explain_parts", "fired", "replan", "run", "split"]
+__all__ = ["Chain", "Link", "Part", "explain_parts", "fired", "replan", "run_parts", "split"]
 
 _WRITES = (ast.InsertStmt, ast.UpdateStmt, ast.DeleteStmt)
 
@@ -161,7 +160,7 @@ def split(node: Any, sql: str, params: Sequence[Param]) -> Chain | None:
     return chain
 
 
-async def run(st: Statement, chain: Chain) -> Result:
+async def run_parts(st: Statement, chain: Chain) -> Result:
     """Run (or stage) each part in order; the statement's own result, with every part's
     NOTICEs."""
     notices: list[Notice] = []

@@ -5,7 +5,7 @@ Rules:
   database of its own, so a hidden resource is absent from ``pg_catalog`` too.
 - ``immutable`` calls are kept for the Database's life (until a write through
   their resource), at most ``IMMUTABLE_CACHE_SIZE``, least recently used out.
-- Large lasting calls are kept as sidecar tables (``keep.py``), in every sidecar
+- Large lasting calls are kept as sidecar tables (``kept.py``), in every sidecar
   database a view uses; each database's store sweeps, when it opens, the kept
   tables of servers of this name that are no longer running.
 - With ``retention_days``, the audit's calls and the journal's final transactions
@@ -20,6 +20,8 @@ import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+from cachetools import LRUCache
 
 from glove_scratchpad.catalog import (
     DEFAULT_NAME,
@@ -36,7 +38,7 @@ from glove_scratchpad.catalog import (
 from glove_scratchpad.resources import Fn, FnCatalog, Resource
 
 from .guard import Guard, Limits
-from .keep import KeptCalls
+from .kept import KeptCalls
 from .policy import Policy
 from .result import Result, StagedWrite
 from .session import Session
@@ -46,6 +48,7 @@ __all__ = ["Database"]
 
 log = logging.getLogger(__name__)
 
+IMMUTABLE_CACHE_SIZE = 100_000  # lasting calls whose rows are kept in memory (least recent go)
 RETENTION_POLL = 3600.0  # seconds between prunings of the audit and the journal
 
 class Database:
@@ -63,7 +66,7 @@ class Database:
         self.type_names = type_names
         self.resources = {r.name: r for r in resources}
         self.writes = writes
-        self.immutable: dict[Any, asyncio.Future[Any]] = {}
+        self.immutable: LRUCache[Any, asyncio.Future[Any]] = LRUCache(IMMUTABLE_CACHE_SIZE)
         self.kept = KeptCalls(limits)  # lasting calls as sidecar tables
         self.workers = 1  # server processes sharing the sidecar (--workers); none share memory
         self._owns_catalog = owns_catalog
@@ -76,11 +79,11 @@ class Database:
         self._default: Session | None = None
         # The sidecar's life: a dead embedded postmaster is restarted (if ours), and
         # each catalog holds its name again on a new connection.
-        self._keepers: list[asyncio.Future[None]] = [asyncio.ensure_future(catalog.keep_claim())]
+        self._watchers: list[asyncio.Future[None]] = [asyncio.ensure_future(catalog.hold_claim())]
         if owns_catalog and catalog.owns_sidecar:
-            self._keepers.append(asyncio.ensure_future(catalog.sidecar.watch()))
+            self._watchers.append(asyncio.ensure_future(catalog.sidecar.watch()))
         if limits.retention_days is not None:
-            self._keepers.append(asyncio.ensure_future(self._retain(limits.retention_days)))
+            self._watchers.append(asyncio.ensure_future(self._retain(limits.retention_days)))
 
     @property
     def pool(self) -> Pool:
@@ -109,7 +112,7 @@ class Database:
                     raise
                 self._view_catalogs.append(catalog)
                 await self.open_cache(catalog)
-                self._keepers.append(asyncio.ensure_future(catalog.keep_claim()))
+                self._watchers.append(asyncio.ensure_future(catalog.hold_claim()))
                 found = self._views[visible] = View(visible, name, self._pool(catalog))
             return found
 
@@ -230,7 +233,6 @@ class Database:
             return None
         if fut.done() and (fut.cancelled() or fut.exception() is not None):
             return None
-        self.immutable[key] = self.immutable.pop(key)
         return fut
 
     def invalidate(self, resource: str) -> None:
@@ -259,9 +261,9 @@ class Database:
 
     async def close(self) -> None:
         await self.kept.close()  # drops this server's kept tables
-        for keeper in self._keepers:
-            keeper.cancel()
-        await asyncio.gather(*self._keepers, return_exceptions=True)
+        for watcher in self._watchers:
+            watcher.cancel()
+        await asyncio.gather(*self._watchers, return_exceptions=True)
         await self.audit.close()
         self.guard.close()
         for view in self._views.values():

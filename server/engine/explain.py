@@ -18,9 +18,8 @@ from glove_scratchpad.resources import Bindings
 from ..sql.analysis import analyze, deparse
 from ..sql.explain import reference_lines
 from ..sql.parse import ParsedStatement
-from . import chains
+from . import chains, sidecar
 from . import fns as fn_calls
-from . import run as sidecar
 from .bindings import bindings_now
 from .result import Result
 from .writes import verb_of

@@ -3,11 +3,11 @@
 A SELECT whose references are all lasting resources (immutable, or stable with a
 ttl), each making one call whose arguments are constants or the statement's own
 parameters (no IN list on a key, no sub-query, no join feeding them), can be
-answered from its calls' caches alone: a kept call's table (``keep.py``), or the
+answered from its calls' caches alone: a kept call's table (``kept.py``), or the
 rows kept in memory. Once such a text has run the full path, ``compile`` records
 its plan. When it comes again, ``reads`` converts its arguments in Python
 (``bindings.bindings_now``) and finds each call's cached answer, and the statement
-goes from the gate straight to ``run.run``: no check on the sidecar, no planning,
+goes from the gate straight to ``sidecar.run``: no check on the sidecar, no planning,
 no resolver, one round trip.
 
 Rules:
@@ -19,7 +19,7 @@ Rules:
   a failed transaction.
 - What the full path does with a cached call, the fast path does too: the call
   budget, the call's touch (what the agent shows), a kept call's hit, the
-  most-recently-used order of the memory cache. ``run.run`` does the rest.
+  most-recently-used order of the memory cache. ``sidecar.run`` does the rest.
 - Never compiled: a write, a statement that calls ``set_config`` (the full
   path runs it in a transaction it rolls back), one that calls functions, one that
   reads a system view or a resource whose calls last one request at most.
@@ -34,7 +34,7 @@ from glove_scratchpad.catalog import Param
 
 from .bindings import bindings_now, pushed
 from .context import StatementContext
-from .keep import Kept, lasting
+from .kept import Kept, lasting
 from .prepared import CachedCall, Compiled
 from .transaction import TxState
 

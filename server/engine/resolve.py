@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pglast import ast
@@ -32,14 +32,13 @@ from glove_scratchpad.resources import Bindings, CallContext, Resource
 from ..sql.analysis import Plan, Reference, Value, deparse, renumber_params
 from ..sql.parse import parse
 from . import fns as fn_calls
-from . import run as sidecar
+from . import sidecar
 from .bindings import COUNT, calls_of, converted, exact, integer_bounds, pushed
 from .context import CallArgs, StatementContext
-from .keep import Kept, lasting
+from .kept import Kept, lasting
 from .messages import missing_key, missing_verb, resolver_failed
 from .pull import pull
 from .result import Notice, Result
-from .view import IMMUTABLE_CACHE_SIZE
 
 if TYPE_CHECKING:
     from .statement import Statement
@@ -103,7 +102,7 @@ def _feeder_hint(ref: Reference, key: str, others: Sequence[Reference]) -> str |
 
 async def resolve_all(st: Statement, refs: Sequence[Reference], params: list[Any],
                       ctx: StatementContext) -> dict[int, list[dict[str, Any]] | Kept]:
-    """Each reference's rows, or the kept table that holds them (``keep.py``)."""
+    """Each reference's rows, or the kept table that holds them (``kept.py``)."""
     check_keys(refs, others=refs)
     estimate = sum(math.prod(len(p.values) for p in ref.predicates) for ref in refs)
     st.services.guard.check_budget(ctx.planned + estimate)
@@ -311,8 +310,6 @@ async def select(st: Statement, ref: Reference, call: CallArgs,
                     if cache is immutable:
                         st.services.kept.started(key, resource.ttl)
                     fut.add_done_callback(functools.partial(_forget_failure, cache, key))
-                    if cache is immutable and len(cache) > IMMUTABLE_CACHE_SIZE:
-                        del cache[next(iter(cache))]
             ctx.touch(resource.name, "select", shown, called=owner)
             ctx.memo[key] = fut
             ctx.calls[key] = call
@@ -428,7 +425,8 @@ async def _own(fut: asyncio.Future[Any], call: Any) -> Any:
     return out
 
 
-def _forget_failure(cache: dict, key: Any, fut: asyncio.Future) -> None:
+def _forget_failure(cache: MutableMapping[Any, asyncio.Future[Any]], key: Any,
+                    fut: asyncio.Future[Any]) -> None:
     if (fut.cancelled() or fut.exception() is not None) and cache.get(key) is fut:
         del cache[key]
 

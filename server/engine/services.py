@@ -9,13 +9,14 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+from collections.abc import MutableMapping
 from typing import Any, Protocol
 
 from glove_scratchpad.catalog import Audit, Journal, Schemas
 from glove_scratchpad.resources import FnCatalog, Resource
 
 from .guard import Guard, Limits
-from .keep import KeptCalls
+from .kept import KeptCalls
 
 __all__ = ["Services"]
 
@@ -32,9 +33,12 @@ class Services(Protocol):
     guard: Guard
     journal: Journal
     kept: KeptCalls  # lasting calls kept as sidecar tables
-    immutable: dict[Any, asyncio.Future[Any]]  # lasting calls' rows in memory
     type_names: dict[int, str]
     workers: int
+
+    @property
+    def immutable(self) -> MutableMapping[Any, asyncio.Future[Any]]:
+        """Lasting calls' rows in memory, by (resource, identity)."""
 
     def lasting_call(self, key: Any) -> asyncio.Future[Any] | None: ...
 

@@ -46,12 +46,11 @@ from ..sql.analysis import deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, is_script, parse
 from ..sql.statement_kinds import statement_name
-from . import chains, commit, fast, resolve, settings, writes
+from . import chains, commit, fast, resolve, settings, sidecar, writes
 from . import fns as fn_calls
-from . import run as sidecar
 from .context import Request, StatementContext
 from .explain import explain_statement
-from .keep import system_call_name, system_call_text
+from .kept import system_call_name, system_call_text
 from .overlay import Overlay
 from .policy import Policy
 from .result import Notice, Result, StagedWrite
@@ -88,7 +87,9 @@ class Session:
         self.user = ""
         self.endpoint = Endpoint()  # the client's connection (the wire sets it)
         self.id = secrets.randbits(_SESSION_ID_BITS) or 1
-        self.tx = Transaction(SessionSettings())
+        # SET and SET LOCAL's values; the transaction marks them at its boundaries.
+        self.session_settings = SessionSettings()
+        self.tx = Transaction(self.session_settings)
         # Fired writes, for a while, and the transaction's staged ones.
         self.overlay = Overlay(self.tx, services.limits.read_your_writes_s)
         self._write_ids = itertools.count(1)
@@ -103,7 +104,7 @@ class Session:
     @property
     def settings(self) -> dict[str, str]:
         """The settings in effect (SET, SET LOCAL), sent with each statement: read only."""
-        return self.tx.settings.now
+        return self.session_settings.now
 
     @property
     def staged(self) -> list[StagedWrite]:
@@ -121,7 +122,7 @@ class Session:
                   ) -> Statement:
         """The scope of one statement of this session (``statement.py``)."""
         return Statement(self.services, self.view, self.policy, self.user, self.id, self.tx,
-                         self.overlay, self._write_ids, self.endpoint,
+                         self.session_settings, self.overlay, self._write_ids, self.endpoint,
                          request if request is not None else Request(), tuple(formats))
 
     def preview(self) -> list[StagedWrite]:
@@ -294,7 +295,7 @@ class Session:
     async def unguarded(self, sql: str) -> Result:
         """Test-only: layer 1 switched off. The SQL goes to the sidecar as it is, as a
         statement that slipped past the gate would: as the agent role, in the
-        transaction a read of its kind gets (``run.run``): the implicit read-only one,
+        transaction a read of its kind gets (``sidecar.run``): the implicit read-only one,
         or, when it calls set_config, a read-only one that is rolled back. Layer 2
         alone must stop it."""
         try:
@@ -349,7 +350,7 @@ class Session:
             chain = chains.split(node, stmt.sql, params)
             if chain is not None:  # writes in its WITH: each a statement of its own
                 await self._check(st, stmt, params)
-                return await chains.run(st, chain)
+                return await chains.run_parts(st, chain)
             plan = st.plan(stmt)
             if plan.references or services.fns:  # else no tool runs: nothing to guard
                 await self._check(st, stmt, params)

@@ -12,7 +12,7 @@ Rules (Postgres's, for SET and ``set_config``):
   every statement is sent with. Each change returns the names whose value in effect
   it changed, for ParameterStatus.
 - ``set_config(name, value, is_local)`` is SET, or SET LOCAL, of what Postgres
-  set (``configured`` finds the calls, ``run`` reads the values back). Its
+  set (``configured`` finds the calls, ``sidecar.run`` reads the values back). Its
   ``is_local`` must be written out (a literal, or a parameter); its name the gate
   already requires so. Outside a transaction block, SET LOCAL changes nothing
   (with a WARNING for SET LOCAL, silently for ``set_config``, as in Postgres).

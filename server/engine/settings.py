@@ -27,7 +27,7 @@ from glove_scratchpad.catalog import Step, encode_param, quote_ident
 
 from ..sql.analysis import deparse
 from ..sql.setting_rules import canonical_setting
-from . import run as sidecar
+from . import sidecar
 from .result import Notice, Released, Result
 from .session_settings import REPORTED, reported_values
 from .timeouts import duration, timeout
@@ -95,7 +95,7 @@ def _setting_text(node: Any) -> str:
 
 async def setting(st: Statement, node: Any, sql: str) -> Result:
     """SET, RESET and SHOW: kept in the session, checked and applied by Postgres."""
-    settings = st.tx.settings
+    settings = st.session_settings
     if isinstance(node, ast.VariableShowStmt):
         name = node.name or ""  # SHOW ALL is refused by the gate
         own = _read_only(st, name) or _isolation(st, name) or _enforced(st,
@@ -247,7 +247,7 @@ async def pool_reset(st: Statement, node: Any) -> Result:
                 raise errors.ActiveSqlTransaction(
                     "DISCARD ALL cannot run inside a transaction block",
                     hint="COMMIT or ROLLBACK first; a pool sends it between clients.")
-            result.parameters = await reported(st, st.tx.settings.reset_all())
+            result.parameters = await reported(st, st.session_settings.reset_all())
         return result
     if isinstance(node, ast.DeallocateStmt):
         one = None if node.isall or not node.name else frozenset((node.name,))

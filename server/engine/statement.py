@@ -26,6 +26,7 @@ from .context import Request
 from .overlay import Overlay
 from .policy import Policy
 from .services import Services
+from .session_settings import SessionSettings
 from .timeouts import timeout
 from .transaction import Transaction
 from .view import View
@@ -64,6 +65,7 @@ class Statement:
     user: str
     session_id: int
     tx: Transaction
+    session_settings: SessionSettings  # the session's SET values, marked by ``tx``
     overlay: Overlay
     write_ids: Iterator[int]
     endpoint: Endpoint = Endpoint()
@@ -78,7 +80,7 @@ class Statement:
     @property
     def settings(self) -> dict[str, str]:
         """The session's settings in effect (SET, SET LOCAL): read only."""
-        return self.tx.settings.now
+        return self.session_settings.now
 
     @property
     def writes(self) -> bool:

@@ -39,6 +39,7 @@ class Transaction:
     """The virtual transaction of one session."""
 
     def __init__(self, settings: SessionSettings | None = None) -> None:
+        # The session's settings, which it marks at its boundaries (they are the session's).
         self.settings = settings if settings is not None else SessionSettings()
         self.state = TxState.IDLE
         self.read_only = False  # BEGIN READ ONLY or SET TRANSACTION READ ONLY

@@ -20,10 +20,9 @@ from glove_scratchpad.catalog import Pool
 
 from .prepared import Prepared
 
-__all__ = ["IMMUTABLE_CACHE_SIZE", "PLAN_CACHE_SIZE", "View"]
+__all__ = ["PLAN_CACHE_SIZE", "View"]
 
 PLAN_CACHE_SIZE = 4096  # statement texts a view keeps a record of
-IMMUTABLE_CACHE_SIZE = 100_000  # immutable calls whose rows are kept (least recent go)
 
 
 @dataclass

@@ -41,8 +41,7 @@ from glove_scratchpad.resources import Resource
 
 from ..sql.analysis import Plan, Reference, deparse, renumber_params
 from ..sql.parse import parse
-from . import commit, resolve
-from . import run as sidecar
+from . import commit, resolve, sidecar
 from .context import StatementContext
 from .messages import missing_verb, set_column
 from .overlay import as_dict

@@ -12,7 +12,7 @@ import pytest
 
 from glove_scratchpad.resources import Bindings, define_resource
 from glove_scratchpad.server import Database
-from glove_scratchpad.server.engine import run as run_module
+from glove_scratchpad.server.engine import sidecar as run_module
 from glove_scratchpad.server.engine.guard import Limits
 
 from ..fix_server import dsn, serving

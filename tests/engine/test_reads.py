@@ -234,7 +234,7 @@ async def test_a_statement_sharing_a_call_outlives_the_cancelled_owner(make_db):
 
 async def test_immutable_answers_are_kept_up_to_a_bound_least_recent_first(make_db,
                                                                            monkeypatch):
-    from glove_scratchpad.server.engine import resolve
+    from cachetools import LRUCache
 
     calls: list[int] = []
 
@@ -245,7 +245,7 @@ async def test_immutable_answers_are_kept_up_to_a_bound_least_recent_first(make_
     kept = define_resource("kept", columns=[("k", "bigint")], keys=["k"],
                            volatility="immutable", select=select)
     db = await make_db([kept])
-    monkeypatch.setattr(resolve, "IMMUTABLE_CACHE_SIZE", 2)
+    monkeypatch.setattr(db, "immutable", LRUCache(2))
     for k in (1, 2, 3):  # 1 is the least recently used: it goes
         await db.execute(f"SELECT * FROM kept WHERE k = {k}")
     await db.execute("SELECT * FROM kept WHERE k = 2")  # kept, and now the most recent

@@ -3,7 +3,7 @@
 Rules:
 - A statement's arguments are its own parameters, then each read reference's
   rows (``catalog.rows_params``); the rewrite points each reference at them. A
-  reference whose call is kept (``keep.py``) sends no rows: it reads its table.
+  reference whose call is kept (``kept.py``) sends no rows: it reads its table.
 - Everything runs on a pooled connection, in one pipelined round trip, inside a
   transaction that is rolled back, or one that is read-only: nothing a statement
   does there outlives it.
@@ -33,7 +33,7 @@ from ..sql.analysis import Plan
 from ..sql.rewrite import Rewritten, rewrite
 from . import fast
 from .context import StatementContext
-from .keep import Kept
+from .kept import Kept
 from .result import Result, ResultColumn
 from .session_settings import SHOWN_ONLY, changes, configured, reported_values
 from .transaction import TxState
@@ -144,20 +144,20 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
         fast.compile(st, plan)  # the client's own statement, a read alone
     result = result_of(st, f"SELECT {len(out.rows)}", out, ctx)
     if configs:
-        result.parameters = _keep_configured(st, configs, results[-1].rows[0].values)
+        result.parameters = _remember_configured(st, configs, results[-1].rows[0].values)
     return result
 
 
-def _keep_configured(st: Statement, configs: list[tuple[str, bool]],
-                     values: Sequence[bytes | None]) -> dict[str, str]:
-    """Keep what a statement's set_config calls set, as SET (LOCAL) would; the values
-    a client sees in ParameterStatus."""
-    kept = st.tx.settings
-    before = dict(kept.now)
+def _remember_configured(st: Statement, configs: list[tuple[str, bool]],
+                         values: Sequence[bytes | None]) -> dict[str, str]:
+    """Remember what a statement's set_config calls set, as SET (LOCAL) would; the
+    values a client sees in ParameterStatus."""
+    settings = st.session_settings
+    before = dict(settings.now)
     for (name, local), value in zip(configs, values, strict=True):
         if value is not None and not (local and st.tx.state is TxState.IDLE):
-            kept.set(name, value.decode(), local=local)
-    return reported_values(changes(before, kept.now), kept.now)[0]
+            settings.set(name, value.decode(), local=local)
+    return reported_values(changes(before, settings.now), settings.now)[0]
 
 
 async def pipeline(st: Statement, steps: list[Step], *, transaction: str = "read",
