@@ -7,6 +7,8 @@ records tool calls there, and ``Journal`` every write a COMMIT makes. Nothing
 here knows the server or its clients.
 """
 
+from glove_scratchpad.names import DEFAULT_NAME, DEFAULT_SCHEMAS, Schemas, check_name, schema_names
+
 from ._audit import AUDIT_COLUMNS, Audit
 from ._cache import CACHE_LOCK, CacheStore, cache_schema
 from ._catalog import (
@@ -21,13 +23,11 @@ from ._catalog import (
     shell_ddl,
 )
 from ._claim import LIVE_LOCK
-from ._client import Param, Pool, SidecarConnection, Step, StepResult
+from ._client import Pool, SidecarConnection, Step, StepResult
 from ._fns import EVALUATING, FN_SCHEMA, fn_ddl, fns_ddl
 from ._journal import FINAL_STATUSES, JOURNAL_COLUMNS, Journal, JournalEntry, as_json
-from ._names import DEFAULT_NAME, DEFAULT_SCHEMAS, Schemas, check_name, schema_names
 from ._rows import populate_sql, rows_params, rows_to_json
 from ._sidecar import EmbeddedSidecar, ExternalSidecar, Sidecar, SidecarBusy, default_data_dir
-from ._stream import CodecProtocol
 from ._values import decode_row, decode_value, encode_param, result_format
 from ._views import CURRENT as CURRENT_VIEW_SOURCE
 from ._views import (
@@ -58,14 +58,12 @@ __all__ = [
     "Audit",
     "CacheStore",
     "Catalog",
-    "CodecProtocol",
     "EmbeddedSidecar",
     "ExternalSidecar",
     "Journal",
     "JournalEntry",
     "NameInUse",
     "NotOurs",
-    "Param",
     "Pool",
     "Schemas",
     "Sidecar",

@@ -24,8 +24,9 @@ from typing import Any
 
 import asyncpg
 
+from glove_scratchpad.names import quote_ident
+
 from ._journal import PRIVATE_SCHEMA
-from ._names import quote_ident
 
 __all__ = ["AUDIT_COLUMNS", "Audit"]
 

@@ -41,10 +41,10 @@ from typing import Any
 
 import asyncpg
 
+from glove_scratchpad.names import Schemas
 from glove_scratchpad.resources import Resource
 
 from ._catalog import qualified, quote_ident
-from ._names import Schemas
 from ._rows import populate_sql, rows_params
 from ._sidecar import Sidecar
 

@@ -23,19 +23,23 @@ from collections.abc import Iterable
 
 import asyncpg
 
+from glove_scratchpad.names import (
+    DEFAULT_NAME,
+    DEFAULT_SCHEMAS,
+    INSERT_SCHEMA,
+    SERVED_SCHEMA,
+    SYSTEM_SCHEMA,
+    Schemas,
+    agent_role,
+    qualified,
+    quote_ident,
+    schema_names,
+)
 from glove_scratchpad.resources import Fn, Resource
 
 from . import _claim
 from ._confine import AgentLogin, confine
 from ._fns import fn_ddl
-from ._names import (
-    DEFAULT_NAME,
-    DEFAULT_SCHEMAS,
-    Schemas,
-    agent_role,
-    quote_ident,
-    schema_names,
-)
 from ._sidecar import Sidecar
 
 log = logging.getLogger(__name__)
@@ -52,13 +56,6 @@ __all__ = [
     "shell_ddl",
 ]
 
-SERVED_SCHEMA = DEFAULT_SCHEMAS.served
-SYSTEM_SCHEMA = DEFAULT_SCHEMAS.system
-# An INSERT computes its rows against an unconstrained temporary twin of the
-# shell table, made inside the statement's always rolled-back transaction: ids
-# and other values a tool assigns are NULL until the tool runs, so the shell
-# table's NOT NULL and PRIMARY KEY must not apply there.
-INSERT_SCHEMA = "pg_temp"
 # Connections for installing resources and other administration; statements
 # run on the server's own pooled relay connections.
 POOL_MIN, POOL_MAX = 1, 2
@@ -70,10 +67,6 @@ _LOST = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
 
 def quote_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
-
-
-def qualified(name: str, schema: str = SERVED_SCHEMA) -> str:
-    return f"{quote_ident(schema)}.{quote_ident(name)}"
 
 
 def table_comment(resource: Resource) -> str:

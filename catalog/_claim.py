@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from ._names import Schemas, quote_ident
+from glove_scratchpad.names import Schemas, quote_ident
 
 __all__ = ["INSTALL_LOCK", "LIVE_LOCK", "Built", "NameInUse", "NotOurs", "advertise", "build",
            "cancel_addresses", "claim", "none_running"]

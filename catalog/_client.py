@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glove_scratchpad import errors
+from glove_scratchpad.stream import CodecProtocol
 from glove_scratchpad.wire import (
     NEED_DATA,
     AuthenticationCleartextPassword,
@@ -69,6 +70,7 @@ from glove_scratchpad.wire import (
     Execute,
     FieldDescription,
     NoData,
+    Param,
     ParameterDescription,
     ParameterStatus,
     Parse,
@@ -85,9 +87,8 @@ from glove_scratchpad.wire import (
 )
 
 from ._sidecar import Sidecar
-from ._stream import CodecProtocol
 
-__all__ = ["Param", "Pool", "SidecarConnection", "Step", "StepResult", "lost"]
+__all__ = ["Pool", "SidecarConnection", "Step", "StepResult", "lost"]
 
 _Prepared = tuple[str, tuple[int, ...], tuple[Any, ...]]  # SQL, parameter types, settings
 
@@ -116,15 +117,6 @@ def lost(received: errors.SqlError | None = None) -> errors.SqlError:
         return received.replaced(severity="ERROR", hint=received.hint or RETRY_HINT)
     return errors.ConnectionFailure("the connection to the sidecar was lost",
                                     hint=RETRY_HINT)
-
-
-@dataclass(frozen=True, slots=True)
-class Param:
-    """One statement parameter, exactly as a client sent it."""
-
-    value: bytes | None
-    format: int = 0  # 0 text, 1 binary
-    oid: int = 0  # 0: let Postgres infer the type
 
 
 @dataclass(frozen=True, slots=True)

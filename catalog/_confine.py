@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from ._names import Schemas, quote_ident
+from glove_scratchpad.names import Schemas, quote_ident
 
 __all__ = ["AgentLogin", "confine"]
 

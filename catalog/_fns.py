@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from glove_scratchpad.names import FN_SCHEMA
 from glove_scratchpad.resources import Fn
 from glove_scratchpad.resources._fns import ARGS
 
 __all__ = ["EVALUATING", "FN_SCHEMA", "fn_ddl", "fns_ddl"]
 
-FN_SCHEMA = "fn"
 # Set (transaction-local) only while the server evaluates calls' arguments.
 EVALUATING = "glove_scratchpad.evaluating"
 

@@ -31,7 +31,7 @@ import asyncpg
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
-from ._names import quote_ident
+from glove_scratchpad.names import quote_ident
 
 __all__ = ["FINAL_STATUSES", "JOURNAL_COLUMNS", "Journal", "JournalEntry", "as_json"]
 

@@ -18,9 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from glove_scratchpad import errors
-from glove_scratchpad.wire import DataRow
-
-from ._client import Param
+from glove_scratchpad.wire import DataRow, Param
 
 __all__ = ["decode_row", "decode_value", "encode_param", "result_format"]
 

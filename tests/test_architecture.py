@@ -14,6 +14,8 @@ and the direction of the layers (docs/architecture.md).
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -148,8 +150,15 @@ def test_there_are_no_import_circles():
     ("glove_scratchpad.wire", ("glove_scratchpad.catalog", "glove_scratchpad.server",
                                "glove_scratchpad.resources", "asyncio", "pglast",
                                "pydantic", "asyncpg")),
+    # Pure: the SQL layer reads names and errors, never the catalog (its __init__ brings
+    # in the driver) nor the resources.
     ("glove_scratchpad.server.sql", ("glove_scratchpad.server.engine",
-                                     "glove_scratchpad.server.net", "asyncio", "asyncpg")),
+                                     "glove_scratchpad.server.net", "glove_scratchpad.catalog",
+                                     "glove_scratchpad.resources", "asyncio", "asyncpg")),
+    ("glove_scratchpad.names", ("glove_scratchpad.catalog", "glove_scratchpad.server",
+                                "glove_scratchpad.resources", "asyncio", "asyncpg")),
+    ("glove_scratchpad.stream", ("glove_scratchpad.catalog", "glove_scratchpad.server",
+                                 "glove_scratchpad.resources")),
     ("glove_scratchpad.server.engine", ("glove_scratchpad.server.net",
                                         "glove_scratchpad.wire.connection")),
 ])
@@ -210,3 +219,15 @@ def test_no_room_of_the_engine_takes_the_session(name):
                 note = ast.unparse(arg.annotation) if arg.annotation is not None else ""
                 assert "Session" not in note.split("."), \
                     f"{name}.{node.name} takes a Session ({arg.arg}: {note})"
+
+
+def test_the_sql_layer_is_imported_without_the_engine_the_catalog_or_a_driver():
+    sql = sorted(n for n in MODULES if n.startswith("glove_scratchpad.server.sql."))
+    code = ("import sys\n" + "".join(f"import {n}\n" for n in sql)
+            + "print(sorted({m.split('.')[0] if not m.startswith('glove') else m for m in "
+            "sys.modules if m.startswith(('asyncio', 'asyncpg', 'glove_scratchpad.catalog', "
+            "'glove_scratchpad.server.engine', 'glove_scratchpad.server.net'))}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

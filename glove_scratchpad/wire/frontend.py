@@ -126,6 +126,16 @@ class Parse(Message):
 
 
 @dataclass(frozen=True, slots=True)
+class Param:
+    """One statement parameter, exactly as a client sent it: a Bind's value, its format
+    code, and its type as Parse gave it."""
+
+    value: bytes | None
+    format: int = 0  # 0 text, 1 binary
+    oid: int = 0  # 0: let Postgres infer the type
+
+
+@dataclass(frozen=True, slots=True)
 class Bind(Message):
     type_byte = b"B"
     layout = (STRING, STRING, FORMATS, VALUES, FORMATS)

@@ -35,8 +35,9 @@ from typing import Any
 from pglast import ast
 from pydantic import ValidationError
 
-from glove_scratchpad.catalog import Param, decode_value
+from glove_scratchpad.catalog import decode_value
 from glove_scratchpad.resources import Column
+from glove_scratchpad.wire import Param
 
 from ..sql.analysis import Reference, Value
 from .context import CallArgs

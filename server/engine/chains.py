@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from pglast import ast, parser
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import Param
+from glove_scratchpad.wire import Param
 
 from ..sql.analysis import deparse, param_numbers, renumber_params
 from ..sql.nodes import walk

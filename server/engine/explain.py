@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from pglast import ast
 
-from glove_scratchpad.catalog import Param, Step
+from glove_scratchpad.catalog import Step
 from glove_scratchpad.resources import Bindings
+from glove_scratchpad.wire import Param
 
 from ..sql.analysis import analyze, deparse
 from ..sql.explain import reference_lines

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from glove_scratchpad.catalog import Param
+from glove_scratchpad.wire import Param
 
 from .bindings import bindings_now, pushed
 from .context import StatementContext

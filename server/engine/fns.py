@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pglast import parser
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import EVALUATING, Param, Step, quote_ident
+from glove_scratchpad.catalog import EVALUATING, Step, quote_ident
 from glove_scratchpad.resources import Fn, FnCatalog
+from glove_scratchpad.wire import Param
 
 from ..sql.analysis import Plan
 from ..sql.fn_calls import (

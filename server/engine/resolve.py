@@ -26,8 +26,9 @@ from pglast import ast
 from pydantic import ValidationError
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import SYSTEM_VIEWS, Param, Step, result_format
+from glove_scratchpad.catalog import SYSTEM_VIEWS, Step, result_format
 from glove_scratchpad.resources import Bindings, CallContext, Resource
+from glove_scratchpad.wire import Param
 
 from ..sql.analysis import Plan, Reference, Value, deparse, renumber_params
 from ..sql.parse import parse

@@ -30,15 +30,9 @@ from typing import Any
 from pglast import ast, enums
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import (
-    CURRENT_VIEW_SOURCE,
-    Param,
-    Step,
-    encode_param,
-    resource_row,
-)
+from glove_scratchpad.catalog import CURRENT_VIEW_SOURCE, Step, encode_param, resource_row
 from glove_scratchpad.resources import Resource
-from glove_scratchpad.wire import FieldDescription
+from glove_scratchpad.wire import FieldDescription, Param
 
 from ..sql import gate
 from ..sql.allowlist import system_call

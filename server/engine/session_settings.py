@@ -27,7 +27,7 @@ from typing import Any
 from pglast import ast
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import Param
+from glove_scratchpad.wire import Param
 
 from ..sql.nodes import const_value, set_config_calls
 from ..sql.setting_rules import FALSE_WORDS, TRUE_WORDS, canonical_setting

@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import Param, Step, StepResult, encode_param, rows_params
+from glove_scratchpad.catalog import Step, StepResult, encode_param, populate_sql, rows_params
+from glove_scratchpad.wire import Param
 
 from ..sql.analysis import Plan
 from ..sql.rewrite import Rewritten, rewrite
@@ -115,14 +116,15 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
     calls = await substitute(plan, params, args, ctx) if substitute is not None else ()
     spilled = any(isinstance(r, Kept) and not r.lasting for r in rows.values())
     if calls or spilled:  # a text of its own, never again
-        rw = rewrite(plan, param_of, returning=returning, replace=calls,
+        rw = rewrite(plan, param_of, populate=populate_sql, returning=returning, replace=calls,
                      schemas=st.services.schemas, tables=tables, twin=twin)
     else:  # the same plan, RETURNING and kept tables always rewrite to the same text
         rewrites = st.view.prepared(plan.sql).rewrites
         key: tuple[Any, ...] = (returning, tuple(tables.items()), twin)
         found = rewrites.get(key)
         if found is None:
-            found = rewrites[key] = rewrite(plan, param_of, returning=returning,
+            found = rewrites[key] = rewrite(plan, param_of, populate=populate_sql,
+                                            returning=returning,
                                             schemas=st.services.schemas, tables=tables,
                                             twin=twin)
         rw = found

@@ -27,7 +27,6 @@ from pglast import ast
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import (
     INSERT_SCHEMA,
-    Param,
     Step,
     encode_param,
     populate_sql,
@@ -38,6 +37,7 @@ from glove_scratchpad.catalog import (
     shell_ddl,
 )
 from glove_scratchpad.resources import Resource
+from glove_scratchpad.wire import Param
 
 from ..sql.analysis import Plan, Reference, deparse, renumber_params
 from ..sql.parse import parse

@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import CodecProtocol, Param
+from glove_scratchpad.stream import CodecProtocol
 from glove_scratchpad.wire import (
     NEED_DATA,
     Bind,
@@ -59,6 +59,7 @@ from glove_scratchpad.wire import (
     FunctionCall,
     NoData,
     NoticeResponse,
+    Param,
     ParameterDescription,
     ParameterStatus,
     Parse,

@@ -28,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import Param
 from glove_scratchpad.wire import (
     Bind,
     CommandComplete,
     FieldDescription,
+    Param,
     Parse,
     PortalSuspended,
     RowDescription,

@@ -31,7 +31,7 @@ from typing import Any, NoReturn
 from pglast import ast
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import SYSTEM_SCHEMA
+from glove_scratchpad.names import SYSTEM_SCHEMA
 
 __all__ = [
     "AGGREGATES",

@@ -22,7 +22,7 @@ from typing import Any
 from pglast import ast, parser
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import FN_SCHEMA
+from glove_scratchpad.names import FN_SCHEMA
 
 from .nodes import walk
 from .parse import parse

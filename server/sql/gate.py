@@ -53,7 +53,7 @@ from typing import Any
 from pglast import ast, enums
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import DEFAULT_SCHEMAS, Schemas
+from glove_scratchpad.names import DEFAULT_SCHEMAS, Schemas
 
 from .allowlist import (
     CATALOG_RELATIONS,

@@ -12,21 +12,20 @@ position in the rewritten text maps back to the client's text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from glove_scratchpad.catalog import (
-    DEFAULT_SCHEMAS,
-    INSERT_SCHEMA,
-    Schemas,
-    populate_sql,
-    qualified,
-    quote_ident,
-)
+from glove_scratchpad.names import DEFAULT_SCHEMAS, INSERT_SCHEMA, Schemas, qualified, quote_ident
 
 from .analysis import Plan
 
-__all__ = ["Rewritten", "cte_name", "rewrite"]
+__all__ = ["Populate", "Rewritten", "cte_name", "rewrite"]
+
+# The FROM item that reads a reference's rows from its parameters: (the resource, its
+# first parameter's number, the schema of its shell table) -> SQL. The catalog owns
+# how rows travel (``catalog.populate_sql``).
+Populate = Callable[[Any, int, str], str]
 
 
 def cte_name(ref_id: int) -> str:
@@ -69,13 +68,15 @@ def rewrite(
     plan: Plan,
     params: Mapping[int, int],
     *,
+    populate: Populate,
     returning: str | None = None,
     replace: Sequence[tuple[int, int, str]] = (),
     schemas: Schemas = DEFAULT_SCHEMAS,
     tables: Mapping[int, str] | None = None,
     twin: bool = False,
 ) -> Rewritten:
-    """Point each read reference at its rows, parameters from ``params[ref.id]`` on.
+    """Point each read reference at its rows, parameters from ``params[ref.id]`` on,
+    read by ``populate``'s FROM item.
 
     The write target, if any, becomes its shell table; ``returning`` replaces the
     statement's RETURNING clause (or is appended when it has none). ``replace``
@@ -103,8 +104,8 @@ def rewrite(
             ctes.append(f"{name} AS (SELECT * FROM {table})")
             continue
         schema = schemas.system if ref.schema == schemas.system else schemas.served
-        populate = populate_sql(ref.resource, params[ref.id], schema)
-        ctes.append(f"{name} AS {materialized}(SELECT * FROM {populate})")
+        ctes.append(f"{name} AS {materialized}(SELECT * FROM "
+                    f"{populate(ref.resource, params[ref.id], schema)})")
     target = plan.target
     if target is not None:
         # An INSERT computes its rows against the unconstrained twin table.

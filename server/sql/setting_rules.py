@@ -34,7 +34,7 @@ from collections.abc import Callable
 from typing import NoReturn
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import DEFAULT_SCHEMAS, Schemas
+from glove_scratchpad.names import DEFAULT_SCHEMAS, Schemas
 
 __all__ = [
     "FALSE_WORDS",

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import Param, Step
+from glove_scratchpad.catalog import Step
 from glove_scratchpad.resources import define_resource
+from glove_scratchpad.wire import Param
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ import uuid
 
 import pytest
 
-from glove_scratchpad.catalog import Param
 from glove_scratchpad.resources import Column
 from glove_scratchpad.server.engine.bindings import converted
 from glove_scratchpad.server.sql.nodes import Value
+from glove_scratchpad.wire import Param
 
 BIGINT = Column("id", "bigint", py_type=int)
 SMALLINT = Column("n", "smallint", py_type=int)

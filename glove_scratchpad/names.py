@@ -1,4 +1,5 @@
-"""What a server is called in its sidecar: the schemas and the role derived from its name.
+"""What a server is called in its sidecar: the schemas and the role derived from its name,
+and how a name is written in SQL. Pure: the catalog and the SQL layer both read it.
 
 A server has a name (``--name``, default ``glove``). Everything it creates in a
 sidecar database lives in schemas derived from that name, so servers with
@@ -23,7 +24,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_NAME", "DEFAULT_SCHEMAS", "Schemas", "agent_role", "check_name", "quote_ident",
+__all__ = ["DEFAULT_NAME", "DEFAULT_SCHEMAS", "FN_SCHEMA", "INSERT_SCHEMA", "SERVED_SCHEMA",
+           "SYSTEM_SCHEMA", "Schemas", "agent_role", "check_name", "qualified", "quote_ident",
            "schema_names"]
 
 DEFAULT_NAME = "glove"
@@ -88,3 +90,17 @@ def agent_role(name: str, database: str) -> str:
         digest = hashlib.sha1(role.encode()).hexdigest()[:10]
         role = f"{name}_agent_{digest}"
     return role
+
+
+SERVED_SCHEMA = DEFAULT_SCHEMAS.served
+SYSTEM_SCHEMA = DEFAULT_SCHEMAS.system
+FN_SCHEMA = DEFAULT_SCHEMAS.fns
+# An INSERT computes its rows against an unconstrained temporary twin of the
+# shell table, made inside the statement's always rolled-back transaction: ids
+# and other values a tool assigns are NULL until the tool runs, so the shell
+# table's NOT NULL and PRIMARY KEY must not apply there.
+INSERT_SCHEMA = "pg_temp"
+
+
+def qualified(name: str, schema: str = SERVED_SCHEMA) -> str:
+    return f"{quote_ident(schema)}.{quote_ident(name)}"
