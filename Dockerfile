@@ -6,8 +6,9 @@ COPY . /app
 RUN python -m venv /app/.venv && /app/.venv/bin/pip install --no-cache-dir /app
 ENV PATH="/app/.venv/bin:$PATH" \
     GLOVE_SCRATCHPAD_HOST=0.0.0.0 \
-    GLOVE_SCRATCHPAD_PORT=55432
+    GLOVE_SCRATCHPAD_PORT=55432 \
+    GLOVE_SCRATCHPAD_METRICS_PORT=9187
 EXPOSE 55432
-HEALTHCHECK --interval=5s --timeout=5s --retries=12 CMD ["glove-scratchpad", "ping"]
+HEALTHCHECK --interval=5s --timeout=5s --retries=12 CMD ["glove-scratchpad", "ping", "--ready"]
 ENTRYPOINT ["glove-scratchpad"]
 CMD ["serve"]

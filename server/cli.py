@@ -27,6 +27,7 @@ __all__ = ["configure_logging", "main", "ping", "run_loop", "serve", "worker_mai
 
 PING_TIMEOUT = 5.0  # seconds for ``ping`` to get an answer
 SUPERVISOR_POLL = 1.0  # seconds between a worker's looks at its supervisor
+READY_WAIT = 3.0  # seconds /readyz waits for the server's answer
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -56,6 +57,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--sidecar-dsn", help="use this Postgres as the sidecar instead of the "
                                          "embedded one")
     s.add_argument("--sidecar-dir", help="data directory of the embedded sidecar")
+    s.add_argument("--metrics-port", type=int, help="serve /metrics, /healthz and /readyz on "
+                   "this port (default: none)")
+    s.add_argument("--metrics-host", help="address of the metrics port (default 127.0.0.1)")
     s.add_argument("--config", help="a TOML config file")
     s.add_argument("-v", "--verbose", action="store_true")
     m = sub.add_parser("mcp", help="serve execute_sql and explain_sql as MCP tools (stdio, "
@@ -84,6 +88,9 @@ def _parser() -> argparse.ArgumentParser:
                                                  "(0.0.0.0 means this machine)")
     pg.add_argument("--port", type=int, default=None,
                     help=f"default: $GLOVE_SCRATCHPAD_PORT or {DEFAULT_PORT}")
+    pg.add_argument("--ready", action="store_true",
+                    help="ask the metrics port's /readyz instead (the sidecar answers, the "
+                    "catalog is installed): $GLOVE_SCRATCHPAD_METRICS_HOST and _PORT")
     return p
 
 
@@ -134,6 +141,15 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, on_signal)
+    db: Database | None = None
+    port = None
+    if config.metrics_port is not None:
+        if worker is None:  # a worker's metrics are served by its supervisor
+            port = _operator_port(config, loop, lambda: db)
+        else:
+            from glove_scratchpad import metrics
+
+            metrics.enable()
     try:
         db = await Database.create(resources, writes=config.writes,
                                    sidecar_dsn=config.sidecar_dsn, sidecar=sidecar,
@@ -142,12 +158,16 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
     except asyncio.CancelledError:
         await bridge.aclose()
         await apis.aclose()
+        if port is not None:
+            port.close()
         if stop.is_set():
             return  # stopped while starting
         raise
     except BaseException:
         await bridge.aclose()
         await apis.aclose()
+        if port is not None:
+            port.close()
         raise
     serving = True
     db.workers = config.workers
@@ -175,9 +195,29 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
             orphaned.cancel()
         await server.shutdown()
     finally:
+        if port is not None:
+            port.close()
         await db.close()
         await bridge.aclose()
         await apis.aclose()
+
+
+def _operator_port(config: ServerConfig, loop: asyncio.AbstractEventLoop,
+                   database: Callable[[], Any]) -> Any:
+    """The metrics and health port of a one-process server, started now: ready once the
+    database is made and its sidecar answers."""
+    from .net.operator import OperatorPort
+
+    def not_ready() -> str | None:
+        db = database()
+        if db is None:
+            return "starting"
+        check = asyncio.run_coroutine_threadsafe(db.not_ready(), loop)
+        return check.result(READY_WAIT)
+
+    port = OperatorPort(config.metrics_host, config.metrics_port or 0, not_ready)
+    port.start()
+    return port
 
 
 async def _watch_supervisor(pid: int, stop: asyncio.Event) -> None:
@@ -208,7 +248,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(make_verifier(password.rstrip("\n")))
         return 0
     if args.command == "ping":
-        return ping(args.host, args.port)
+        return ready() if args.ready else ping(args.host, args.port)
     configure_logging(args.verbose)
     if args.command == "mcp":
         return _mcp(args)
@@ -219,7 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 database=args.database,
                 writes=args.writes, sidecar_dsn=args.sidecar_dsn, sidecar_dir=args.sidecar_dir,
                 resources=args.resources, name=args.name, take_over=args.take_over,
-                workers=args.workers,
+                workers=args.workers, metrics_port=args.metrics_port,
+                metrics_host=args.metrics_host,
             )
         except (OSError, ValueError) as exc:
             print(f"glove-scratchpad: {exc}", file=sys.stderr)
@@ -280,6 +321,33 @@ def ping(host: str | None = None, port: int | None = None) -> int:
         print(f"glove-scratchpad: {host}:{port} is not a PostgreSQL server", file=sys.stderr)
         return 1
     return 0
+
+
+def ready() -> int:
+    """0 if the metrics port's /readyz says the server is ready (a health check), else 1,
+    with the reason on stderr."""
+    import os
+    import urllib.error
+    import urllib.request
+
+    env = os.environ
+    port = env.get("GLOVE_SCRATCHPAD_METRICS_PORT")
+    if not port:
+        print("glove-scratchpad: ping --ready reads /readyz on the metrics port: set "
+              "GLOVE_SCRATCHPAD_METRICS_PORT, as the server has it", file=sys.stderr)
+        return 1
+    host = env.get("GLOVE_SCRATCHPAD_METRICS_HOST") or "127.0.0.1"
+    if host in ANY_ADDRESS:
+        host = "127.0.0.1"
+    try:
+        with urllib.request.urlopen(f"http://{host}:{port}/readyz", timeout=PING_TIMEOUT):
+            return 0
+    except urllib.error.HTTPError as exc:
+        print(f"glove-scratchpad: {exc.read().decode(errors='replace').strip()}",
+              file=sys.stderr)
+    except OSError as exc:
+        print(f"glove-scratchpad: no metrics port on {host}:{port}: {exc}", file=sys.stderr)
+    return 1
 
 
 def _mcp(args: argparse.Namespace) -> int:

@@ -35,8 +35,9 @@ MAX_WORKERS = 64  # a worker's number travels in 6 bits of each backend key
 class ServerConfig(BaseModel):
     """Everything ``glove-scratchpad serve`` can be told."""
 
-    host: str = "127.0.0.1"
-    port: int = DEFAULT_PORT
+    host: str = Field("127.0.0.1", description="The address to listen on (0.0.0.0: every "
+                      "one)")
+    port: int = Field(DEFAULT_PORT, description="The port clients connect to")
     cancel_host: str | None = Field(None, description="Where the other servers of this name "
                                     "reach this one to hand it a client's cancel (default: "
                                     "host, or this machine's address when host is every one)")
@@ -48,16 +49,21 @@ class ServerConfig(BaseModel):
     database: str = Field("scratchpad", description="The one database name served")
     resources: list[str] = Field(default_factory=list,
                                  description="Modules or .py files with a `resources` list")
-    writes: bool = False
-    sidecar_dsn: str | None = None
-    sidecar_dir: str | None = None
-    tls_cert: str | None = None
-    tls_key: str | None = None
+    writes: bool = Field(False, description="Allow INSERT, UPDATE and DELETE (else "
+                         "read-only); a [users.NAME] table's writes overrides it for its user")
+    sidecar_dsn: str | None = Field(None, description="A Postgres to use as the sidecar "
+                                    "(postgresql://…) instead of the embedded one")
+    sidecar_dir: str | None = Field(None, description="The embedded sidecar's data directory "
+                                    "(default: the user's data directory)")
+    tls_cert: str | None = Field(None, description="The TLS certificate (PEM) clients see")
+    tls_key: str | None = Field(None, description="Its private key (PEM)")
     startup_timeout: float = Field(10.0, description="Seconds to finish the start-up")
     shutdown_grace: float = Field(10.0, description="Seconds running statements get on SIGTERM")
-    max_connections: int = 1000
+    max_connections: int = Field(1000, description="Client connections at once; more are "
+                                 "refused with 53300")
     row_limit: int | None = Field(None, description="At most this many rows per result")
-    max_result_bytes: int = 256 * 1024 * 1024
+    max_result_bytes: int = Field(256 * 1024 * 1024, description="Bytes at most in one "
+                                  "result; a larger one is refused (54000)")
     call_budget: int = Field(1000, description="Resolver calls one statement may make")
     resolver_timeout: float = Field(60.0, description="Seconds per resolver call")
     resource_concurrency: int = Field(10, description="Calls of one resource at once")
@@ -79,6 +85,9 @@ class ServerConfig(BaseModel):
                                       "session's fired write is laid over its reads, until "
                                       "the tool's rows show it; 0: never")
     require_tls: bool = Field(False, description="Refuse connections that do not use TLS")
+    metrics_port: int | None = Field(None, ge=0, le=65535, description="The operator's HTTP "
+                                     "port: /metrics, /healthz, /readyz (unset: none)")
+    metrics_host: str = Field("127.0.0.1", description="Where the operator's port listens")
     mcp_servers: list[dict[str, Any]] = Field(
         default_factory=list, description="[[mcp.servers]] tables: MCP servers served as tables")
     openapi_apis: list[dict[str, Any]] = Field(

@@ -42,6 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from glove_scratchpad import metrics
+
 from .config import ServerConfig
 
 __all__ = ["Worker", "refuse_stateful", "run_workers"]
@@ -109,6 +111,9 @@ def _reserve_port(host: str, port: int) -> socket.socket:
     """A bound, not listening, SO_REUSEPORT socket: the port the workers will share."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
+    # SO_REUSEADDR as the workers' own listening sockets have it: a port whose last
+    # connections are in TIME-WAIT can be bound again at once.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.bind((host or "0.0.0.0", port))
     return sock
@@ -124,6 +129,13 @@ def run_workers(config: ServerConfig, target: Callable[..., None], *,
     """
     sidecar, dsn, owned = asyncio.run(_start_sidecar(config))
     relay_dir = tempfile.mkdtemp(prefix="glove-scratchpad-workers-")
+    ready = threading.Event()  # every worker started
+    operator = None
+    if config.metrics_port is not None:
+        # Every worker writes its metrics here; the supervisor's port reads them all.
+        os.environ[metrics.MULTIPROCESS_ENV] = os.path.join(relay_dir, "metrics")
+        os.mkdir(os.environ[metrics.MULTIPROCESS_ENV])
+        operator = _operator_port(config, sidecar, dsn, ready)
     reserved = _reserve_port(config.host, config.port)
     port = reserved.getsockname()[1]
     cfg = config.model_copy(update={"port": port}).model_dump()
@@ -154,10 +166,13 @@ def run_workers(config: ServerConfig, target: Callable[..., None], *,
             theirs.close()
             procs.append(proc)
             reports.append(ours)
-        status = _supervise(procs, reports, stop_r, config)
+        status = _supervise(procs, reports, stop_r, config, ready)
     finally:
         reserved.close()
         _stop_all(procs, config.shutdown_grace + KILL_AFTER)
+        if operator is not None:
+            operator.close()
+            os.environ.pop(metrics.MULTIPROCESS_ENV, None)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         shutil.rmtree(relay_dir, ignore_errors=True)
@@ -169,8 +184,41 @@ def run_workers(config: ServerConfig, target: Callable[..., None], *,
     return status
 
 
+def _operator_port(config: ServerConfig, sidecar: Any, dsn: str,
+                   started: threading.Event) -> Any:
+    """The workers' metrics and health port, served by the supervisor: ready once every
+    worker has started, while the sidecar answers."""
+    from .net.operator import OperatorPort
+
+    def not_ready() -> str | None:
+        if not started.is_set():
+            return "the workers are starting"
+        if sidecar is not None:
+            return None if sidecar.alive() else "the sidecar's postmaster is not running"
+        return asyncio.run(_answers(dsn))
+
+    port = OperatorPort(config.metrics_host, config.metrics_port or 0, not_ready)
+    port.start()
+    return port
+
+
+async def _answers(dsn: str) -> str | None:
+    """None when the Postgres at ``dsn`` answers a statement, else why not."""
+    import asyncpg
+
+    try:
+        conn = await asyncpg.connect(dsn, timeout=2)
+        try:
+            await conn.fetchval("SELECT 1", timeout=2)
+        finally:
+            await conn.close()
+    except (OSError, TimeoutError, asyncpg.PostgresError) as exc:
+        return f"the sidecar does not answer ({type(exc).__name__})"
+    return None
+
+
 def _supervise(procs: list[Any], reports: list[Any], stop: socket.socket,
-               config: ServerConfig) -> int:
+               config: ServerConfig, started: threading.Event) -> int:
     """Wait for every worker's banner, print it, then wait for a signal or a death."""
     pending = dict(enumerate(reports))
     banner = ""
@@ -200,8 +248,9 @@ def _supervise(procs: list[Any], reports: list[Any], stop: socket.socket,
             waiting.remove(item)
             del pending[index]
     print(banner, flush=True)
-    ready = multiprocessing.connection.wait([stop, *(p.sentinel for p in procs)])
-    if stop in ready:
+    started.set()
+    ended = multiprocessing.connection.wait([stop, *(p.sentinel for p in procs)])
+    if stop in ended:
         print("shutting down", flush=True)
         return 0
     return _died(procs)
@@ -225,3 +274,5 @@ def _stop_all(procs: list[Any], patience: float) -> None:
             log.warning("worker %s did not stop in time: killing it", p.name)
             p.kill()
             p.join(5)
+        if p.pid is not None:
+            metrics.process_ended(p.pid)

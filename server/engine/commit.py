@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from pglast import ast
 
-from glove_scratchpad import errors
+from glove_scratchpad import errors, metrics
 from glove_scratchpad.catalog import JournalEntry, as_json
 from glove_scratchpad.resources import Bindings, Resource
 
@@ -215,6 +215,7 @@ async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statemen
             out = await _fire_call(st, write, call, ctx)
         except errors.SqlError as exc:
             write.status, write.error = "failed", exc.message
+            metrics.write(write.resource, "failed")
             await journal.settle(txid, seq, "failed", error=exc.message)
             await journal.not_run(txid, seq + 1)
             raise _Stopped(write, exc, txid) from None
@@ -229,6 +230,7 @@ async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statemen
         last = i == len(calls) - 1
         if last or calls[i + 1][0] is not write:
             write.status = "fired"
+            metrics.write(write.resource, "fired")
             if write.link is not None:
                 await write.link.fired(st, write, returned[index[id(write)]] or [
                     as_dict(r) for c in write.calls for r in c.rows])
@@ -244,6 +246,7 @@ async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statemen
     for write in segment:
         if not write.calls:
             write.status = "fired"  # nothing to call: planned at COMMIT to no row
+            metrics.write(write.resource, "fired")
 
 
 async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: StatementContext

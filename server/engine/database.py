@@ -23,6 +23,7 @@ from typing import Any
 
 from cachetools import LRUCache
 
+from glove_scratchpad import errors
 from glove_scratchpad.catalog import (
     DEFAULT_NAME,
     SYSTEM_VIEWS,
@@ -34,6 +35,8 @@ from glove_scratchpad.catalog import (
     Journal,
     Pool,
     Sidecar,
+    Step,
+    encode_param,
 )
 from glove_scratchpad.resources import Fn, FnCatalog, Resource
 
@@ -49,6 +52,7 @@ __all__ = ["Database"]
 log = logging.getLogger(__name__)
 
 IMMUTABLE_CACHE_SIZE = 100_000  # lasting calls whose rows are kept in memory (least recent go)
+READY_TIMEOUT = 2.0  # seconds the readiness check waits for the sidecar
 RETENTION_POLL = 3600.0  # seconds between prunings of the audit and the journal
 
 class Database:
@@ -220,6 +224,21 @@ class Database:
 
     def preview(self) -> list[StagedWrite]:
         return self.default_session.preview()
+
+    async def not_ready(self) -> str | None:
+        """Why a statement could not be answered now, in one line; None when it could:
+        the sidecar answers on the main view's pool, and the served schema is there."""
+        served = self.schemas.served
+        try:
+            async with asyncio.timeout(READY_TIMEOUT):
+                async with self.main.pool.acquire() as conn:
+                    out = await conn.pipeline([Step(
+                        "SELECT to_regnamespace($1) IS NOT NULL", [encode_param(served)])])
+        except (OSError, TimeoutError, errors.SqlError) as exc:
+            return f"the sidecar does not answer ({type(exc).__name__}: {exc})"[:300]
+        if out[-1].rows[0].values[0] != b"t":
+            return f"the catalog is not installed (no schema {served})"
+        return None
 
     def lasting_call(self, key: Any) -> asyncio.Future[Any] | None:
         """A lasting call's future in memory, by (resource, identity): None when there is

@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from glove_scratchpad import metrics
 from glove_scratchpad.wire import Param
 
 from .bindings import bindings_now, pushed
@@ -87,6 +88,7 @@ def reads(st: Statement, compiled: Compiled, params: Sequence[Param]
         touched = ctx.touch(ref.resource.name, "select", call.shown, called=False)
         if isinstance(answer, Kept):
             answer.hits += 1
+            metrics.kept("hit")
             touched.rows = answer.rows
         else:
             touched.rows = len(answer)

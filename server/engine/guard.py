@@ -38,7 +38,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from glove_scratchpad import errors
+from glove_scratchpad import errors, metrics
 from glove_scratchpad.catalog import Audit
 from glove_scratchpad.resources import CallContext, TransientError
 
@@ -137,7 +137,7 @@ class Guard:
         attempts = retries + 1
         for attempt in itertools.count(1):
             if rate is not None:
-                await self._bucket(resource, rate).take()
+                metrics.rate_wait(resource, await self._bucket(resource, rate).take())
             kwargs: dict[str, Any] = {}
             if context is not None:
                 ends = time.monotonic() + self.limits.resolver_timeout
@@ -155,6 +155,7 @@ class Guard:
                         deadline is not None and time.monotonic() + delay >= deadline):
                     raise self._final(resource, verb, exc, attempt) from (
                         None if isinstance(exc, ResolverTimeout) else exc)
+                metrics.retry(resource, verb)
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -217,11 +218,13 @@ class Guard:
             raise
         finally:
             user, session, statement, arguments = who
+            seconds = time.monotonic() - started
             # Raw values: the batch write turns them into timestamps and JSON.
             self.audit.record((
                 time.time(), user, session, statement, resource, verb, arguments, status,
-                (time.monotonic() - started) * 1000, rows, error,
+                seconds * 1000, rows, error,
             ))
+            metrics.call(resource, verb, status, seconds, rows)
 
     async def _in_thread(self, resource: str, fn: Callable[..., Any], args: Sequence[Any],
                          kwargs: dict[str, Any]) -> Any:

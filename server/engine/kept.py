@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from pglast import ast
 
-from glove_scratchpad import errors
+from glove_scratchpad import errors, metrics
 from glove_scratchpad.catalog import SYSTEM_VIEWS, CacheStore
 
 from .context import CallArgs, StatementContext
@@ -178,9 +178,11 @@ class KeptCalls:
         found = self.find(key)
         if found is not None:
             found.hits += 1
+            metrics.kept("hit")
             ctx.touch(resource.name, "select", call.shown(), called=False).rows = found.rows
             self.index_for(found, ref.lookups, ref.resource.keys)
             return found
+        metrics.kept("miss")
         rows = await fetch()
         limits = self.limits
         if len(rows) > limits.cache_max_rows:
@@ -304,6 +306,8 @@ class KeptCalls:
                 break
             total -= self.entries[key].bytes
             self._forget(key)
+            metrics.kept("evicted")
+        metrics.kept("made", bytes_now=total)
         await self.reap()
 
     def _forget(self, key: Key) -> None:

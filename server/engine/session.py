@@ -24,12 +24,13 @@ import asyncio
 import itertools
 import re
 import secrets
+import time
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from pglast import ast, enums
 
-from glove_scratchpad import errors
+from glove_scratchpad import errors, metrics
 from glove_scratchpad.catalog import CURRENT_VIEW_SOURCE, Step, encode_param, resource_row
 from glove_scratchpad.resources import Resource
 from glove_scratchpad.wire import FieldDescription, Param
@@ -39,7 +40,7 @@ from ..sql.allowlist import system_call
 from ..sql.analysis import deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, is_script, parse
-from ..sql.statement_kinds import statement_name
+from ..sql.statement_kinds import command_kind, statement_name
 from . import chains, commit, fast, resolve, settings, sidecar, writes
 from . import fns as fn_calls
 from .context import Request, StatementContext
@@ -52,7 +53,7 @@ from .services import Services
 from .session_settings import SessionSettings, changes
 from .staged import pending, staged_view_rows
 from .statement import Endpoint, Statement, lookup
-from .transaction import Transaction
+from .transaction import Transaction, TxState
 from .view import View
 
 __all__ = ["ParsedStatement", "Session", "parse"]
@@ -225,6 +226,7 @@ class Session:
     async def _statement(self, stmt: ParsedStatement, params: list[Any],
                          request: Request, formats: tuple[int, ...]) -> Result:
         token = CURRENT_VIEW_SOURCE.set(self)
+        started, outcome, was_open = time.perf_counter(), "00", self.tx.state is not TxState.IDLE
         try:
             node = stmt.node
             st = self.statement(request, formats)
@@ -247,8 +249,20 @@ class Session:
             except errors.SqlError:
                 self.tx.fail()
                 raise
+        except errors.SqlError as exc:
+            outcome = exc.sqlstate[:2]
+            raise
+        except asyncio.CancelledError:
+            outcome = "57"  # canceled: by the client, a shutdown or a client gone
+            raise
         finally:
             CURRENT_VIEW_SOURCE.reset(token)
+            if metrics.enabled():
+                metrics.statement(command_kind(stmt.node), outcome,
+                                  time.perf_counter() - started)
+                now_open = self.tx.state is not TxState.IDLE
+                if now_open is not was_open:
+                    metrics.transaction(1 if now_open else -1)
 
     def _fast(self, st: Statement, stmt: ParsedStatement, params: list[Param]
               ) -> Coroutine[Any, Any, Result] | None:

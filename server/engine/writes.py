@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pglast import ast
 
-from glove_scratchpad import errors
+from glove_scratchpad import errors, metrics
 from glove_scratchpad.catalog import (
     INSERT_SCHEMA,
     Step,
@@ -143,6 +143,7 @@ async def write(st: Statement, plan: Plan, params: list[Param],
     if st.tx.state is TxState.OPEN:
         if calls or (link is not None and link.deferred):
             st.tx.staged.append(staged)
+            metrics.write(resource.name, "staged")
             ctx.notices.append(_staged_notice(staged, resource))
     elif calls:
         returned = await commit.fire_one(st, staged, ctx)
@@ -165,6 +166,7 @@ def stage_unplanned(st: Statement, plan: Plan, ctx: StatementContext, link: Any,
     staged = StagedWrite(st.next_write_id(), resource.name, verb, plan.sql, [],
                          link=link)
     st.tx.staged.append(staged)
+    metrics.write(resource.name, "staged")
     after = ", ".join(f"#{i}" for i in link.after())
     ctx.notices.append(Notice(
         f"staged #{staged.id}: {verb} of {resource.name}, planned at COMMIT from the rows "

@@ -12,9 +12,11 @@
   the connection it names.
 - ``peers``: a CancelRequest handed to the server of the same name that owns it
   (servers behind a balancer).
+- ``operator``: the operator's HTTP port (``--metrics-port``): ``/metrics``,
+  ``/healthz`` and ``/readyz``, served from threads of its own.
 
 Imports point one way. ``server`` imports ``connection``, which imports
 ``startup`` and ``portals``; ``server`` also imports ``relay`` and ``peers``,
-which import ``state``. ``state`` and ``auth`` import no other module here,
-and nothing imports ``server``.
+which import ``state``. ``state``, ``auth`` and ``operator`` import no other
+module here, and nothing imports ``server``.
 """

@@ -38,7 +38,7 @@ import ssl
 from collections.abc import Sequence
 from typing import Any
 
-from glove_scratchpad import errors
+from glove_scratchpad import errors, metrics
 from glove_scratchpad.stream import CodecProtocol
 from glove_scratchpad.wire import (
     NEED_DATA,
@@ -208,6 +208,7 @@ class ClientHandler(CodecProtocol):
         assert task is not None
         tasks = self.state.tasks
         tasks.add(task)
+        metrics.connection(1)
         try:
             if len(tasks) > self.state.config.max_connections:
                 with contextlib.suppress(Exception):
@@ -219,6 +220,11 @@ class ClientHandler(CodecProtocol):
         except asyncio.CancelledError:
             pass  # shutdown (or a client gone mid-statement) ended this connection
         finally:
+            metrics.connection(-1)
+            if self.session is not None:
+                metrics.connection(-1, session=True)
+                if self.session.tx_status != "I":
+                    metrics.transaction(-1)  # its transaction ends with it
             tasks.discard(task)
             if self.key is not None:
                 self.state.forget(self.key)
@@ -236,6 +242,7 @@ class ClientHandler(CodecProtocol):
             if started is None:
                 return
             self.session, self.key = started.session, started.key
+            metrics.connection(1, session=True)
             self.state.register(started.key, self)
             await self.main_loop()
         except (_Closed, ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):

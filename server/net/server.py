@@ -45,6 +45,17 @@ log = logging.getLogger(__name__)
 BUSY_POLL = 0.05  # seconds between looks at running statements during a shutdown's grace
 
 
+def connect_line(config: ServerConfig, host: str, port: int) -> str:
+    """A psql command that connects as the server requires: its first user (when it has
+    users) and TLS (when it requires it)."""
+    user = sorted(config.users)[0] if config.users else None
+    if config.require_tls:
+        who = f" user={user}" if user else ""
+        return (f'psql "host={host} port={port} dbname={config.database}{who} '
+                'sslmode=require"')
+    return f"psql -h {host} -p {port} -d {config.database}" + (f" -U {user}" if user else "")
+
+
 class Server:
     """A PostgreSQL-protocol server over one Database."""
 
@@ -95,14 +106,16 @@ class Server:
             reach = " (listening on every address: from elsewhere, use this machine's)"
         else:
             reach = ""
+        metrics = (f"  metrics:  http://{c.metrics_host}:{c.metrics_port}/metrics "
+                   "(and /healthz, /readyz)\n" if c.metrics_port is not None else "")
         return (
             f"glove-scratchpad \"{c.name}\" serving database \"{c.database}\" on "
             f"{c.host or '*'}:{self.port}{workers}\n"
             f"  resources: {names}\n"
             f"  {writes}\n"
             f"  {describe_auth(c)}\n"
-            f"{shared}"
-            f"  connect:  psql -h {host} -p {self.port} -d {c.database}{reach}\n"
+            f"{shared}{metrics}"
+            f"  connect:  {connect_line(c, host, self.port)}{reach}\n"
         )
 
     async def shutdown(self) -> None:

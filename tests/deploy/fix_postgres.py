@@ -108,6 +108,17 @@ class Cluster:
                   str(self.root / "log"), "-w", "-t", "60", "start")
         return self
 
+    def halt(self) -> None:
+        """Stop the postmaster, its sessions ended (``-m fast``), keeping the data for
+        ``resume``. Not ``immediate``: with this cluster's synchronous_commit off, a crash
+        may lose the last commits (an agent role's password, say)."""
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w",
+                  "stop")
+
+    def resume(self) -> None:
+        self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), "-l",
+                  str(self.root / "log"), "-w", "-t", "60", "start")
+
     def stop(self) -> None:
         with_owner = [*_as_owner(), str(self.bindir / "pg_ctl"), "-D", str(self.data), "-m",
                       "immediate", "-w", "stop"]

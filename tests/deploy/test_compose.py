@@ -85,7 +85,9 @@ async def test_the_compose_topology_serves_one_database_from_three_servers():
         dsn = base["GLOVE_SCRATCHPAD_SIDECAR_DSN"]
         assert "@postgres:5432/" in dsn
         base["GLOVE_SCRATCHPAD_SIDECAR_DSN"] = dsn.replace("@postgres:", f"@{hosts['postgres']}:")
-        envs = [{**base, "GLOVE_SCRATCHPAD_HOST": address} for address in replicas]
+        # Each container has a loopback of its own: here, each replica its own address.
+        envs = [{**base, "GLOVE_SCRATCHPAD_HOST": address,
+                 "GLOVE_SCRATCHPAD_METRICS_HOST": address} for address in replicas]
         for env in envs:
             procs.append(await asyncio.create_subprocess_exec(
                 *argv, env={**os.environ, **env}, stdout=subprocess.DEVNULL,

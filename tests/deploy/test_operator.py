@@ -1,0 +1,278 @@
+"""The operator's port (``--metrics-port``), read by the tools operators run: a real
+Prometheus scrapes a server of two workers and counts exactly what a known workload did;
+``/readyz`` follows the sidecar down and back up; workers start on a port whose last
+connections are in TIME-WAIT."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import psutil
+import psycopg
+import pytest
+
+from glove_scratchpad.server.net.state import worker_of
+
+from .conftest import new_host
+from .fix_postgres import start_cluster
+
+FIXTURE = str(Path(__file__).with_name("fix_resources.py"))
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+
+
+async def _lines(stream: asyncio.StreamReader, into: list[str]) -> None:
+    while line := await stream.readline():
+        into.append(line.decode(errors="replace"))
+
+
+@contextlib.asynccontextmanager
+async def _server(*args: str, env: dict[str, str] | None = None,
+                  out: list[str] | None = None) -> AsyncIterator[list[str]]:
+    """``glove-scratchpad serve`` with ``args``, until its banner; its log lines (and its
+    output lines in ``out``)."""
+    data = tempfile.mkdtemp(prefix="gso-")  # short: the sidecar's socket path is in it
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "glove_scratchpad.server.cli", "serve", "--resources", FIXTURE,
+        "--sidecar-dir", f"{data}/pg", *args, env={**os.environ, **(env or {})},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    out = [] if out is None else out
+    log: list[str] = []
+    readers = [asyncio.ensure_future(_lines(proc.stdout, out)),
+               asyncio.ensure_future(_lines(proc.stderr, log))]
+    try:
+        async with asyncio.timeout(60):
+            while not any("connect:" in line for line in out):
+                if proc.returncode is not None:
+                    pytest.fail("the server ended: " + "".join(log[-20:]))
+                await asyncio.sleep(0.1)
+        yield log
+        proc.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(30):
+            assert await proc.wait() == 0, "".join(log[-20:])
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(psutil.Error):
+                for child in psutil.Process(proc.pid).children(recursive=True):
+                    child.kill()
+            proc.kill()
+            await proc.wait()
+        for reader in readers:
+            reader.cancel()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _prometheus(host: str, target: str):
+    """A real Prometheus scraping ``target`` every second; yields its query URL."""
+    if not Path(PROMETHEUS).exists():
+        pytest.fail("prometheus is not installed: make test installs it (apt-get)")
+    home = Path(tempfile.mkdtemp(prefix="gsprom-"))
+    (home / "prometheus.yml").write_text(
+        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        f"scrape_configs: [{{job_name: glove, static_configs: [{{targets: ['{target}']}}]}}]\n")
+    port = _free_port(host)
+    proc = subprocess.Popen(
+        [PROMETHEUS, f"--config.file={home / 'prometheus.yml'}",
+         f"--storage.tsdb.path={home / 'data'}", f"--web.listen-address={host}:{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield f"http://{host}:{port}/api/v1/query"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _query(api: str, promql: str) -> float | None:
+    """The value of an instant query with one result, None while it has none."""
+    try:
+        status, body = _get(api + "?" + urllib.parse.urlencode({"query": promql}))
+    except OSError:  # Prometheus is still starting
+        return None
+    if status != 200:
+        return None
+    result = json.loads(body)["data"]["result"]
+    return float(result[0]["value"][1]) if result else None
+
+
+async def _settled(api: str, promql: str, want: float, timeout: float = 60) -> float | None:
+    """The query's value once Prometheus has scraped it as ``want`` (or the last seen)."""
+    seen = None
+    async with asyncio.timeout(timeout):
+        while True:
+            seen = await asyncio.to_thread(_query, api, promql)
+            if seen == want:
+                return seen
+            await asyncio.sleep(0.5)
+
+
+async def test_prometheus_counts_exactly_what_two_workers_did():
+    host = new_host()
+    metrics_port = _free_port(host)
+    async with _server("--workers", "2", "--host", host, "--port", "55432",
+                       "--metrics-host", host, "--metrics-port", str(metrics_port)):
+        assert _get(f"http://{host}:{metrics_port}/healthz") == (200, "ok\n")
+        assert _get(f"http://{host}:{metrics_port}/readyz") == (200, "ready\n")
+        url = f"postgresql://agent@{host}:55432/scratchpad"
+        owners = set()
+        reads = errors = 0
+        async with asyncio.timeout(60):
+            while owners != {0, 1} or reads < 8:
+                async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+                    owners.add(worker_of(conn.info.backend_pid))
+                    rows = await (await conn.execute(
+                        "SELECT text FROM greet WHERE who = %s", (f"n{reads}",))).fetchall()
+                    assert rows == [(f"hello n{reads}",)]
+                    reads += 1
+                    with pytest.raises(psycopg.errors.UndefinedTable):
+                        await conn.execute("SELECT * FROM nowhere")
+                    errors += 1
+        with _prometheus(host, f"{host}:{metrics_port}") as api:
+            # One scrape of the supervisor sees both workers' counts, exactly.
+            assert await _settled(api, 'sum(glove_statements_total{kind="SELECT",'
+                                  'outcome="00"})', reads) == reads
+            assert await _settled(api, 'sum(glove_statements_total{outcome="42"})',
+                                  errors) == errors
+            assert await _settled(api, 'sum(glove_tool_calls_total{resource="greet",'
+                                  'verb="select",outcome="ok"})', reads) == reads
+            assert await _settled(api, 'sum(glove_tool_call_rows_total{resource="greet"})',
+                                  reads) == reads
+            assert await _settled(api, 'sum(glove_statement_duration_seconds_count{'
+                                  'kind="SELECT"})', reads + errors) == reads + errors
+            assert await _settled(api, "sum(glove_connections)", 0) == 0  # all closed
+
+
+def _samples(host: str, port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of a scrape, by (name, labels)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    status, body = _get(f"http://{host}:{port}/metrics")
+    assert status == 200
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(body) for s in family.samples}
+
+
+async def test_one_process_counts_sessions_transactions_and_writes():
+    host = new_host()
+    metrics_port = _free_port(host)
+    async with _server("--host", host, "--port", "55432", "--writes", "--metrics-host", host,
+                       "--metrics-port", str(metrics_port)):
+        url = f"postgresql://agent@{host}:55432/scratchpad"
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            await conn.execute("BEGIN")
+            await conn.execute("INSERT INTO notes (title) VALUES ('a'), ('b')")
+            during = _samples(host, metrics_port)
+            await conn.execute("COMMIT")
+            after = _samples(host, metrics_port)
+        async with asyncio.timeout(10):  # the server sees the client go a moment later
+            while (closed := _samples(host, metrics_port))[("glove_sessions", ())]:
+                await asyncio.sleep(0.05)
+    assert during[("glove_sessions", ())] == during[("glove_connections", ())] == 1
+    assert during[("glove_open_transactions", ())] == 1
+    assert during[("glove_writes_total", (("outcome", "staged"), ("resource", "notes")))] == 1
+    assert ("glove_writes_total", (("outcome", "fired"), ("resource", "notes"))) not in during
+    assert after[("glove_open_transactions", ())] == 0
+    assert after[("glove_writes_total", (("outcome", "fired"), ("resource", "notes")))] == 1
+    assert after[("glove_tool_calls_total", (("outcome", "ok"), ("resource", "notes"),
+                                             ("verb", "insert")))] == 1
+    assert after[("glove_statements_total", (("kind", "COMMIT"), ("outcome", "00")))] == 1
+    assert closed[("glove_sessions", ())] == closed[("glove_connections", ())] == 0
+
+
+async def test_readyz_follows_the_sidecar_down_and_back():
+    cluster = await asyncio.to_thread(start_cluster, "18", new_host())
+    try:
+        host = new_host()
+        metrics_port = _free_port(host)
+        async with _server("--host", host, "--port", "55432", "--metrics-host", host,
+                           "--metrics-port", str(metrics_port), "--sidecar-dsn",
+                           cluster.dsn()):
+            ready = f"http://{host}:{metrics_port}/readyz"
+            assert _get(ready) == (200, "ready\n")
+            await asyncio.to_thread(cluster.halt)
+            status, body = _get(ready)
+            assert status == 503, body
+            assert body.startswith("not ready: the sidecar does not answer"), body
+            assert _get(f"http://{host}:{metrics_port}/healthz") == (200, "ok\n")
+            await asyncio.to_thread(cluster.resume)
+            seen = []
+            async with asyncio.timeout(60):
+                while (answer := _get(ready)) != (200, "ready\n"):
+                    seen.append(answer)
+                    if len(seen) > 100:
+                        raise AssertionError(seen[-3:])
+                    await asyncio.sleep(0.2)
+    finally:
+        await asyncio.to_thread(cluster.stop)
+
+
+async def test_workers_start_on_a_port_whose_connections_are_in_time_wait():
+    host = new_host()
+    with socket.socket() as listener:  # a server that closes first leaves TIME-WAIT
+        # As every asyncio server's (a glove-scratchpad that just stopped): SO_REUSEADDR,
+        # which its TIME-WAIT connections keep.
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((host, 55432))
+        listener.listen()
+        client = socket.create_connection((host, 55432))
+        accepted, _ = listener.accept()
+        accepted.close()
+        client.recv(1)
+        client.close()
+    assert any(c.laddr.port == 55432 and c.status == psutil.CONN_TIME_WAIT
+               for c in psutil.net_connections("tcp4") if c.laddr and c.laddr.ip == host)
+    async with _server("--workers", "2", "--host", host, "--port", "55432") as log:
+        url = f"postgresql://agent@{host}:55432/scratchpad"
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            assert await (await conn.execute("SELECT 1")).fetchone() == (1,)
+        assert not any("Traceback" in line for line in log)
+
+
+async def test_the_banners_connect_line_connects_as_the_server_requires():
+    host = new_host()
+    metrics_port = _free_port(host)
+    out: list[str] = []
+    async with _server("--host", host, "--port", "55432", "--metrics-host", host,
+                       "--metrics-port", str(metrics_port), out=out,
+                       env={"GLOVE_SCRATCHPAD_USER": "ann", "GLOVE_SCRATCHPAD_PASSWORD": "pw"}):
+        banner = "".join(out)
+        assert f"metrics:  http://{host}:{metrics_port}/metrics" in banner
+        line = next(x for x in out if "connect:" in x).split("connect:", 1)[1].strip()
+        assert line == f"psql -h {host} -p 55432 -d scratchpad -U ann"
+        done = await asyncio.to_thread(
+            subprocess.run, [*shlex.split(line), "-XAtc", "SHOW session_authorization"],
+            capture_output=True, text=True, timeout=30, env={**os.environ, "PGPASSWORD": "pw"})
+        assert (done.returncode, done.stdout.strip()) == (0, "ann"), done.stderr
