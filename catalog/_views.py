@@ -44,6 +44,8 @@ class ViewSource(Protocol):
 
     def cache_rows(self) -> list[dict[str, Any]]: ...
 
+    def activity_rows(self) -> list[dict[str, Any]]: ...
+
 
 CURRENT: contextvars.ContextVar[ViewSource] = contextvars.ContextVar("glove_view_source")
 
@@ -258,6 +260,24 @@ def _cache(b: Bindings) -> list[dict[str, Any]]:
     return CURRENT.get().cache_rows()
 
 
+def _activity(b: Bindings) -> list[dict[str, Any]]:
+    return CURRENT.get().activity_rows()
+
+
+_ACTIVITY_COLUMNS = [
+    ("pid", "integer", "The session's process id, as pg_backend_pid() answers it there: "
+     "SELECT pg_cancel_backend(pid) cancels its statement"),
+    ("usename", "text", "Its user"),
+    ("state", "text", "active (a statement runs), idle, idle in transaction, or idle in "
+     "transaction (aborted)"),
+    ("query", "text", "The statement running, else the last one"),
+    ("query_start", "timestamp with time zone", "When that statement started"),
+    ("backend_start", "timestamp with time zone", "When the session started"),
+    ("calls", "jsonb", "The tool calls in flight, while a statement runs: resource, verb "
+     "and the seconds each has taken so far"),
+]
+
+
 async def _journal(b: Bindings) -> list[dict[str, Any]]:
     # WHERE txid = … reads one transaction's rows, not the user's whole history.
     return await CURRENT.get().journal_rows(b.all("txid"))
@@ -284,6 +304,13 @@ SYSTEM_VIEWS: dict[str, Resource] = {r.name: r for r in (
                     "returned and its idempotency key; your own (an administrator's: "
                     "everyone's). SELECT scratchpad.restage(txid) stages a transaction's "
                     "unfired writes again.", select=_journal),
+    define_resource("activity", volatility="volatile",
+                    columns=[{"name": n, "pg_type": t, "description": d}
+                             for n, t, d in _ACTIVITY_COLUMNS],
+                    description="The sessions of this server process, as pg_stat_activity: "
+                    "your own (an administrator's: everyone's), with the statement each "
+                    "runs and its tool calls in flight. SELECT pg_cancel_backend(pid) "
+                    "cancels one.", select=_activity, inline=True),
     define_resource("cache", volatility="volatile",
                     columns=[{"name": n, "pg_type": t, "description": d}
                              for n, t, d in _CACHE_COLUMNS],

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import weakref
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,7 @@ class Database:
         self.writes = writes
         self.immutable: LRUCache[Any, asyncio.Future[Any]] = LRUCache(IMMUTABLE_CACHE_SIZE)
         self.kept = KeptCalls(limits)  # lasting calls as sidecar tables
+        self.sessions: weakref.WeakSet[Any] = weakref.WeakSet()  # every Session open
         self.workers = 1  # server processes sharing the sidecar (--workers); none share memory
         self._owns_catalog = owns_catalog
         self.schemas = catalog.schemas  # the name's schemas (catalog.schema_names)

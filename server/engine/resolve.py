@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import math
+import time
 from collections.abc import Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +45,8 @@ from .result import Notice, Result
 
 if TYPE_CHECKING:
     from .statement import Statement
+
+_FLIGHTS = itertools.count(1)  # the calls in flight, numbered (``Statement.in_flight``)
 
 __all__ = ["check_keys", "evaluate_value", "functions", "gather", "invoke", "read",
            "resolve_all", "resolve_ref"]
@@ -354,6 +358,8 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
     context = (CallContext(st.user, st.session_id, sql, idempotency_key=key,
                            rows_wanted=wanted)
                if resource.takes_context(verb) else None)
+    flight = next(_FLIGHTS)
+    st.in_flight[flight] = (resource.name, verb, time.time())
     try:
         return await st.services.guard.call(
             resource.name, verb, fn, args, arguments=arguments, user=st.user,
@@ -364,6 +370,8 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
         raise
     except Exception as exc:
         raise resolver_failed(resource, verb, exc) from exc
+    finally:
+        st.in_flight.pop(flight, None)
 
 
 async def _call_select(st: Statement, ref: Reference, call: CallArgs,

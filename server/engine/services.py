@@ -9,7 +9,7 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import MutableMapping
+from collections.abc import MutableMapping, MutableSet
 from typing import Any, Protocol
 
 from glove_scratchpad.catalog import Audit, Journal, Schemas
@@ -35,6 +35,10 @@ class Services(Protocol):
     kept: KeptCalls  # lasting calls kept as sidecar tables
     type_names: dict[int, str]
     workers: int
+
+    @property
+    def sessions(self) -> MutableSet[Any]:
+        """Every session open (weakly held): scratchpad.activity and pg_cancel_backend."""
 
     @property
     def immutable(self) -> MutableMapping[Any, asyncio.Future[Any]]:

@@ -25,23 +25,29 @@ import itertools
 import re
 import secrets
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from pglast import ast, enums
 
 from glove_scratchpad import errors, metrics
-from glove_scratchpad.catalog import CURRENT_VIEW_SOURCE, Step, encode_param, resource_row
+from glove_scratchpad.catalog import (
+    CURRENT_VIEW_SOURCE,
+    SYSTEM_VIEWS,
+    Step,
+    encode_param,
+    resource_row,
+)
 from glove_scratchpad.resources import Resource
 from glove_scratchpad.wire import FieldDescription, Param
 
 from ..sql import gate
-from ..sql.allowlist import system_call
+from ..sql.allowlist import backend_call, system_call
 from ..sql.analysis import deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
-from ..sql.parse import ParsedStatement, is_script, parse
-from ..sql.statement_kinds import command_kind, statement_name
-from . import chains, commit, fast, resolve, settings, sidecar, writes
+from ..sql.parse import ParsedStatement, command_kind, is_script, parse
+from ..sql.statement_kinds import statement_name
+from . import backends, chains, commit, fast, resolve, settings, sidecar, writes
 from . import fns as fn_calls
 from .context import Request, StatementContext
 from .explain import explain_statement
@@ -88,6 +94,15 @@ class Session:
         # Fired writes, for a while, and the transaction's staged ones.
         self.overlay = Overlay(self.tx, services.limits.read_your_writes_s)
         self._write_ids = itertools.count(1)
+        # What scratchpad.activity and pg_cancel_backend see (the wire sets pid and
+        # canceller: its BackendKeyData's process id, and its own cancel).
+        self.pid = 0
+        self.canceller: Callable[[], None] | None = None
+        self.backend_start = time.time()
+        self.current: Statement | None = None  # the statement running, if one is
+        self.query = ""  # the one running, else the last
+        self.query_start: float | None = None
+        services.sessions.add(self)
 
     # -- public API -------------------------------------------------------------
 
@@ -118,7 +133,8 @@ class Session:
         """The scope of one statement of this session (``statement.py``)."""
         return Statement(self.services, self.view, self.policy, self.user, self.id, self.tx,
                          self.session_settings, self.overlay, self._write_ids, self.endpoint,
-                         request if request is not None else Request(), tuple(formats))
+                         request if request is not None else Request(), tuple(formats),
+                         pid=self.pid)
 
     def preview(self) -> list[StagedWrite]:
         """The writes COMMIT will send, in the order it fires them: each call with its
@@ -170,6 +186,9 @@ class Session:
         node = stmt.node
         if isinstance(node, ast.VariableShowStmt):
             return (), (FieldDescription(node.name or "", type_oid=25),)
+        backend = backend_call(node)
+        if backend is not None:
+            return backends.described(backend, node.targetList[0], tuple(param_oids))
         call = system_call(node, self.services.schemas.system)
         if call is not None:  # scratchpad.restage(txid): a bigint, or a $1 that is one
             arg = call.args[0].arg if isinstance(call.args[0], ast.TypeCast) else call.args[0]
@@ -217,6 +236,37 @@ class Session:
     def cache_rows(self) -> list[dict[str, Any]]:
         return self.services.kept.rows(self.view.database, self.user, self.policy.admin)
 
+    def activity_rows(self) -> list[dict[str, Any]]:
+        return backends.visible(self.services.sessions, self.user, self.policy.admin)
+
+    def activity_row(self) -> dict[str, Any]:
+        """This session as a row of ``scratchpad.activity`` (``pg_stat_activity``'s)."""
+        running = self.current
+        now = time.time()
+        state = ("active" if running is not None else
+                 "idle in transaction" if self.tx.state is TxState.OPEN else
+                 "idle in transaction (aborted)" if self.tx.state is TxState.FAILED else
+                 "idle")
+        calls = [{"resource": r, "verb": v, "seconds": round(now - t, 3)}
+                 for r, v, t in (running.in_flight.values() if running else ())
+                 if r not in SYSTEM_VIEWS]  # the tools', not the views' own
+        return {"pid": self.pid, "usename": self.user, "state": state,
+                "query": self.query or None, "query_start": _stamp(self.query_start),
+                "backend_start": _stamp(self.backend_start),
+                "calls": calls if running is not None else None}
+
+    def close(self) -> None:
+        """The client is gone: the session leaves scratchpad.activity."""
+        self.services.sessions.discard(self)
+
+    def cancel_running(self) -> bool:
+        """Cancel the statement running, as a CancelRequest would: whether a cancel could
+        be sent (a session of the Python API has no connection to cancel)."""
+        if self.canceller is None:
+            return False
+        self.canceller()
+        return True
+
     async def journal_rows(self, txids: list[int]) -> list[dict[str, Any]]:
         return await self.services.journal.read(None if self.policy.admin else self.user,
                                                 txids)
@@ -229,7 +279,8 @@ class Session:
         started, outcome, was_open = time.perf_counter(), "00", self.tx.state is not TxState.IDLE
         try:
             node = stmt.node
-            st = self.statement(request, formats)
+            st = self.current = self.statement(request, formats)
+            self.query, self.query_start = stmt.sql, time.time()
             if isinstance(node, ast.TransactionStmt):
                 self._gate(stmt, params)
                 return self._shown(await self._transaction(st, node))
@@ -257,6 +308,7 @@ class Session:
             raise
         finally:
             CURRENT_VIEW_SOURCE.reset(token)
+            self.current = None
             if metrics.enabled():
                 metrics.statement(command_kind(stmt.node), outcome,
                                   time.perf_counter() - started)
@@ -349,6 +401,10 @@ class Session:
                         ) -> Result:
         node = stmt.node
         services = self.services
+        backend = backend_call(node)
+        if backend is not None:  # SELECT pg_backend_pid(), pg_cancel_backend(pid): alone
+            return await backends.answer(st, backend, node.targetList[0], params,
+                                         services.sessions)
         call = system_call(node, services.schemas.system)
         if call is not None:  # the gate let it through alone: SELECT scratchpad.restage(…)
             if system_call_name(call) == "refresh":
@@ -437,3 +493,10 @@ class Session:
         raise errors.InternalError(
             f"transaction statement {kind.name} passed the gate but has no branch that runs it",
             hint="Report this to the server's operator.")
+
+
+def _stamp(seconds: float | None) -> Any:
+    """A time as the views' timestamptz columns take it."""
+    import datetime as dt
+
+    return None if seconds is None else dt.datetime.fromtimestamp(seconds, dt.UTC)

@@ -72,6 +72,9 @@ class Statement:
     request: Request = field(default_factory=Request)  # the scope of stable results
     formats: tuple[int, ...] = ()  # the result columns' format codes (the Bind rule)
     timeout: float = 0.0  # seconds it may take: set once, when it is made
+    pid: int = 0  # the session's, as its BackendKeyData said (0: the Python API's)
+    # The tool calls running now, by a number of their own: (resource, verb, started).
+    in_flight: dict[int, tuple[str, str, float]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.timeout = timeout(self.services.limits.statement_timeout,

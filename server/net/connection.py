@@ -222,6 +222,7 @@ class ClientHandler(CodecProtocol):
         finally:
             metrics.connection(-1)
             if self.session is not None:
+                self.session.close()
                 metrics.connection(-1, session=True)
                 if self.session.tx_status != "I":
                     metrics.transaction(-1)  # its transaction ends with it
@@ -242,6 +243,7 @@ class ClientHandler(CodecProtocol):
             if started is None:
                 return
             self.session, self.key = started.session, started.key
+            self.session.pid, self.session.canceller = started.key[0], self.cancel
             metrics.connection(1, session=True)
             self.state.register(started.key, self)
             await self.main_loop()

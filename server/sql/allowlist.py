@@ -35,6 +35,8 @@ from glove_scratchpad.names import SYSTEM_SCHEMA
 
 __all__ = [
     "AGGREGATES",
+    "BACKEND_FUNCTIONS",
+    "BACKEND_HINT",
     "CATALOG_RELATIONS",
     "CHECKED_FUNCTIONS",
     "DISCOVER",
@@ -46,6 +48,7 @@ __all__ = [
     "RELATION_REFUSALS",
     "SYSTEM_FUNCTIONS",
     "FunctionRefusal",
+    "backend_call",
     "refuse_catalog",
     "refuse_function",
     "refuse_system_function",
@@ -244,6 +247,12 @@ INFO_SCHEMA_FUNCTIONS = frozenset({
 })
 
 
+# The server's own sessions' functions: each answered by the server, alone.
+BACKEND_FUNCTIONS = frozenset({"pg_backend_pid", "pg_cancel_backend"})
+BACKEND_HINT = ("Call it alone: SELECT pg_backend_pid(); SELECT pg_cancel_backend(pid), "
+                "with a pid from scratchpad.activity.")
+
+
 class FunctionRefusal:
     """A class of refused functions: its names and name prefixes, and how it is refused."""
 
@@ -283,6 +292,10 @@ FUNCTION_REFUSALS = (
         "large objects are not supported",
         "Keep binary data in a bytea or text column of a resource."),
     FunctionRefusal(
+        "pg_backend_pid pg_cancel_backend", "", errors.FeatureNotSupported,
+        "the server answers it only as a statement of its own: its sessions are not the "
+        "sidecar's backends", BACKEND_HINT),
+    FunctionRefusal(
         "pg_sleep pg_sleep_for pg_sleep_until", "", errors.FeatureNotSupported,
         "a statement may not sleep (it would hold a connection)",
         "Run the statement again later instead."),
@@ -311,13 +324,13 @@ FUNCTION_REFUSALS = (
         "it reads the server's files or configuration",
         "Data comes from resources. " + DISCOVER),
     FunctionRefusal(
-        "pg_reload_conf pg_rotate_logfile pg_terminate_backend pg_cancel_backend "
+        "pg_reload_conf pg_rotate_logfile pg_terminate_backend "
         "pg_promote pg_switch_wal pg_create_restore_point pg_backup_start pg_backup_stop "
         "pg_export_snapshot pg_import_system_collations pg_nextoid pg_log_standby_snapshot "
         "pg_log_backend_memory_contexts pg_sync_replication_slots "
         "pg_stop_making_pinned_objects "
         "brin_summarize_new_values brin_summarize_range brin_desummarize_range "
-        "gin_clean_pending_list amvalidate currtid2 pg_backend_pid pg_blocking_pids "
+        "gin_clean_pending_list amvalidate currtid2 pg_blocking_pids "
         "pg_safe_snapshot_blocking_pids pg_isolation_test_session_is_blocked pg_lock_status "
         "pg_cursor pg_prepared_statement pg_prepared_xact pg_get_backend_memory_contexts "
         "pg_get_shmem_allocations pg_get_shmem_allocations_numa pg_get_aios "
@@ -421,6 +434,33 @@ def system_call(node: Any, schema: str = SYSTEM_SCHEMA) -> Any:
         raise errors.FeatureNotSupported(
             f"{schema}.restage() takes one transaction id: a number, or $1",
             hint=_system_hint(schema))
+    return call
+
+
+def backend_call(node: Any) -> Any:
+    """The call of ``SELECT pg_backend_pid()`` or ``SELECT pg_cancel_backend(<a number, or
+    $n>)`` when that is the whole statement (an alias allowed), else None. The server
+    answers them itself: its sessions are not the sidecar's backends."""
+    if not isinstance(node, ast.SelectStmt) or len(node.targetList or ()) != 1 or any(
+            getattr(node, slot) for slot in _SELECT_CLAUSES):
+        return None
+    call = (node.targetList or ())[0].val
+    names = [str(s.sval) for s in getattr(call, "funcname", None) or ()
+             if isinstance(s, ast.String)]
+    if not isinstance(call, ast.FuncCall) or names[-1:] == [] or (
+            names[-1] not in BACKEND_FUNCTIONS or names[:-1] not in ([], ["pg_catalog"])
+            or call.over or call.agg_star or call.agg_filter):
+        return None
+    args = list(call.args or ())
+    arg = args[0].arg if len(args) == 1 and isinstance(args[0], ast.TypeCast) else (
+        args[0] if len(args) == 1 else None)
+    if names[-1] == "pg_backend_pid" and args:
+        raise errors.UndefinedFunction("function pg_backend_pid() takes no argument",
+                                       hint=BACKEND_HINT)
+    if names[-1] == "pg_cancel_backend" and not (isinstance(arg, ast.ParamRef) or (
+            isinstance(arg, ast.A_Const) and isinstance(arg.val, ast.Integer))):
+        raise errors.FeatureNotSupported(
+            "pg_cancel_backend() takes one pid here: a number, or $1", hint=BACKEND_HINT)
     return call
 
 

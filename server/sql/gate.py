@@ -63,6 +63,7 @@ from .allowlist import (
     INFO_SCHEMA_FUNCTIONS,
     INFO_SCHEMA_REFUSED,
     SYSTEM_FUNCTIONS,
+    backend_call,
     refuse_catalog,
     refuse_function,
     refuse_system_function,
@@ -172,7 +173,7 @@ class _Gate:
         if not isinstance(node, STATEMENT_KINDS):
             refuse_statement(node)
         if isinstance(node, ast.SelectStmt):
-            if system_call(node, self.system) is not None:
+            if system_call(node, self.system) is not None or backend_call(node) is not None:
                 return  # SELECT scratchpad.restage(txid) alone: system_call judged it
             if top:
                 self.settings_read = pinned_settings_read(node, self.secret)

@@ -18,7 +18,9 @@ from pglast.parser import ParseError
 
 from glove_scratchpad import errors
 
-__all__ = ["PARSE_CACHE_SIZE", "ParsedStatement", "is_script", "parse"]
+from .statement_kinds import statement_name
+
+__all__ = ["PARSE_CACHE_SIZE", "ParsedStatement", "command_kind", "is_script", "parse"]
 
 PARSE_CACHE_SIZE = 4096  # distinct SQL texts whose parse trees are kept
 
@@ -71,3 +73,22 @@ def is_script(statements: Sequence[ParsedStatement]) -> bool:
         and isinstance(last, ast.TransactionStmt)
         and last.kind in (k.TRANS_STMT_COMMIT, k.TRANS_STMT_ROLLBACK)
     )
+
+
+_TRANSACTION_TAGS = {"TRANS_STMT_BEGIN": "BEGIN", "TRANS_STMT_START": "BEGIN",
+                     "TRANS_STMT_COMMIT": "COMMIT", "TRANS_STMT_ROLLBACK": "ROLLBACK",
+                     "TRANS_STMT_SAVEPOINT": "SAVEPOINT", "TRANS_STMT_RELEASE": "RELEASE",
+                     "TRANS_STMT_ROLLBACK_TO": "ROLLBACK"}
+
+
+def command_kind(node: Any) -> str:
+    """The statement's kind as its command tag names it: ``BEGIN``, ``COMMIT``, ``SET``,
+    ``SHOW``, ``SELECT``, … (a bounded set: a metric's label)."""
+    if isinstance(node, ast.TransactionStmt):
+        return _TRANSACTION_TAGS.get(getattr(node.kind, "name", ""), "TRANSACTION")
+    if isinstance(node, ast.VariableSetStmt):
+        return "RESET" if node.kind is not None and node.kind.name.startswith("VAR_RESET") \
+            else "SET"
+    if isinstance(node, ast.VariableShowStmt):
+        return "SHOW"
+    return statement_name(node)

@@ -35,7 +35,6 @@ __all__ = [
     "ROLE_STATEMENTS",
     "STATEMENT_KINDS",
     "STATEMENT_NAMES",
-    "command_kind",
     "refuse_statement",
     "statement_name",
 ]
@@ -123,25 +122,6 @@ def statement_name(node: Any) -> str:
         return STATEMENT_NAMES[kind]
     words = "".join(" " + c if c.isupper() else c for c in kind.removesuffix("Stmt")).split()
     return " ".join(words).upper()
-
-
-_TRANSACTION_TAGS = {"TRANS_STMT_BEGIN": "BEGIN", "TRANS_STMT_START": "BEGIN",
-                     "TRANS_STMT_COMMIT": "COMMIT", "TRANS_STMT_ROLLBACK": "ROLLBACK",
-                     "TRANS_STMT_SAVEPOINT": "SAVEPOINT", "TRANS_STMT_RELEASE": "RELEASE",
-                     "TRANS_STMT_ROLLBACK_TO": "ROLLBACK"}
-
-
-def command_kind(node: Any) -> str:
-    """The statement's kind as its command tag names it: ``BEGIN``, ``COMMIT``, ``SET``,
-    ``SHOW``, ``SELECT``, … (a bounded set: a metric's label)."""
-    if isinstance(node, ast.TransactionStmt):
-        return _TRANSACTION_TAGS.get(getattr(node.kind, "name", ""), "TRANSACTION")
-    if isinstance(node, ast.VariableSetStmt):
-        return "RESET" if node.kind is not None and node.kind.name.startswith("VAR_RESET") \
-            else "SET"
-    if isinstance(node, ast.VariableShowStmt):
-        return "SHOW"
-    return statement_name(node)
 
 
 def refuse_statement(node: Any) -> NoReturn:

@@ -126,7 +126,9 @@ ATTACKS: list[tuple[str, str]] = [
     ("SELECT ('/etc/passwd'::text).lo_import", UNSUPPORTED),
     # -- admin, other sessions, sleeping --------------------------------------------------
     ("SELECT pg_terminate_backend(pid) FROM github_pr WHERE number = 1", PRIV),
-    ("SELECT pg_cancel_backend(1)", PRIV),
+    # Alone, pg_cancel_backend(pid) and pg_backend_pid() are the server's own
+    # (tests/server/test_activity.py); anywhere else, refused.
+    ("SELECT pg_cancel_backend(pid) FROM github_pr WHERE number = 1", UNSUPPORTED),
     ("SELECT pg_reload_conf()", PRIV),
     ("SELECT pg_rotate_logfile()", PRIV),
     ("SELECT pg_promote()", PRIV),
@@ -136,7 +138,7 @@ ATTACKS: list[tuple[str, str]] = [
     ("SELECT * FROM pg_create_logical_replication_slot('s', 'pgoutput')", PRIV),
     ("SELECT * FROM pg_stat_get_activity(NULL)", PRIV),
     ("SELECT pg_stat_reset()", PRIV),
-    ("SELECT pg_backend_pid()", PRIV),
+    ("SELECT pg_backend_pid() + 1", UNSUPPORTED),
     ("SELECT pg_blocking_pids(1)", PRIV),
     ("SELECT * FROM pg_lock_status()", PRIV),
     ("SELECT inet_server_addr()", PRIV),
@@ -369,7 +371,7 @@ ATTACKS: list[tuple[str, str]] = [
     ("SELECT 1 GROUP BY pg_read_file('/etc/passwd')", PRIV),
     ("SELECT 1 HAVING pg_read_file('/etc/passwd') IS NOT NULL", PRIV),
     ("SELECT DISTINCT ON (pg_read_file('/etc/passwd')) 1", PRIV),
-    ("SELECT row_number() OVER (ORDER BY pg_backend_pid())", PRIV),
+    ("SELECT row_number() OVER (ORDER BY pg_backend_pid())", UNSUPPORTED),
     ("SELECT sum(1) OVER w FROM github_pr WHERE number = 1 WINDOW w AS (ORDER BY pg_sleep(1))", UNSUPPORTED),
     ("SELECT count(*) FILTER (WHERE pg_read_file('/etc/passwd') IS NULL) FROM github_pr WHERE number = 1", PRIV),
     ("SELECT string_agg(x, ',' ORDER BY pg_read_file('/etc/passwd')) FROM (VALUES ('a')) v(x)", PRIV),

@@ -88,6 +88,9 @@ EXTRA_ACCEPTED: list[str] = [
     "SELECT scratchpad.restage($1::bigint) AS restaged",
     "SELECT scratchpad.refresh('web')",
     "SELECT scratchpad.refresh($1)",
+    "SELECT pg_backend_pid()",
+    "SELECT pg_catalog.pg_cancel_backend(42) AS sent",
+    "SELECT pg_cancel_backend($1::integer)",
 ]
 
 # Accepted before their parameter values are known (``values_later``, at Describe); each
@@ -179,6 +182,9 @@ REFUSED: dict[str, Refused] = {
     "restage of an expression": Refused("SELECT scratchpad.restage(1 + 1)", UNSUPPORTED),
     "EXPLAIN restage": Refused("EXPLAIN SELECT scratchpad.restage(1)", UNSUPPORTED),
     "refresh of a number": Refused("SELECT scratchpad.refresh(1)", UNSUPPORTED),
+    "pg_backend_pid with an argument": Refused("SELECT pg_backend_pid(1)", NO_FUNCTION),
+    "pg_cancel_backend of text": Refused("SELECT pg_cancel_backend('x')", UNSUPPORTED),
+    "pg_backend_pid not alone": Refused("SELECT pg_backend_pid() + 1", UNSUPPORTED),
     # settings (gate, setting_rules)
     "SET protected": Refused("SET work_mem = '1GB'", PRIV),
     "SET alias of protected": Refused("SET sort_mem = '1GB'", PRIV),

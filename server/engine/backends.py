@@ -1,0 +1,132 @@
+"""The server's sessions as Postgres' backends: ``pg_backend_pid()``,
+``pg_cancel_backend(pid)``, and the rows of ``scratchpad.activity``.
+
+Rules:
+- A session's pid is the process id its BackendKeyData gave the client (what a
+  CancelRequest names); a session of the Python API has none (0).
+- ``pg_cancel_backend(pid)`` cancels the statement running in a session of this
+  server process, as the wire's CancelRequest does: the caller's own sessions, or
+  any for an administrator (another user's: 42501, as Postgres). A pid that no
+  session here has gives false with a WARNING, as Postgres does.
+- Each is a statement of its own (``allowlist.backend_call``). Its value reaches
+  the client through the sidecar as a constant, so it comes in the format asked
+  for, typed as Postgres types it (integer, boolean).
+- A user reads their own sessions in ``scratchpad.activity``, an administrator
+  everyone's; with ``--workers`` each worker's sessions are its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pglast import ast
+
+from glove_scratchpad import errors
+from glove_scratchpad.catalog import Step
+from glove_scratchpad.wire import FieldDescription
+
+from . import sidecar
+from .result import Notice, Result
+
+if TYPE_CHECKING:
+    from .statement import Statement
+
+__all__ = ["Backend", "answer", "described", "visible"]
+
+_INT4, _BOOL = 23, 16
+
+
+class Backend(Protocol):
+    """A session as the activity view and pg_cancel_backend see it."""
+
+    pid: int
+    user: str
+
+    def cancel_running(self) -> bool: ...
+
+    def activity_row(self) -> dict[str, Any]: ...
+
+
+def visible(sessions: Iterable[Backend], user: str, admin: bool) -> list[dict[str, Any]]:
+    """``scratchpad.activity``'s rows: the sessions ``user`` may see, by pid."""
+    return sorted((s.activity_row() for s in list(sessions) if admin or s.user == user),
+                  key=lambda row: row["pid"])
+
+
+def _column(call: Any, target: Any) -> str:
+    return str(target.name or call.funcname[-1].sval)
+
+
+def described(call: Any, target: Any, param_oids: tuple[int, ...]
+              ) -> tuple[tuple[int, ...], tuple[FieldDescription, ...]]:
+    """The parameter types and the one column of a backend call, calling nothing."""
+    name = str(call.funcname[-1].sval)
+    arg = call.args[0] if call.args else None
+    given = param_oids or ((_INT4,) if arg is not None and _is_param(arg) else ())
+    oid = _INT4 if name == "pg_backend_pid" else _BOOL
+    return given, (FieldDescription(_column(call, target), type_oid=oid),)
+
+
+def _is_param(arg: Any) -> bool:
+    return isinstance(arg.arg if isinstance(arg, ast.TypeCast) else arg, ast.ParamRef)
+
+
+def _pid_argument(call: Any, params: list[Any]) -> int | None:
+    arg = call.args[0]
+    arg = arg.arg if isinstance(arg, ast.TypeCast) else arg
+    if isinstance(arg, ast.ParamRef):
+        n = arg.number
+        param = params[n - 1] if n is not None and 0 < n <= len(params) else None
+        value = getattr(param, "value", param)
+        if value is None:
+            return None
+        if getattr(param, "format", 0) == 1 and isinstance(value, bytes) and \
+                len(value) in (2, 4, 8):  # a binary smallint, integer or bigint
+            return int.from_bytes(value, "big", signed=True)
+        try:
+            return int(bytes(value).decode() if isinstance(value, bytes | bytearray)
+                       else value)
+        except ValueError:
+            raise errors.InvalidTextRepresentation(
+                f'invalid input syntax for type integer: "{value!r}"',
+                hint="Pass the pid as a number, from scratchpad.activity.") from None
+    assert isinstance(arg, ast.A_Const)  # backend_call let only a number or $n through
+    return int(getattr(arg.val, "ival", 0))
+
+
+async def answer(st: Statement, call: Any, target: Any, params: list[Any],
+                 sessions: Iterable[Backend]) -> Result:
+    """Run ``SELECT pg_backend_pid()`` or ``SELECT pg_cancel_backend(pid)``."""
+    name = str(call.funcname[-1].sval)
+    column = _column(call, target).replace('"', '""')
+    notices: list[Notice] = []
+    if name == "pg_backend_pid":
+        sql = f'SELECT {int(st.pid)}::integer AS "{column}"'
+    else:
+        pid = _pid_argument(call, params)
+        done = None if pid is None else _cancel(st, pid, sessions, notices)
+        value = "NULL" if done is None else ("true" if done else "false")
+        sql = f'SELECT {value}::boolean AS "{column}"'
+    out = await sidecar.pipeline(st, [Step(sql, (), st.formats)])
+    result = sidecar.result_of(st, "SELECT 1", out)
+    result.notices.extend(notices)
+    return result
+
+
+def _cancel(st: Statement, pid: int, sessions: Iterable[Backend], notices: list[Notice]
+            ) -> bool:
+    for session in list(sessions):
+        if session.pid != pid or not pid:
+            continue
+        if session.user != st.user and not st.policy.admin:
+            raise errors.InsufficientPrivilege(
+                "permission denied to cancel query",
+                detail="Only an administrator may cancel another user's statement.",
+                hint="SELECT pid, usename, query FROM scratchpad.activity lists the "
+                "sessions you may cancel: your own.")
+        return session.cancel_running()
+    notices.append(Notice(f"PID {pid} is not a session of this server", "WARNING", "01000",
+                          hint="SELECT pid, state, query FROM scratchpad.activity lists "
+                          "them."))
+    return False
