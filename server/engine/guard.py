@@ -30,6 +30,7 @@ import contextvars
 import functools
 import inspect
 import itertools
+import logging
 import random
 import time
 from collections import defaultdict
@@ -43,6 +44,8 @@ from glove_scratchpad.catalog import Audit
 from glove_scratchpad.resources import CallContext, TransientError
 
 __all__ = ["Guard", "Limits", "TokenBucket"]
+
+log = logging.getLogger(__name__)
 
 RETRY_BASE = 0.1  # seconds: the first backoff; each retry doubles it
 RETRY_CAP = 10.0  # seconds: no backoff is longer, however many retries
@@ -77,6 +80,9 @@ class Limits:
     # Seconds a session's fired write is laid over its reads of the resource at most,
     # until the tool's rows show it (overlay.py); a resource may set its own; 0: never.
     read_your_writes_s: float = 5.0
+    # A statement that takes at least this many seconds is logged as slow (a WARNING
+    # event of its own); None: none is.
+    slow_statement_s: float | None = None
 
 
 class ResolverTimeout(TimeoutError):
@@ -209,12 +215,14 @@ class Guard:
             return out
         except ResolverTimeout:
             status, error = "timeout", f"timed out after {self.limits.resolver_timeout:g} s"
+            _failed(resource, verb, status, "ResolverTimeout")
             raise
         except asyncio.CancelledError:
             status, error = "canceled", "canceled"
             raise
         except Exception as exc:
             status, error = "error", f"{type(exc).__name__}: {exc}"[:1000]
+            _failed(resource, verb, status, type(exc).__name__)
             raise
         finally:
             user, session, statement, arguments = who
@@ -280,6 +288,14 @@ class Guard:
     def close(self) -> None:
         """Stop taking work; threads still running finish on their own."""
         self._threads.shutdown(wait=False, cancel_futures=True)
+
+
+def _failed(resource: str, verb: str, status: str, kind: str) -> None:
+    """A tool call's failure as an event of the log: the error's kind, not its message
+    (which may hold the call's values; the audit has it, for its user)."""
+    log.info("tool call failed: %s %s (%s, %s)", resource, verb, status, kind,
+                extra={"event": {"event": "tool_error", "resource": resource, "verb": verb,
+                                 "status": status, "error": kind}})
 
 
 def _backoff(attempt: int, retry_after: float | None) -> float:

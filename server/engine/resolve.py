@@ -359,6 +359,7 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
                            rows_wanted=wanted)
                if resource.takes_context(verb) else None)
     flight = next(_FLIGHTS)
+    st.calls += 1
     st.in_flight[flight] = (resource.name, verb, time.time())
     try:
         return await st.services.guard.call(

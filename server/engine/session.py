@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import re
 import secrets
 import time
@@ -74,6 +75,8 @@ _SAVEPOINT_VERBS = {
     enums.TransactionStmtKind.TRANS_STMT_ROLLBACK_TO: "ROLLBACK TO SAVEPOINT",
 }
 _UNDEFINED_COLUMN = re.compile(r'column "(.+)" does not exist')
+# Statements' ends, as events of the log (server/logs.py turns them on in JSON mode).
+_ENDS = logging.getLogger("glove_scratchpad.statements")
 _SEVERITY_RANK = {"DEBUG": 0, "LOG": 1, "INFO": 2, "NOTICE": 3, "WARNING": 4, "ERROR": 5}
 
 
@@ -94,6 +97,7 @@ class Session:
         # Fired writes, for a while, and the transaction's staged ones.
         self.overlay = Overlay(self.tx, services.limits.read_your_writes_s)
         self._write_ids = itertools.count(1)
+        self._numbers = itertools.count(1)  # its statements', in the log
         # What scratchpad.activity and pg_cancel_backend see (the wire sets pid and
         # canceller: its BackendKeyData's process id, and its own cancel).
         self.pid = 0
@@ -277,6 +281,7 @@ class Session:
                          request: Request, formats: tuple[int, ...]) -> Result:
         token = CURRENT_VIEW_SOURCE.set(self)
         started, outcome, was_open = time.perf_counter(), "00", self.tx.state is not TxState.IDLE
+        st: Statement | None = None
         try:
             node = stmt.node
             st = self.current = self.statement(request, formats)
@@ -309,12 +314,32 @@ class Session:
         finally:
             CURRENT_VIEW_SOURCE.reset(token)
             self.current = None
+            elapsed = time.perf_counter() - started
+            slow = self.services.limits.slow_statement_s
+            if _ENDS.isEnabledFor(logging.INFO) or (slow is not None and elapsed >= slow):
+                self._log_end(stmt, st, outcome, elapsed, slow)
             if metrics.enabled():
-                metrics.statement(command_kind(stmt.node), outcome,
-                                  time.perf_counter() - started)
+                metrics.statement(command_kind(stmt.node), outcome, elapsed)
                 now_open = self.tx.state is not TxState.IDLE
                 if now_open is not was_open:
                     metrics.transaction(1 if now_open else -1)
+
+    def _log_end(self, stmt: ParsedStatement, st: Statement | None, outcome: str,
+                 elapsed: float, slow: float | None) -> None:
+        """A statement's end as an event of the log (``logs.py``): its text only under -v."""
+        event = {"event": "statement", "statement": f"{self.id}:{next(self._numbers)}",
+                 "session": self.id, "user": self.user, "kind": command_kind(stmt.node),
+                 "duration_ms": round(elapsed * 1000, 3),
+                 "calls": st.calls if st is not None else 0, "outcome": outcome}
+        if _ENDS.isEnabledFor(logging.DEBUG):
+            event["sql"] = stmt.sql
+        if slow is not None and elapsed >= slow:
+            _ENDS.warning("slow statement: %s took %.0f ms (slow_statement_s is %g)",
+                          event["kind"], elapsed * 1000, slow,
+                          extra={"event": event | {"event": "slow_statement"}})
+        else:
+            _ENDS.info("%s %s in %.1f ms", event["kind"], outcome, elapsed * 1000,
+                       extra={"event": event})
 
     def _fast(self, st: Statement, stmt: ParsedStatement, params: list[Param]
               ) -> Coroutine[Any, Any, Result] | None:

@@ -73,6 +73,7 @@ class Statement:
     formats: tuple[int, ...] = ()  # the result columns' format codes (the Bind rule)
     timeout: float = 0.0  # seconds it may take: set once, when it is made
     pid: int = 0  # the session's, as its BackendKeyData said (0: the Python API's)
+    calls: int = 0  # tool calls it made (the log's statement event)
     # The tool calls running now, by a number of their own: (resource, verb, started).
     in_flight: dict[int, tuple[str, str, float]] = field(default_factory=dict)
 

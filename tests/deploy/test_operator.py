@@ -276,3 +276,30 @@ async def test_the_banners_connect_line_connects_as_the_server_requires():
             subprocess.run, [*shlex.split(line), "-XAtc", "SHOW session_authorization"],
             capture_output=True, text=True, timeout=30, env={**os.environ, "PGPASSWORD": "pw"})
         assert (done.returncode, done.stdout.strip()) == (0, "ann"), done.stderr
+
+
+async def test_json_logs_one_event_per_statement_with_no_values():
+    host = new_host()
+    async with _server("--host", host, "--port", "55432", "--log-format", "json",
+                       "--slow-statement-s", "0.3") as log:
+        url = f"postgresql://agent@{host}:55432/scratchpad"
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            await conn.execute("SELECT text FROM greet WHERE who = 'zebra42'")
+            with pytest.raises(psycopg.errors.UndefinedTable):
+                await conn.execute("SELECT * FROM nowhere WHERE secret = 'zebra43'")
+            running = asyncio.ensure_future(conn.execute("SELECT * FROM slow"))
+            await asyncio.sleep(0.6)
+            await conn.cancel_safe()
+            with pytest.raises(psycopg.errors.QueryCanceled):
+                await running
+        await asyncio.sleep(0.3)  # the last lines reach the pipe
+        events = [json.loads(line) for line in log]  # every line is one JSON object
+    ends = [e for e in events if e.get("event") in ("statement", "slow_statement")]
+    assert [(e["kind"], e["outcome"], e["calls"], e["user"]) for e in ends] == [
+        ("SELECT", "00", 1, "agent"), ("SELECT", "42", 0, "agent"),
+        ("SELECT", "57", 1, "agent")]
+    assert [e["event"] for e in ends] == ["statement", "statement", "slow_statement"]
+    assert ends[2]["level"] == "WARNING" and ends[2]["duration_ms"] >= 300
+    assert len({e["statement"] for e in ends}) == 3 and all(
+        e["session"] == ends[0]["session"] for e in ends)
+    assert not any("zebra4" in line for line in log)  # no values, no SQL text
