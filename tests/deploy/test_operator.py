@@ -303,3 +303,41 @@ async def test_json_logs_one_event_per_statement_with_no_values():
     assert len({e["statement"] for e in ends}) == 3 and all(
         e["session"] == ends[0]["session"] for e in ends)
     assert not any("zebra4" in line for line in log)  # no values, no SQL text
+
+
+async def test_a_start_after_kill_9_recovers_the_sidecar_in_one_line():
+    host = new_host()
+    data = tempfile.mkdtemp(prefix="gsk-")
+    argv = [sys.executable, "-m", "glove_scratchpad.server.cli", "serve", "--host", host,
+            "--port", "55432", "--sidecar-dir", f"{data}/pg"]
+    try:
+        first = await asyncio.create_subprocess_exec(
+            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+        assert first.stdout is not None
+        async with asyncio.timeout(60):
+            while b"connect:" not in await first.stdout.readline():
+                pass
+        first.kill()  # kill -9: its sidecar's postmaster lives on
+        await first.wait()
+        second = await asyncio.create_subprocess_exec(
+            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        assert second.stdout is not None and second.stderr is not None
+        async with asyncio.timeout(60):
+            while b"connect:" not in await second.stdout.readline():
+                assert second.returncode is None
+        url = f"postgresql://agent@{host}:55432/scratchpad"
+        async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+            assert await (await conn.execute("SELECT 1")).fetchone() == (1,)
+        second.send_signal(signal.SIGTERM)
+        async with asyncio.timeout(30):
+            err = (await second.stderr.read()).decode()
+            assert await second.wait() == 0
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert [line for line in lines if "left running" in line], err
+        assert "Traceback" not in err and " ERROR " not in err, err
+    finally:
+        for proc in psutil.process_iter(["cmdline"]):
+            if data in " ".join(proc.info["cmdline"] or ()):
+                with contextlib.suppress(psutil.Error):
+                    proc.kill()
+        shutil.rmtree(data, ignore_errors=True)
