@@ -64,6 +64,8 @@ def _parser() -> argparse.ArgumentParser:
                    "statement's end")
     s.add_argument("--slow-statement-s", type=float, metavar="SECONDS",
                    help="log statements that take at least this long (default: none)")
+    s.add_argument("--otlp-endpoint", metavar="URL", help="send OpenTelemetry spans "
+                   "there (OTLP/HTTP, …/v1/traces; needs glove-scratchpad[otel])")
     s.add_argument("--config", help="a TOML config file")
     s.add_argument("-v", "--verbose", action="store_true")
     m = sub.add_parser("mcp", help="serve execute_sql and explain_sql as MCP tools (stdio, "
@@ -147,6 +149,10 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
             loop.add_signal_handler(sig, on_signal)
     db: Database | None = None
     port = None
+    if config.otlp_endpoint:
+        from glove_scratchpad import traces
+
+        traces.enable(config.otlp_endpoint)
     if config.metrics_port is not None:
         if worker is None:  # a worker's metrics are served by its supervisor
             port = _operator_port(config, loop, lambda: db)
@@ -265,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 resources=args.resources, name=args.name, take_over=args.take_over,
                 workers=args.workers, metrics_port=args.metrics_port,
                 metrics_host=args.metrics_host, log_format=args.log_format,
-                slow_statement_s=args.slow_statement_s,
+                slow_statement_s=args.slow_statement_s, otlp_endpoint=args.otlp_endpoint,
             )
         except (OSError, ValueError) as exc:
             print(f"glove-scratchpad: {exc}", file=sys.stderr)

@@ -93,6 +93,9 @@ class ServerConfig(BaseModel):
         "a line per statement's end (its id, user, kind, duration, calls and outcome)")
     slow_statement_s: float | None = Field(None, gt=0, description="Seconds from which a "
                                            "statement is logged as slow (unset: none is)")
+    otlp_endpoint: str | None = Field(None, description="Where OpenTelemetry spans go "
+                                      "(OTLP over HTTP: http://collector:4318/v1/traces); "
+                                      "needs the otel extra (unset: no traces)")
     mcp_servers: list[dict[str, Any]] = Field(
         default_factory=list, description="[[mcp.servers]] tables: MCP servers served as tables")
     openapi_apis: list[dict[str, Any]] = Field(

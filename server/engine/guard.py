@@ -32,6 +32,7 @@ import inspect
 import itertools
 import logging
 import random
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -39,7 +40,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
-from glove_scratchpad import errors, metrics
+from glove_scratchpad import errors, metrics, traces
 from glove_scratchpad.catalog import Audit
 from glove_scratchpad.resources import CallContext, TransientError
 
@@ -202,6 +203,8 @@ class Guard:
         """One attempt, recorded in the audit whatever its outcome."""
         started = time.monotonic()
         status, error, rows = "ok", None, None
+        span = traces.call(resource, verb, who[3]) if traces.enabled() else None
+        span_now = span.__enter__() if span is not None else None
         try:
             if inline:
                 out = fn(*args, **kwargs)
@@ -233,6 +236,9 @@ class Guard:
                 seconds * 1000, rows, error,
             ))
             metrics.call(resource, verb, status, seconds, rows)
+            if span is not None:
+                traces.finished(span_now, rows, status)
+                span.__exit__(*sys.exc_info())
 
     async def _in_thread(self, resource: str, fn: Callable[..., Any], args: Sequence[Any],
                          kwargs: dict[str, Any]) -> Any:

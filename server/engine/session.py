@@ -31,7 +31,7 @@ from typing import Any
 
 from pglast import ast, enums
 
-from glove_scratchpad import errors, metrics
+from glove_scratchpad import errors, metrics, traces
 from glove_scratchpad.catalog import (
     CURRENT_VIEW_SOURCE,
     SYSTEM_VIEWS,
@@ -277,8 +277,23 @@ class Session:
 
     # -- one statement ----------------------------------------------------------
 
-    async def _statement(self, stmt: ParsedStatement, params: list[Any],
-                         request: Request, formats: tuple[int, ...]) -> Result:
+    def _statement(self, stmt: ParsedStatement, params: list[Any], request: Request,
+                   formats: tuple[int, ...]) -> Coroutine[Any, Any, Result]:
+        """One statement's run, in a span of its own when tracing is on (no coroutine of
+        its own when it is off)."""
+        if not traces.enabled():
+            return self._measured(stmt, params, request, formats)
+        return self._traced(stmt, params, request, formats)
+
+    async def _traced(self, stmt: ParsedStatement, params: list[Any], request: Request,
+                      formats: tuple[int, ...]) -> Result:
+        with traces.statement(command_kind(stmt.node), stmt.sql, self.user, self.id,
+                              self.settings.get(traces.TRACEPARENT)):
+            return await self._measured(stmt, params, request, formats)
+
+    async def _measured(self, stmt: ParsedStatement, params: list[Any],
+                        request: Request, formats: tuple[int, ...]) -> Result:
+        """One statement, counted (metrics), logged (its end) and run."""
         token = CURRENT_VIEW_SOURCE.set(self)
         started, outcome, was_open = time.perf_counter(), "00", self.tx.state is not TxState.IDLE
         st: Statement | None = None

@@ -16,11 +16,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import psycopg
@@ -341,3 +343,72 @@ async def test_a_start_after_kill_9_recovers_the_sidecar_in_one_line():
                 with contextlib.suppress(psutil.Error):
                     proc.kill()
         shutil.rmtree(data, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _otlp_receiver(host: str):
+    """An OTLP/HTTP receiver of our own: yields (its traces URL, the spans it got)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+        ExportTraceServiceResponse,
+    )
+
+    spans: list[Any] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            request = ExportTraceServiceRequest.FromString(body)
+            spans.extend(s for r in request.resource_spans for ss in r.scope_spans
+                         for s in ss.spans)
+            answer = ExportTraceServiceResponse().SerializeToString()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/x-protobuf")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    http = ThreadingHTTPServer((host, 0), Handler)
+    thread = threading.Thread(target=http.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{host}:{http.server_address[1]}/v1/traces", spans
+    finally:
+        http.shutdown()
+        http.server_close()
+
+
+async def test_a_join_of_two_tools_is_one_statement_span_with_two_call_spans():
+    host = new_host()
+    trace_id, parent_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    with _otlp_receiver(host) as (endpoint, spans):
+        async with _server("--host", host, "--port", "55432", "--otlp-endpoint", endpoint,
+                           env={"OTEL_BSP_SCHEDULE_DELAY": "100"}):
+            url = f"postgresql://agent@{host}:55432/scratchpad"
+            async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+                await conn.execute(f"SET glove.traceparent = '00-{trace_id}-{parent_id}-01'")
+                rows = await (await conn.execute(
+                    "SELECT n.title, g.text FROM notes n JOIN greet g ON g.who = n.title "
+                    "WHERE n.title = 'first'")).fetchall()
+                assert rows == [("first", "hello first")]
+            async with asyncio.timeout(20):
+                while len([s for s in spans if s.trace_id.hex() == trace_id]) < 3:
+                    await asyncio.sleep(0.1)
+    ours = [s for s in spans if s.trace_id.hex() == trace_id]
+    [statement] = [s for s in ours if s.parent_span_id.hex() == parent_id]
+    attributes = {a.key: a.value for a in statement.attributes}
+    assert statement.name == "SELECT"
+    assert attributes["db.system"].string_value == "postgresql"
+    assert attributes["db.user"].string_value == "agent"
+    assert "'first'" not in attributes["db.statement"].string_value  # normalized: no values
+    assert "$1" in attributes["db.statement"].string_value
+    calls = sorted(s.name for s in ours if s.parent_span_id == statement.span_id)
+    assert calls == ["greet select", "notes select"]
+    greet = next(s for s in ours if s.name == "greet select")
+    names = {a.key: a.value for a in greet.attributes}["glove.arguments"]
+    assert [v.string_value for v in names.array_value.values] == ["who"]

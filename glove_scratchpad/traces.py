@@ -1,0 +1,112 @@
+"""OpenTelemetry traces: a span per statement, a child span per tool call.
+
+Rules:
+- The OpenTelemetry API is a dependency; the SDK and the OTLP exporter are the
+  ``otel`` extra (``pip install glove-scratchpad[otel]``). Off unless
+  ``enable(endpoint)`` is called (``--otlp-endpoint``): each function here then
+  returns at once.
+- A statement's span is named by its kind (``SELECT``, ``COMMIT``, …) and carries
+  ``db.system = postgresql``, the statement normalized by Postgres' own rules
+  (constants become ``$n``: no value is ever an attribute), the user and the
+  session. Its parent is the ``traceparent`` the client set (``SET
+  glove.traceparent = '00-…'``), so the statement joins the agent's own trace.
+- A tool call's span is its child: the resource, the verb, the arguments' names
+  (never their values), the rows and the outcome.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["TRACEPARENT", "call", "enable", "enabled", "finished", "statement"]
+
+TRACEPARENT = "glove.traceparent"  # the setting a client puts its W3C traceparent in
+
+_tracer: Any = None
+
+
+def enable(endpoint: str, service: str = "glove-scratchpad") -> None:
+    """Export spans to the OTLP/HTTP ``endpoint`` (``…/v1/traces``), in batches."""
+    global _tracer
+    if _tracer is not None:
+        return
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    except ImportError as exc:
+        raise ValueError(
+            "--otlp-endpoint needs the OpenTelemetry SDK and exporter: pip install "
+            f"'glove-scratchpad[otel]' ({exc.name} is missing)") from None
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+    _tracer = provider.get_tracer("glove_scratchpad")
+
+
+def enabled() -> bool:
+    return _tracer is not None
+
+
+def _normalized(sql: str) -> str:
+    from pglast.parser import normalize
+
+    try:
+        return str(normalize(sql))
+    except Exception:  # a text that does not parse names no value either way
+        return ""
+
+
+@contextlib.contextmanager
+def statement(kind: str, sql: str, user: str, session: int, traceparent: str | None
+              ) -> Iterator[Any]:
+    """The span of one statement, current while it runs (None when tracing is off)."""
+    tracer = _tracer
+    if tracer is None:
+        yield None
+        return
+    from opentelemetry.propagate import extract
+
+    parent = extract({"traceparent": traceparent}) if traceparent else None
+    with tracer.start_as_current_span(kind, context=parent, kind=_client_kind(),
+                                      attributes={
+                                          "db.system": "postgresql",
+                                          "db.statement": _normalized(sql),
+                                          "db.operation": kind, "db.user": user,
+                                          "glove.session": session}) as span:
+        yield span
+
+
+def _client_kind() -> Any:
+    from opentelemetry.trace import SpanKind
+
+    return SpanKind.SERVER
+
+
+@contextlib.contextmanager
+def call(resource: str, verb: str, arguments: Any) -> Iterator[Any]:
+    """The span of one tool call, a child of the statement's (None when tracing is off)."""
+    tracer = _tracer
+    if tracer is None:
+        yield None
+        return
+    names = sorted(str(k) for k in arguments) if isinstance(arguments, dict) else []
+    with tracer.start_as_current_span(f"{resource} {verb}", attributes={
+            "glove.resource": resource, "glove.verb": verb,
+            "glove.arguments": names}) as span:
+        yield span
+
+
+def finished(span: Any, rows: int | None, status: str) -> None:
+    """Record a call's rows and outcome on its span."""
+    if span is None:
+        return
+    from opentelemetry.trace import Status, StatusCode
+
+    if rows is not None:
+        span.set_attribute("glove.rows", rows)
+    span.set_attribute("glove.status", status)
+    if status != "ok":
+        span.set_status(Status(StatusCode.ERROR, status))
