@@ -17,6 +17,7 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,7 +51,10 @@ def enabled() -> bool:
     return _tracer is not None
 
 
+@functools.lru_cache(maxsize=4096)
 def _normalized(sql: str) -> str:
+    """The text with every constant a ``$n``, once per text (a parse costs more than the
+    rest of a span)."""
     from pglast.parser import normalize
 
     try:
