@@ -72,15 +72,25 @@ def statement(kind: str, sql: str, user: str, session: int, traceparent: str | N
         yield None
         return
     from opentelemetry.propagate import extract
+    from opentelemetry.trace import Status, StatusCode
 
     parent = extract({"traceparent": traceparent}) if traceparent else None
+    # No exception is recorded: an error's message may hold a value. Its SQLSTATE is
+    # the span's status.
     with tracer.start_as_current_span(kind, context=parent, kind=_client_kind(),
+                                      record_exception=False, set_status_on_exception=False,
                                       attributes={
                                           "db.system": "postgresql",
                                           "db.statement": _normalized(sql),
                                           "db.operation": kind, "db.user": user,
                                           "glove.session": session}) as span:
-        yield span
+        try:
+            yield span
+        except BaseException as exc:
+            code = getattr(exc, "sqlstate", None) or type(exc).__name__
+            span.set_attribute("db.response.status_code", code)
+            span.set_status(Status(StatusCode.ERROR, code))
+            raise
 
 
 def _client_kind() -> Any:
@@ -97,9 +107,10 @@ def call(resource: str, verb: str, arguments: Any) -> Iterator[Any]:
         yield None
         return
     names = sorted(str(k) for k in arguments) if isinstance(arguments, dict) else []
-    with tracer.start_as_current_span(f"{resource} {verb}", attributes={
-            "glove.resource": resource, "glove.verb": verb,
-            "glove.arguments": names}) as span:
+    with tracer.start_as_current_span(f"{resource} {verb}", record_exception=False,
+                                      set_status_on_exception=False, attributes={
+                                          "glove.resource": resource, "glove.verb": verb,
+                                          "glove.arguments": names}) as span:
         yield span
 
 

@@ -396,11 +396,19 @@ async def test_a_join_of_two_tools_is_one_statement_span_with_two_call_spans():
                     "SELECT n.title, g.text FROM notes n JOIN greet g ON g.who = n.title "
                     "WHERE n.title = 'first'")).fetchall()
                 assert rows == [("first", "hello first")]
+                with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+                    await conn.execute("SELECT 'zebra9'::int")
             async with asyncio.timeout(20):
-                while len([s for s in spans if s.trace_id.hex() == trace_id]) < 3:
+                while len([s for s in spans if s.trace_id.hex() == trace_id]) < 4:
                     await asyncio.sleep(0.1)
     ours = [s for s in spans if s.trace_id.hex() == trace_id]
-    [statement] = [s for s in ours if s.parent_span_id.hex() == parent_id]
+    assert not any(b"zebra9" in s.SerializeToString() for s in ours)  # no value, anywhere
+    [failed] = [s for s in ours if {a.key: a.value for a in s.attributes}.get(
+        "db.response.status_code") is not None]
+    assert {a.key: a.value for a in failed.attributes}[
+        "db.response.status_code"].string_value == "22P02"
+    [statement] = [s for s in ours if s.parent_span_id.hex() == parent_id
+                   and s is not failed]
     attributes = {a.key: a.value for a in statement.attributes}
     assert statement.name == "SELECT"
     assert attributes["db.system"].string_value == "postgresql"
