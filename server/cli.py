@@ -27,6 +27,7 @@ __all__ = ["configure_logging", "main", "ping", "run_loop", "serve", "worker_mai
 PING_TIMEOUT = 5.0  # seconds for ``ping`` to get an answer
 SUPERVISOR_POLL = 1.0  # seconds between a worker's looks at its supervisor
 READY_WAIT = 3.0  # seconds /readyz waits for the server's answer
+MCP_SIDECAR = "sidecar-mcp"  # the MCP mode's embedded sidecar, beside serve's "sidecar"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -77,7 +78,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="allow INSERT, UPDATE and DELETE on resources")
     m.add_argument("--sidecar-dsn", help="use this Postgres as the sidecar instead of the "
                                          "embedded one")
-    m.add_argument("--sidecar-dir", help="data directory of the embedded sidecar")
+    m.add_argument("--sidecar-dir", help="data directory of the embedded sidecar (default: "
+                   "one of its own, beside serve's, so both run at once)")
     m.add_argument("--http", action="store_true",
                    help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     m.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
@@ -386,9 +388,16 @@ def _mcp(args: argparse.Namespace) -> int:
         print(f"glove-scratchpad: {exc}", file=sys.stderr)
         return 2
     port = DEFAULT_MCP_PORT if args.port is None else args.port
+    sidecar_dir = config.sidecar_dir
+    if sidecar_dir is None and config.sidecar_dsn is None:
+        # An embedded sidecar of its own, beside serve's: the MCP mode starts next to a
+        # running server (make run) instead of being refused its data directory.
+        from glove_scratchpad.catalog import default_data_dir
+
+        sidecar_dir = str(default_data_dir().with_name(MCP_SIDECAR))
     try:
         run_loop(serve_mcp(resources, writes=config.writes, sidecar_dsn=config.sidecar_dsn,
-                       sidecar_dir=config.sidecar_dir, http=args.http, host=args.host, port=port,
+                       sidecar_dir=sidecar_dir, http=args.http, host=args.host, port=port,
                        mcp_servers=mcp_servers, apis=apis, fns=fns, limits=config.limits()))
     except asyncio.CancelledError:  # SIGTERM or SIGINT on stdio
         return 0
