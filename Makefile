@@ -10,7 +10,8 @@ PORT   ?= 55432
 NODE_DIRS := $(patsubst %/package.json,%,$(wildcard tests/*/node/package.json))
 
 $(STAMP): pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
+	test -x $(PY) || python3 -m venv $(VENV) || { rm -rf $(VENV); \
+	  echo "make: python3 -m venv failed: install Python's venv (Debian: apt-get install python3-venv)" >&2; exit 1; }
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $@
