@@ -406,22 +406,37 @@ def refuse_function(name: str) -> None:
                                 hint=refusal.hint)
 
 
-def system_call(node: Any, schema: str = SYSTEM_SCHEMA) -> Any:
-    """The call of ``SELECT scratchpad.<fn>(…)`` (``schema``: the server's system schema)
-    when that is the whole statement (one column, no other clause), else None; refused
-    unless its one argument is a number or ``$n`` (either may be cast)."""
+def _lone_call(node: Any) -> tuple[Any, list[str], Any] | None:
+    """(the call, its name's parts, its one argument or None) of ``SELECT f(…)`` when that
+    is the whole statement (one column, no other clause, no window or aggregate)."""
     if not isinstance(node, ast.SelectStmt) or len(node.targetList or ()) != 1 or any(
             getattr(node, slot) for slot in _SELECT_CLAUSES):
         return None
     call = (node.targetList or ())[0].val
-    names = [str(s.sval) for s in getattr(call, "funcname", None) or ()
-             if isinstance(s, ast.String)]
-    if not isinstance(call, ast.FuncCall) or len(names) != 2 or names[0] != schema or (
-            names[1] not in SYSTEM_FUNCTIONS or call.over or call.agg_star or call.agg_filter):
+    if not isinstance(call, ast.FuncCall) or call.over or call.agg_star or call.agg_filter:
         return None
+    names = [str(s.sval) for s in call.funcname or () if isinstance(s, ast.String)]
     args = list(call.args or ())
     arg = args[0].arg if len(args) == 1 and isinstance(args[0], ast.TypeCast) else (
         args[0] if len(args) == 1 else None)
+    return call, names, arg
+
+
+def _is_number_or_param(arg: Any) -> bool:
+    return isinstance(arg, ast.ParamRef) or (
+        isinstance(arg, ast.A_Const) and isinstance(arg.val, ast.Integer))
+
+
+def system_call(node: Any, schema: str = SYSTEM_SCHEMA) -> Any:
+    """The call of ``SELECT scratchpad.<fn>(…)`` (``schema``: the server's system schema)
+    when that is the whole statement (one column, no other clause), else None; refused
+    unless its one argument is a number or ``$n`` (either may be cast)."""
+    found = _lone_call(node)
+    if found is None:
+        return None
+    call, names, arg = found
+    if len(names) != 2 or names[0] != schema or names[1] not in SYSTEM_FUNCTIONS:
+        return None
     if names[1] == "refresh":
         if not (isinstance(arg, ast.ParamRef) or (
                 isinstance(arg, ast.A_Const) and isinstance(arg.val, ast.String))):
@@ -429,8 +444,7 @@ def system_call(node: Any, schema: str = SYSTEM_SCHEMA) -> Any:
                 f"{schema}.refresh() takes one table's name: a string, or $1",
                 hint=f"Call it alone: SELECT {schema}.refresh('items')")
         return call
-    if not (isinstance(arg, ast.ParamRef) or (
-            isinstance(arg, ast.A_Const) and isinstance(arg.val, ast.Integer))):
+    if not _is_number_or_param(arg):
         raise errors.FeatureNotSupported(
             f"{schema}.restage() takes one transaction id: a number, or $1",
             hint=_system_hint(schema))
@@ -441,24 +455,16 @@ def backend_call(node: Any) -> Any:
     """The call of ``SELECT pg_backend_pid()`` or ``SELECT pg_cancel_backend(<a number, or
     $n>)`` when that is the whole statement (an alias allowed), else None. The server
     answers them itself: its sessions are not the sidecar's backends."""
-    if not isinstance(node, ast.SelectStmt) or len(node.targetList or ()) != 1 or any(
-            getattr(node, slot) for slot in _SELECT_CLAUSES):
+    found = _lone_call(node)
+    if found is None:
         return None
-    call = (node.targetList or ())[0].val
-    names = [str(s.sval) for s in getattr(call, "funcname", None) or ()
-             if isinstance(s, ast.String)]
-    if not isinstance(call, ast.FuncCall) or names[-1:] == [] or (
-            names[-1] not in BACKEND_FUNCTIONS or names[:-1] not in ([], ["pg_catalog"])
-            or call.over or call.agg_star or call.agg_filter):
+    call, names, arg = found
+    if not names or names[-1] not in BACKEND_FUNCTIONS or names[:-1] not in ([], ["pg_catalog"]):
         return None
-    args = list(call.args or ())
-    arg = args[0].arg if len(args) == 1 and isinstance(args[0], ast.TypeCast) else (
-        args[0] if len(args) == 1 else None)
-    if names[-1] == "pg_backend_pid" and args:
+    if names[-1] == "pg_backend_pid" and call.args:
         raise errors.UndefinedFunction("function pg_backend_pid() takes no argument",
                                        hint=BACKEND_HINT)
-    if names[-1] == "pg_cancel_backend" and not (isinstance(arg, ast.ParamRef) or (
-            isinstance(arg, ast.A_Const) and isinstance(arg.val, ast.Integer))):
+    if names[-1] == "pg_cancel_backend" and not _is_number_or_param(arg):
         raise errors.FeatureNotSupported(
             "pg_cancel_backend() takes one pid here: a number, or $1", hint=BACKEND_HINT)
     return call
