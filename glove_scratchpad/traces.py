@@ -11,17 +11,19 @@ Rules:
   session. Its parent is the ``traceparent`` the client set (``SET
   glove.traceparent = '00-…'``), so the statement joins the agent's own trace.
 - A tool call's span is its child: the resource, the verb, the arguments' names
-  (never their values), the rows and the outcome.
+  (never their values), the rows and the outcome. Each request the call makes (an
+  HTTP API's) is a child of that: its method and status, never its URL.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import time
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["TRACEPARENT", "call", "enable", "enabled", "finished", "statement"]
+__all__ = ["TRACEPARENT", "call", "enable", "enabled", "finished", "request", "statement"]
 
 TRACEPARENT = "glove.traceparent"  # the setting a client puts its W3C traceparent in
 
@@ -125,3 +127,23 @@ def finished(span: Any, rows: int | None, status: str) -> None:
     span.set_attribute("glove.status", status)
     if status != "ok":
         span.set_status(Status(StatusCode.ERROR, status))
+
+
+def request(what: str, seconds: float, status: str, code: int | None) -> None:
+    """One request a tool call made (an HTTP API's: ``http GET``), as a child of the
+    current span, ending now: its method and status, never its URL (which holds values)."""
+    tracer = _tracer
+    if tracer is None:
+        return
+    from opentelemetry.trace import Status, StatusCode
+
+    end = time.time_ns()
+    span = tracer.start_span(what, start_time=end - int(seconds * 1e9))
+    method = what.split(" ", 1)[1] if " " in what else what
+    span.set_attribute("http.request.method", method)
+    span.set_attribute("glove.status", status)
+    if code is not None:
+        span.set_attribute("http.response.status_code", int(code))
+    if status != "ok":
+        span.set_status(Status(StatusCode.ERROR, status))
+    span.end(end_time=end)

@@ -172,6 +172,9 @@ class Guard:
         """What a call did on the way (an HTTP request), as an audit row of its own."""
         self.audit.record((time.time(), user, session, statement, resource, what, arguments,
                            status, ms, rows, error))
+        if traces.enabled():
+            code = arguments.get("status") if isinstance(arguments, dict) else None
+            traces.request(what, ms / 1000, status, code)
 
     def _bucket(self, resource: str, rate: tuple[int, float]) -> TokenBucket:
         bucket = self._buckets.get(resource)

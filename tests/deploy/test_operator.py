@@ -16,13 +16,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import psutil
 import psycopg
@@ -30,6 +28,7 @@ import pytest
 
 from glove_scratchpad.server.net.state import worker_of
 
+from ..fix_otlp import otlp_receiver
 from .conftest import new_host
 from .fix_postgres import start_cluster
 
@@ -345,48 +344,10 @@ async def test_a_start_after_kill_9_recovers_the_sidecar_in_one_line():
         shutil.rmtree(data, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def _otlp_receiver(host: str):
-    """An OTLP/HTTP receiver of our own: yields (its traces URL, the spans it got)."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-        ExportTraceServiceResponse,
-    )
-
-    spans: list[Any] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            request = ExportTraceServiceRequest.FromString(body)
-            spans.extend(s for r in request.resource_spans for ss in r.scope_spans
-                         for s in ss.spans)
-            answer = ExportTraceServiceResponse().SerializeToString()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    http = ThreadingHTTPServer((host, 0), Handler)
-    thread = threading.Thread(target=http.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://{host}:{http.server_address[1]}/v1/traces", spans
-    finally:
-        http.shutdown()
-        http.server_close()
-
-
 async def test_a_join_of_two_tools_is_one_statement_span_with_two_call_spans():
     host = new_host()
     trace_id, parent_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-    with _otlp_receiver(host) as (endpoint, spans):
+    with otlp_receiver(host) as (endpoint, spans):
         async with _server("--host", host, "--port", "55432", "--otlp-endpoint", endpoint,
                            env={"OTEL_BSP_SCHEDULE_DELAY": "100"}):
             url = f"postgresql://agent@{host}:55432/scratchpad"

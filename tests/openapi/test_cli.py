@@ -62,3 +62,53 @@ async def test_a_wrong_entry_is_one_line(tmp_path: Path, command: str, entry: st
     assert "sk-live-123" not in text and "Traceback" not in text
     if command == "mcp":
         assert out == b""  # stdout is the protocol's
+
+
+async def test_an_apis_requests_are_spans_under_their_calls(tmp_path: Path) -> None:
+    """With --otlp-endpoint, a read of an API's table is a statement span, its call's span,
+    and under that the HTTP request's: its method and status, never its URL's values."""
+    import os
+    import socket
+
+    import psycopg
+
+    from ..fix_otlp import otlp_receiver
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    async with api_served() as api:
+        config = tmp_path / "glove.toml"
+        config.write_text(f'[server]\nsidecar_dir = "{tmp_path / "pg"}"\nport = {port}\n\n'
+                          f'[[openapi.apis]]\nnamespace = "t"\nspec = "{api.url}/openapi.json"\n'
+                          'include = ["listThings", "getThing"]\n')
+        with otlp_receiver() as (endpoint, spans):
+            proc = await asyncio.create_subprocess_exec(
+                *CLI, "serve", "--config", str(config), "--otlp-endpoint", endpoint,
+                env={**os.environ, "OTEL_BSP_SCHEDULE_DELAY": "100"},
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+            assert proc.stdout is not None
+            try:
+                async with asyncio.timeout(60):
+                    while b"connect:" not in await proc.stdout.readline():
+                        assert proc.returncode is None
+                url = f"postgresql://agent@127.0.0.1:{port}/scratchpad"
+                async with await psycopg.AsyncConnection.connect(url, autocommit=True) as c:
+                    rows = await (await c.execute(
+                        "SELECT name FROM t_list_things WHERE id = 3")).fetchall()
+                    assert rows == [("thing 3",)]
+                async with asyncio.timeout(20):
+                    while not any(s.name.startswith("http ") for s in spans):
+                        await asyncio.sleep(0.1)
+            finally:
+                proc.terminate()
+                await proc.wait()
+    by_id = {s.span_id: s for s in spans}
+    [request] = [s for s in spans if s.name.startswith("http ")]
+    call = by_id[request.parent_span_id]
+    assert call.name == "t_list_things select"
+    assert by_id[call.parent_span_id].name == "SELECT"
+    attributes = {a.key: a.value for a in request.attributes}
+    assert attributes["http.request.method"].string_value == "GET"
+    assert attributes["http.response.status_code"].int_value == 200
+    assert b"/things/3" not in request.SerializeToString()
