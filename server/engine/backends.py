@@ -27,6 +27,7 @@ from glove_scratchpad.catalog import Step
 from glove_scratchpad.wire import FieldDescription
 
 from . import sidecar
+from .kept import call_number
 from .result import Notice, Result
 
 if TYPE_CHECKING:
@@ -73,26 +74,15 @@ def _is_param(arg: Any) -> bool:
 
 
 def _pid_argument(call: Any, params: list[Any]) -> int | None:
-    arg = call.args[0]
-    arg = arg.arg if isinstance(arg, ast.TypeCast) else arg
-    if isinstance(arg, ast.ParamRef):
-        n = arg.number
-        param = params[n - 1] if n is not None and 0 < n <= len(params) else None
-        value = getattr(param, "value", param)
-        if value is None:
-            return None
-        if getattr(param, "format", 0) == 1 and isinstance(value, bytes) and \
-                len(value) in (2, 4, 8):  # a binary smallint, integer or bigint
-            return int.from_bytes(value, "big", signed=True)
-        try:
-            return int(bytes(value).decode() if isinstance(value, bytes | bytearray)
-                       else value)
-        except ValueError:
-            raise errors.InvalidTextRepresentation(
-                f'invalid input syntax for type integer: "{value!r}"',
-                hint="Pass the pid as a number, from scratchpad.activity.") from None
-    assert isinstance(arg, ast.A_Const)  # backend_call let only a number or $n through
-    return int(getattr(arg.val, "ival", 0))
+    raw = call_number(call, params)
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise errors.InvalidTextRepresentation(
+            f'invalid input syntax for type integer: "{raw}"',
+            hint="Pass the pid as a number, from scratchpad.activity.") from None
 
 
 async def answer(st: Statement, call: Any, target: Any, params: list[Any],

@@ -38,6 +38,7 @@ from glove_scratchpad.resources import Bindings, Resource
 
 from . import resolve
 from .context import CallArgs, Request, StatementContext
+from .kept import call_number
 from .overlay import as_dict
 from .result import Call, Notice, Result, StagedWrite
 from .staged import folded_into, pending
@@ -364,19 +365,7 @@ async def fire_one(st: Statement, staged: StagedWrite, ctx: StatementContext
 
 def restage_txid(call: ast.FuncCall, params: list[Any], system: str) -> int:
     """The transaction id ``scratchpad.restage(…)`` was given (a number, or ``$n``)."""
-    arg: Any = (call.args or ())[0]
-    if isinstance(arg, ast.TypeCast):
-        arg = arg.arg
-    raw: Any = None
-    if isinstance(arg, ast.A_Const):
-        raw = getattr(arg.val, "ival", None) if arg.val is not None else None
-    elif isinstance(arg, ast.ParamRef) and arg.number is not None and 0 < arg.number <= len(params):
-        param = params[arg.number - 1]
-        value = getattr(param, "value", param)
-        if isinstance(value, bytes) and getattr(param, "format", 0) == 1:
-            raw = int.from_bytes(value, "big", signed=True)
-        elif value is not None:
-            raw = value.decode() if isinstance(value, bytes) else value
+    raw = call_number(call, params)
     try:
         return int(raw)
     except (TypeError, ValueError):

@@ -48,7 +48,7 @@ __all__ = ["compile", "reads"]
 
 def compile(st: Statement, plan: Plan) -> None:
     """Record a read that just ran the full path, when its calls can all be cached."""
-    prepared = st.view.prepared(plan.sql)
+    prepared = st.record(plan.sql)
     if prepared.compile_tried:
         return
     made = None

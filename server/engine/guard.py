@@ -32,10 +32,9 @@ import inspect
 import itertools
 import logging
 import random
-import sys
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -200,14 +199,28 @@ class Guard:
             "outage): wait, then try again.",
             table_name=resource)
 
-    async def _attempt(self, resource: str, verb: str, fn: Callable[..., Any],
-                       args: Sequence[Any], kwargs: dict[str, Any], inline: bool,
-                       who: tuple[str, int, str, Any]) -> Any:
-        """One attempt, recorded in the audit whatever its outcome."""
+    def _attempt(self, resource: str, verb: str, fn: Callable[..., Any],
+                 args: Sequence[Any], kwargs: dict[str, Any], inline: bool,
+                 who: tuple[str, int, str, Any]) -> Coroutine[Any, Any, Any]:
+        """One attempt, in a span of its own when tracing is on (no coroutine of its own
+        when it is off)."""
+        if not traces.enabled():
+            return self._recorded(resource, verb, fn, args, kwargs, inline, who)
+        return self._traced(resource, verb, fn, args, kwargs, inline, who)
+
+    async def _traced(self, resource: str, verb: str, fn: Callable[..., Any],
+                      args: Sequence[Any], kwargs: dict[str, Any], inline: bool,
+                      who: tuple[str, int, str, Any]) -> Any:
+        with traces.call(resource, verb, who[3]) as span:
+            return await self._recorded(resource, verb, fn, args, kwargs, inline, who, span)
+
+    async def _recorded(self, resource: str, verb: str, fn: Callable[..., Any],
+                        args: Sequence[Any], kwargs: dict[str, Any], inline: bool,
+                        who: tuple[str, int, str, Any], span: Any = None) -> Any:
+        """One attempt, recorded in the audit (and the metrics, and ``span``) whatever its
+        outcome."""
         started = time.monotonic()
         status, error, rows = "ok", None, None
-        span = traces.call(resource, verb, who[3]) if traces.enabled() else None
-        span_now = span.__enter__() if span is not None else None
         try:
             if inline:
                 out = fn(*args, **kwargs)
@@ -239,9 +252,7 @@ class Guard:
                 seconds * 1000, rows, error,
             ))
             metrics.call(resource, verb, status, seconds, rows)
-            if span is not None:
-                traces.finished(span_now, rows, status)
-                span.__exit__(*sys.exc_info())
+            traces.finished(span, rows, status)
 
     async def _in_thread(self, resource: str, fn: Callable[..., Any], args: Sequence[Any],
                          kwargs: dict[str, Any]) -> Any:

@@ -81,6 +81,26 @@ def system_call_name(call: Any) -> str:
     return str(call.funcname[-1].sval)
 
 
+def call_number(call: Any, params: list[Any]) -> Any:
+    """The one number argument of a call standing alone (``allowlist.system_call``,
+    ``backend_call``): the number, or ``$n``'s value as the client sent it (a binary
+    integer is read as one; text stays text); None for a NULL. The caller says what a
+    value that is not a number means."""
+    arg: Any = call.args[0] if call.args else None
+    if isinstance(arg, ast.TypeCast):
+        arg = arg.arg
+    if isinstance(arg, ast.A_Const):
+        return getattr(arg.val, "ival", None) if arg.val is not None else None
+    if not (isinstance(arg, ast.ParamRef) and arg.number is not None
+            and 0 < arg.number <= len(params)):
+        return None
+    param = params[arg.number - 1]
+    value = getattr(param, "value", param)
+    if isinstance(value, bytes) and getattr(param, "format", 0) == 1:
+        return int.from_bytes(value, "big", signed=True)
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def system_call_text(call: Any, params: list[Any]) -> str:
     """The one text argument of a ``system_call`` (a string, or ``$n``'s value)."""
     arg = call.args[0].arg if isinstance(call.args[0], ast.TypeCast) else call.args[0]

@@ -21,6 +21,7 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import itertools
 import logging
 import re
@@ -55,6 +56,7 @@ from .explain import explain_statement
 from .kept import system_call_name, system_call_text
 from .overlay import Overlay
 from .policy import Policy
+from .prepared import Prepared
 from .result import Notice, Result, StagedWrite
 from .services import Services
 from .session_settings import SessionSettings, changes
@@ -300,14 +302,15 @@ class Session:
         try:
             node = stmt.node
             st = self.current = self.statement(request, formats)
+            st.sql, st.prepared = stmt.sql, self.view.prepared(stmt.sql)
             self.query, self.query_start = stmt.sql, time.time()
             if isinstance(node, ast.TransactionStmt):
-                self._gate(stmt, params)
+                self._gate(stmt, params, st.prepared)
                 return self._shown(await self._transaction(st, node))
             self.tx.check_not_failed()
             try:
-                self._gate(stmt, params)
-                work = self._fast(st, stmt, params) or self._dispatch(st, stmt, params)
+                self._gate(stmt, params, st.prepared)
+                work = self._fast(st, params) or self._dispatch(st, stmt, params)
                 try:
                     async with asyncio.timeout(st.timeout):
                         result = await work
@@ -331,19 +334,21 @@ class Session:
             self.current = None
             elapsed = time.perf_counter() - started
             slow = self.services.limits.slow_statement_s
-            if _ENDS.isEnabledFor(logging.INFO) or (slow is not None and elapsed >= slow):
-                self._log_end(stmt, st, outcome, elapsed, slow)
+            logged = _ENDS.isEnabledFor(logging.INFO) or (slow is not None and elapsed >= slow)
+            kind = command_kind(stmt.node) if logged or metrics.enabled() else ""
+            if logged:
+                self._log_end(stmt, kind, st, outcome, elapsed, slow)
             if metrics.enabled():
-                metrics.statement(command_kind(stmt.node), outcome, elapsed)
+                metrics.statement(kind, outcome, elapsed)
                 now_open = self.tx.state is not TxState.IDLE
                 if now_open is not was_open:
                     metrics.transaction(1 if now_open else -1)
 
-    def _log_end(self, stmt: ParsedStatement, st: Statement | None, outcome: str,
+    def _log_end(self, stmt: ParsedStatement, kind: str, st: Statement | None, outcome: str,
                  elapsed: float, slow: float | None) -> None:
         """A statement's end as an event of the log (``logs.py``): its text only under -v."""
         event = {"event": "statement", "statement": f"{self.id}:{next(self._numbers)}",
-                 "session": self.id, "user": self.user, "kind": command_kind(stmt.node),
+                 "session": self.id, "user": self.user, "kind": kind,
                  "duration_ms": round(elapsed * 1000, 3),
                  "calls": st.calls if st is not None else 0, "outcome": outcome}
         if _ENDS.isEnabledFor(logging.DEBUG):
@@ -356,11 +361,9 @@ class Session:
             _ENDS.info("%s %s in %.1f ms", event["kind"], outcome, elapsed * 1000,
                        extra={"event": event})
 
-    def _fast(self, st: Statement, stmt: ParsedStatement, params: list[Param]
-              ) -> Coroutine[Any, Any, Result] | None:
+    def _fast(self, st: Statement, params: list[Param]) -> Coroutine[Any, Any, Result] | None:
         """The run of a compiled read whose calls are all cached (``fast.py``), or None."""
-        prepared = self.view.known(stmt.sql)
-        compiled = prepared.compiled if prepared is not None else None
+        compiled = st.prepared.compiled if st.prepared is not None else None
         if compiled is None:
             return None
         found = fast.reads(st, compiled, params)
@@ -369,12 +372,14 @@ class Session:
         ctx, rows = found
         return sidecar.run(st, compiled.plan, rows, params, ctx, formats=st.formats)
 
-    def _gate(self, stmt: ParsedStatement, params: list[Param] | None) -> None:
+    def _gate(self, stmt: ParsedStatement, params: list[Param] | None,
+              prepared: Prepared | None = None) -> None:
         """Layer 1: judge the statement's tree; a statement that passed once is remembered.
 
         ``params`` None: the values are not known yet (Describe); what depends on them
         is judged again when they are (Execute)."""
-        prepared = self.view.prepared(stmt.sql)
+        if prepared is None:
+            prepared = self.view.prepared(stmt.sql)
         if prepared.gated:
             return
         # A binary value of a text type is its UTF-8 text; any other stays bytes, which the
@@ -537,6 +542,4 @@ class Session:
 
 def _stamp(seconds: float | None) -> Any:
     """A time as the views' timestamptz columns take it."""
-    import datetime as dt
-
     return None if seconds is None else dt.datetime.fromtimestamp(seconds, dt.UTC)

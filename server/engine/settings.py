@@ -30,7 +30,7 @@ from ..sql.setting_rules import canonical_setting
 from . import sidecar
 from .result import Notice, Released, Result
 from .session_settings import REPORTED, reported_values
-from .timeouts import duration, timeout
+from .timeouts import duration
 from .transaction import TxState
 
 if TYPE_CHECKING:
@@ -175,7 +175,7 @@ def _enforced(st: Statement, name: str) -> str | None:
         asked = st.settings.get("statement_timeout")
         if asked is not None and _capped(st) is None:
             return asked  # as Postgres spelled it
-        return shown_duration(_in_effect(st))
+        return shown_duration(st.timeout_now())
     if name == "session_authorization":
         return st.user or None
     endpoint = st.endpoint
@@ -188,17 +188,11 @@ def _enforced(st: Statement, name: str) -> str | None:
     return None
 
 
-def _in_effect(st: Statement) -> float:
-    """The timeout of the session's next statement: its settings as they are now."""
-    return timeout(st.services.limits.statement_timeout, st.policy.statement_timeout,
-                   st.settings)
-
-
 def _capped(st: Statement) -> Notice | None:
     """The WARNING that the client's statement_timeout does not hold: the server's or
     the role's limit is lower (0, no limit, is never lifted); None when it holds."""
     asked = st.settings.get("statement_timeout")
-    limit = _in_effect(st)
+    limit = st.timeout_now()
     if asked is None or (duration(asked) and duration(asked) <= limit):
         return None
     whose = ("this role's" if st.policy.statement_timeout

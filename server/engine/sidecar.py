@@ -94,7 +94,7 @@ async def check(st: Statement, sql: str, params: Sequence[Param]) -> Any:
     # '13/01/2024'; search_path finds the tables).
     settings = tuple(sorted((n, v) for n, v in st.settings.items()
                             if n not in SHOWN_ONLY and n not in _NOT_PARSING))
-    known = st.view.prepared(sql).described
+    known = st.record(sql).described
     described = known.get((oids, settings))
     if described is None:
         async with st.view.pool.acquire() as conn:
@@ -119,7 +119,7 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
         rw = rewrite(plan, param_of, populate=populate_sql, returning=returning, replace=calls,
                      schemas=st.services.schemas, tables=tables, twin=twin)
     else:  # the same plan, RETURNING and kept tables always rewrite to the same text
-        rewrites = st.view.prepared(plan.sql).rewrites
+        rewrites = st.record(plan.sql).rewrites
         key: tuple[Any, ...] = (returning, tuple(tables.items()), twin)
         found = rewrites.get(key)
         if found is None:

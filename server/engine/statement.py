@@ -25,6 +25,7 @@ from ..sql.parse import ParsedStatement
 from .context import Request
 from .overlay import Overlay
 from .policy import Policy
+from .prepared import Prepared
 from .services import Services
 from .session_settings import SessionSettings
 from .timeouts import timeout
@@ -76,10 +77,18 @@ class Statement:
     calls: int = 0  # tool calls it made (the log's statement event)
     # The tool calls running now, by a number of their own: (resource, verb, started).
     in_flight: dict[int, tuple[str, str, float]] = field(default_factory=dict)
+    sql: str = ""  # the client's text
+    # The view's record of that text, looked up once per statement (``View.prepared``).
+    prepared: Prepared | None = None
 
     def __post_init__(self) -> None:
-        self.timeout = timeout(self.services.limits.statement_timeout,
-                               self.policy.statement_timeout, self.settings)
+        self.timeout = self.timeout_now()
+
+    def timeout_now(self) -> float:
+        """The timeout the session's settings give now (a SET in this statement counts
+        from the next one: ``timeout`` is this one's)."""
+        return timeout(self.services.limits.statement_timeout, self.policy.statement_timeout,
+                       self.settings)
 
     @property
     def settings(self) -> dict[str, str]:
@@ -97,9 +106,16 @@ class Statement:
         """The resource a name in the statement means, as this view sees it; or None."""
         return lookup(self.services, self.view, schema, name)
 
+    def record(self, sql: str) -> Prepared:
+        """The view's record of a text: the client's, looked up once per statement, or one
+        of the statement's own (a chain's part, a function's arguments)."""
+        if self.prepared is not None and sql == self.sql:
+            return self.prepared
+        return self.view.prepared(sql)
+
     def plan(self, stmt: ParsedStatement) -> Plan:
         """The statement's plan, kept with its text (``View.prepared``)."""
-        prepared = self.view.prepared(stmt.sql)
+        prepared = self.record(stmt.sql)
         plan = prepared.plan
         if plan is None:
             plan = analyze(stmt.sql, stmt.node, self.lookup)

@@ -44,7 +44,3 @@ class View:
         if found is None:
             found = self.texts[sql] = Prepared()
         return found
-
-    def known(self, sql: str) -> Prepared | None:
-        """The record of a text, if the view has one (nothing is made)."""
-        return self.texts.get(sql)
