@@ -159,22 +159,14 @@ async def test_stdio_beside_a_running_server_on_the_default_sidecar(tmp_path: Pa
     closed')."""
     import os
 
-    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    server = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "glove_scratchpad.server.cli", "serve", "--port", "0", env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-    assert server.stdout is not None
-    try:
-        async with asyncio.timeout(60):
-            while b"connect:" not in await server.stdout.readline():
-                assert server.returncode is None
-        params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "--writes"], env=env)
+    from ..fix_cli import cli_server
+
+    cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    async with cli_server("--port", "0", env=cache):
+        params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], "--writes"],
+                                       env={**os.environ, **cache})
         with (tmp_path / "stderr.log").open("w") as errlog:
             async with asyncio.timeout(90), Client(stdio_client(params, errlog=errlog)) as client:
                 text, failed = await sql(client, "SELECT 1 AS one")
                 assert (text.splitlines()[:3], failed) == (["SELECT 1", "one", "1"], False)
         assert "in use by another" not in (tmp_path / "stderr.log").read_text()
-    finally:
-        server.send_signal(signal.SIGTERM)
-        async with asyncio.timeout(30):
-            await server.wait()

@@ -28,6 +28,7 @@ import pytest
 
 from glove_scratchpad.server.net.state import worker_of
 
+from ..fix_cli import cli_server
 from ..fix_otlp import otlp_receiver
 from .conftest import new_host
 from .fix_postgres import start_cluster
@@ -36,45 +37,19 @@ FIXTURE = str(Path(__file__).with_name("fix_resources.py"))
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 
 
-async def _lines(stream: asyncio.StreamReader, into: list[str]) -> None:
-    while line := await stream.readline():
-        into.append(line.decode(errors="replace"))
-
-
 @contextlib.asynccontextmanager
 async def _server(*args: str, env: dict[str, str] | None = None,
                   out: list[str] | None = None) -> AsyncIterator[list[str]]:
-    """``glove-scratchpad serve`` with ``args``, until its banner; its log lines (and its
-    output lines in ``out``)."""
+    """``glove-scratchpad serve`` of the deploy resources, on a sidecar of its own, with
+    ``args``; its log lines (and its output lines in ``out``)."""
     data = tempfile.mkdtemp(prefix="gso-")  # short: the sidecar's socket path is in it
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "glove_scratchpad.server.cli", "serve", "--resources", FIXTURE,
-        "--sidecar-dir", f"{data}/pg", *args, env={**os.environ, **(env or {})},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    assert proc.stdout is not None and proc.stderr is not None
-    out = [] if out is None else out
-    log: list[str] = []
-    readers = [asyncio.ensure_future(_lines(proc.stdout, out)),
-               asyncio.ensure_future(_lines(proc.stderr, log))]
     try:
-        async with asyncio.timeout(60):
-            while not any("connect:" in line for line in out):
-                if proc.returncode is not None:
-                    pytest.fail("the server ended: " + "".join(log[-20:]))
-                await asyncio.sleep(0.1)
-        yield log
-        proc.send_signal(signal.SIGTERM)
-        async with asyncio.timeout(30):
-            assert await proc.wait() == 0, "".join(log[-20:])
+        async with cli_server("--resources", FIXTURE, "--sidecar-dir", f"{data}/pg", *args,
+                              env=env) as running:
+            if out is not None:
+                out[:0] = running.out
+            yield running.log
     finally:
-        if proc.returncode is None:
-            with contextlib.suppress(psutil.Error):
-                for child in psutil.Process(proc.pid).children(recursive=True):
-                    child.kill()
-            proc.kill()
-            await proc.wait()
-        for reader in readers:
-            reader.cancel()
         shutil.rmtree(data, ignore_errors=True)
 
 

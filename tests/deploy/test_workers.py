@@ -4,7 +4,6 @@ statement whichever worker accepts it; SIGTERM stops every worker."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import shutil
 import signal
 import sys
@@ -17,86 +16,67 @@ import pytest
 
 from glove_scratchpad.server.net.state import worker_of
 
+from ..fix_cli import Running, cli_server
 from .conftest import new_host
 
 FIXTURE = str(Path(__file__).with_name("fix_resources.py"))
 
 
-async def _lines(stream: asyncio.StreamReader, into: list[str]) -> None:
-    while line := await stream.readline():
-        into.append(line.decode(errors="replace"))
-
-
 async def test_a_cancel_reaches_the_owner_whichever_worker_accepts_it():
     host = new_host()
     data = tempfile.mkdtemp(prefix="gsw-")  # short: the sidecar's socket path is in it
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "glove_scratchpad.server.cli", "serve", "--workers", "2",
-        "--host", host, "--port", "55432", "--resources", FIXTURE,
-        "--sidecar-dir", f"{data}/pg",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    assert proc.stdout is not None and proc.stderr is not None
-    out: list[str] = []
-    log: list[str] = []
-    readers = [asyncio.ensure_future(_lines(proc.stdout, out)),
-               asyncio.ensure_future(_lines(proc.stderr, log))]
     try:
-        async with asyncio.timeout(30):
-            while not any("connect:" in line for line in out):
-                if proc.returncode is not None:
-                    pytest.fail("the server ended: " + "".join(log[-20:]))
-                await asyncio.sleep(0.1)
-        banner = "".join(out)
-        assert "(2 workers)" in banner
-        assert ("workers share the sidecar and nothing else: what a resolver keeps in memory "
-                "is each worker's own") in banner
-        workers = [p for p in psutil.Process(proc.pid).children()
-                   if "multiprocessing.spawn" in " ".join(p.cmdline())
-                   and "resource_tracker" not in " ".join(p.cmdline())]
-        assert len(workers) == 2
-        url = f"postgresql://agent@{host}:55432/scratchpad"
-        seen: dict[str, int] = {"direct": 0, "handed over": 0}
-        owners: set[int] = set()
-        async with asyncio.timeout(90):
-            for _ in range(40):
-                async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-                    owners.add(worker_of(conn.info.backend_pid))
-                    before = sum("handing it over" in line for line in log)
-                    running = asyncio.ensure_future(conn.execute("SELECT * FROM slow"))
-                    await asyncio.sleep(0.2)
-                    # A cancel that arrives before the statement runs cancels nothing
-                    # (as in Postgres): under load, send it again.
-                    while not running.done():
-                        await conn.cancel_safe()
-                        await asyncio.wait([running], timeout=2)
-                    with pytest.raises(psycopg.errors.QueryCanceled):
-                        await running
-                    await asyncio.sleep(0.05)  # the log line of a relay, if any
-                    relayed = sum("handing it over" in line for line in log) > before
-                    seen["handed over" if relayed else "direct"] += 1
-                    assert (await (await conn.execute("SELECT 1")).fetchone()) == (1,)
-                    plan = [r[0] for r in await (await conn.execute(
-                        "EXPLAIN SELECT * FROM notes")).fetchall()]
-                    assert any(line.startswith("Workers: this server is 2 processes "
-                                               "sharing only the sidecar") for line in plan)
-                if min(seen.values()) >= 2 and owners == {0, 1}:
-                    break
-        assert owners == {0, 1}, seen  # the kernel spread the connections over both
-        assert min(seen.values()) >= 2, seen  # cancels accepted by the owner and by the other
-        proc.send_signal(signal.SIGTERM)
-        async with asyncio.timeout(30):
-            assert await proc.wait() == 0
-        assert not any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE for w in workers)
+        async with cli_server("--workers", "2", "--host", host, "--port", "55432",
+                              "--resources", FIXTURE, "--sidecar-dir", f"{data}/pg"
+                              ) as running:
+            await _cancels_reach_their_owner(running, host)
     finally:
-        if proc.returncode is None:
-            with contextlib.suppress(psutil.Error):
-                for child in psutil.Process(proc.pid).children(recursive=True):
-                    child.kill()
-            proc.kill()
-            await proc.wait()
-        for reader in readers:
-            reader.cancel()
         shutil.rmtree(data, ignore_errors=True)
+
+
+async def _cancels_reach_their_owner(running: Running, host: str) -> None:
+    proc, log = running.proc, running.log
+    banner = running.banner
+    assert "(2 workers)" in banner
+    assert ("workers share the sidecar and nothing else: what a resolver keeps in memory "
+            "is each worker's own") in banner
+    workers = [p for p in psutil.Process(proc.pid).children()
+               if "multiprocessing.spawn" in " ".join(p.cmdline())
+               and "resource_tracker" not in " ".join(p.cmdline())]
+    assert len(workers) == 2
+    url = f"postgresql://agent@{host}:55432/scratchpad"
+    seen: dict[str, int] = {"direct": 0, "handed over": 0}
+    owners: set[int] = set()
+    async with asyncio.timeout(90):
+        for _ in range(40):
+            async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+                owners.add(worker_of(conn.info.backend_pid))
+                before = sum("handing it over" in line for line in log)
+                running_read = asyncio.ensure_future(conn.execute("SELECT * FROM slow"))
+                await asyncio.sleep(0.2)
+                # A cancel that arrives before the statement runs cancels nothing
+                # (as in Postgres): under load, send it again.
+                while not running_read.done():
+                    await conn.cancel_safe()
+                    await asyncio.wait([running_read], timeout=2)
+                with pytest.raises(psycopg.errors.QueryCanceled):
+                    await running_read
+                await asyncio.sleep(0.05)  # the log line of a relay, if any
+                relayed = sum("handing it over" in line for line in log) > before
+                seen["handed over" if relayed else "direct"] += 1
+                assert (await (await conn.execute("SELECT 1")).fetchone()) == (1,)
+                plan = [r[0] for r in await (await conn.execute(
+                    "EXPLAIN SELECT * FROM notes")).fetchall()]
+                assert any(line.startswith("Workers: this server is 2 processes "
+                                           "sharing only the sidecar") for line in plan)
+            if min(seen.values()) >= 2 and owners == {0, 1}:
+                break
+    assert owners == {0, 1}, seen  # the kernel spread the connections over both
+    assert min(seen.values()) >= 2, seen  # cancels accepted by the owner and by the other
+    proc.send_signal(signal.SIGTERM)
+    async with asyncio.timeout(30):
+        assert await proc.wait() == 0
+    assert not any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE for w in workers)
 
 
 async def test_workers_refuse_a_resource_that_keeps_its_data_in_memory():

@@ -67,11 +67,11 @@ async def test_a_wrong_entry_is_one_line(tmp_path: Path, command: str, entry: st
 async def test_an_apis_requests_are_spans_under_their_calls(tmp_path: Path) -> None:
     """With --otlp-endpoint, a read of an API's table is a statement span, its call's span,
     and under that the HTTP request's: its method and status, never its URL's values."""
-    import os
     import socket
 
     import psycopg
 
+    from ..fix_cli import cli_server
     from ..fix_otlp import otlp_receiver
 
     with socket.socket() as s:
@@ -83,15 +83,8 @@ async def test_an_apis_requests_are_spans_under_their_calls(tmp_path: Path) -> N
                           f'[[openapi.apis]]\nnamespace = "t"\nspec = "{api.url}/openapi.json"\n'
                           'include = ["listThings", "getThing"]\n')
         with otlp_receiver() as (endpoint, spans):
-            proc = await asyncio.create_subprocess_exec(
-                *CLI, "serve", "--config", str(config), "--otlp-endpoint", endpoint,
-                env={**os.environ, "OTEL_BSP_SCHEDULE_DELAY": "100"},
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-            assert proc.stdout is not None
-            try:
-                async with asyncio.timeout(60):
-                    while b"connect:" not in await proc.stdout.readline():
-                        assert proc.returncode is None
+            async with cli_server("--config", str(config), "--otlp-endpoint", endpoint,
+                                  env={"OTEL_BSP_SCHEDULE_DELAY": "100"}):
                 url = f"postgresql://agent@127.0.0.1:{port}/scratchpad"
                 async with await psycopg.AsyncConnection.connect(url, autocommit=True) as c:
                     rows = await (await c.execute(
@@ -100,9 +93,6 @@ async def test_an_apis_requests_are_spans_under_their_calls(tmp_path: Path) -> N
                 async with asyncio.timeout(20):
                     while not any(s.name.startswith("http ") for s in spans):
                         await asyncio.sleep(0.1)
-            finally:
-                proc.terminate()
-                await proc.wait()
     by_id = {s.span_id: s for s in spans}
     [request] = [s for s in spans if s.name.startswith("http ")]
     call = by_id[request.parent_span_id]
