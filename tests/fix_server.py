@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -25,3 +26,10 @@ async def serving(db: Database, **config: Any) -> AsyncIterator[Server]:
 def dsn(server: Server, user: str = "agent") -> str:
     """Where a client connects to ``server``."""
     return f"postgresql://{user}@127.0.0.1:{server.port}/scratchpad"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now, at ``host``."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])

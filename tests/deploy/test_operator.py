@@ -30,6 +30,7 @@ from glove_scratchpad.server.net.state import worker_of
 
 from ..fix_cli import cli_server
 from ..fix_otlp import otlp_receiver
+from ..fix_server import free_port
 from .conftest import new_host
 from .fix_postgres import start_cluster
 
@@ -61,12 +62,6 @@ def _get(url: str) -> tuple[int, str]:
         return exc.code, exc.read().decode()
 
 
-def _free_port(host: str) -> int:
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def _prometheus(host: str, target: str):
     """A real Prometheus scraping ``target`` every second; yields its query URL."""
@@ -76,7 +71,7 @@ def _prometheus(host: str, target: str):
     (home / "prometheus.yml").write_text(
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
         f"scrape_configs: [{{job_name: glove, static_configs: [{{targets: ['{target}']}}]}}]\n")
-    port = _free_port(host)
+    port = free_port(host)
     proc = subprocess.Popen(
         [PROMETHEUS, f"--config.file={home / 'prometheus.yml'}",
          f"--storage.tsdb.path={home / 'data'}", f"--web.listen-address={host}:{port}"],
@@ -117,7 +112,7 @@ async def _settled(api: str, promql: str, want: float, timeout: float = 60) -> f
 
 async def test_prometheus_counts_exactly_what_two_workers_did():
     host = new_host()
-    metrics_port = _free_port(host)
+    metrics_port = free_port(host)
     async with _server("--workers", "2", "--host", host, "--port", "55432",
                        "--metrics-host", host, "--metrics-port", str(metrics_port)):
         assert _get(f"http://{host}:{metrics_port}/healthz") == (200, "ok\n")
@@ -163,7 +158,7 @@ def _samples(host: str, port: int) -> dict[tuple[str, tuple[tuple[str, str], ...
 
 async def test_one_process_counts_sessions_transactions_and_writes():
     host = new_host()
-    metrics_port = _free_port(host)
+    metrics_port = free_port(host)
     async with _server("--host", host, "--port", "55432", "--writes", "--metrics-host", host,
                        "--metrics-port", str(metrics_port)):
         url = f"postgresql://agent@{host}:55432/scratchpad"
@@ -192,7 +187,7 @@ async def test_readyz_follows_the_sidecar_down_and_back():
     cluster = await asyncio.to_thread(start_cluster, "18", new_host())
     try:
         host = new_host()
-        metrics_port = _free_port(host)
+        metrics_port = free_port(host)
         async with _server("--host", host, "--port", "55432", "--metrics-host", host,
                            "--metrics-port", str(metrics_port), "--sidecar-dsn",
                            cluster.dsn()):
@@ -239,7 +234,7 @@ async def test_workers_start_on_a_port_whose_connections_are_in_time_wait():
 
 async def test_the_banners_connect_line_connects_as_the_server_requires():
     host = new_host()
-    metrics_port = _free_port(host)
+    metrics_port = free_port(host)
     out: list[str] = []
     async with _server("--host", host, "--port", "55432", "--metrics-host", host,
                        "--metrics-port", str(metrics_port), out=out,

@@ -12,7 +12,6 @@ import asyncio
 import importlib.util
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,8 @@ import pytest
 from glove_scratchpad.catalog import Sidecar
 from glove_scratchpad.resources.mcp import McpBridge, McpServerConfig, ToolOverride
 from glove_scratchpad.server import Database
+
+from ..fix_server import free_port
 
 NODE_DIR = Path(__file__).parent / "node"
 NODE_INSTALL = "npm ci --prefix tests/mcp/node"
@@ -84,12 +85,6 @@ def git_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def memory_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("memory") / "memory.jsonl"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def start_everything_http(port: int) -> asyncio.subprocess.Process:

@@ -22,7 +22,8 @@ from glove_scratchpad.resources.mcp import (
 )
 from glove_scratchpad.server import Database
 
-from .conftest import free_port, node_server, python_server, start_everything_http, stop
+from ..fix_server import free_port
+from .conftest import node_server, python_server, start_everything_http, stop
 
 # A time server that can be taken down: while the file $FLAKY_DOWN exists it
 # refuses to start; it adds its pid to $FLAKY_PID, so a test can kill it.

@@ -67,16 +67,13 @@ async def test_a_wrong_entry_is_one_line(tmp_path: Path, command: str, entry: st
 async def test_an_apis_requests_are_spans_under_their_calls(tmp_path: Path) -> None:
     """With --otlp-endpoint, a read of an API's table is a statement span, its call's span,
     and under that the HTTP request's: its method and status, never its URL's values."""
-    import socket
-
     import psycopg
 
     from ..fix_cli import cli_server
     from ..fix_otlp import otlp_receiver
+    from ..fix_server import free_port
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     async with api_served() as api:
         config = tmp_path / "glove.toml"
         config.write_text(f'[server]\nsidecar_dir = "{tmp_path / "pg"}"\nport = {port}\n\n'
