@@ -11,23 +11,33 @@ Rules:
   session. Its parent is the ``traceparent`` the client set (``SET
   glove.traceparent = '00-…'``), so the statement joins the agent's own trace.
 - A tool call's span is its child: the resource, the verb, the arguments' names
-  (never their values), the rows and the outcome. Each request the call makes (an
-  HTTP API's) is a child of that: its method and status, never its URL.
+  (never their values), the rows and the outcome. Each request the call makes is a
+  child of that: an HTTP API's with its method and status, never its URL; an MCP
+  server's (``mcp tools/call``) with its method and the tool's name, never the
+  arguments.
+- The client's traceparent may also ride in ``application_name`` (the convention of
+  drivers that can set nothing else): a W3C traceparent as the whole value, or as
+  its last word (Postgres cuts the value at 63 bytes: 8 are left before the
+  traceparent's 55). ``glove.traceparent`` wins when both are set.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["TRACEPARENT", "call", "enable", "enabled", "finished", "request", "statement"]
+__all__ = ["TRACEPARENT", "call", "enable", "enabled", "finished", "mcp_request", "request",
+           "statement", "traceparent"]
 
 TRACEPARENT = "glove.traceparent"  # the setting a client puts its W3C traceparent in
 
 _tracer: Any = None
+# version-traceid-parentid-flags, lowercase hex (W3C Trace Context, version 00's shape).
+_TRACEPARENT = re.compile(r"(?:^|\s)([0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2})\s*$")
 
 
 def enable(endpoint: str, service: str = "glove-scratchpad") -> None:
@@ -63,6 +73,16 @@ def _normalized(sql: str) -> str:
         return str(normalize(sql))
     except Exception:  # a text that does not parse names no value either way
         return ""
+
+
+def traceparent(settings: Any) -> str | None:
+    """The parent a session's settings name: ``glove.traceparent``, else a traceparent
+    that ends ``application_name``."""
+    value = settings.get(TRACEPARENT)
+    if value:
+        return str(value)
+    match = _TRACEPARENT.search(str(settings.get("application_name") or ""))
+    return match.group(1) if match else None
 
 
 @contextlib.contextmanager
@@ -147,3 +167,27 @@ def request(what: str, seconds: float, status: str, code: int | None) -> None:
     if status != "ok":
         span.set_status(Status(StatusCode.ERROR, status))
     span.end(end_time=end)
+
+
+@contextlib.contextmanager
+def mcp_request(method: str, tool: str) -> Iterator[None]:
+    """One JSON-RPC request to an MCP server (``tools/call``), as a child of the current
+    span while it runs: its method and the tool's name, never the arguments. A failure
+    is the span's status, by the exception's type (its message may hold a value)."""
+    tracer = _tracer
+    if tracer is None:
+        yield
+        return
+    from opentelemetry.trace import Status, StatusCode
+
+    with tracer.start_as_current_span(f"mcp {method}", record_exception=False,
+                                      set_status_on_exception=False, attributes={
+                                          "rpc.system": "jsonrpc", "mcp.method.name": method,
+                                          "gen_ai.tool.name": tool}) as span:
+        try:
+            yield
+        except BaseException as exc:
+            span.set_attribute("glove.status", type(exc).__name__)
+            span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+            raise
+        span.set_attribute("glove.status", "ok")

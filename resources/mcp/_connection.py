@@ -27,6 +27,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult, Tool
 
+from glove_scratchpad import traces
 from glove_scratchpad.errors import InvalidParameterValue, SqlError
 
 from ._config import McpServerConfig
@@ -149,9 +150,10 @@ class McpConnection:
             session = await self._live()
             client = cast(Client, session.client)
             try:
-                return await client.call_tool(
-                    name, dict(arguments), read_timeout_seconds=self.config.timeout
-                )
+                with traces.mcp_request("tools/call", name):
+                    return await client.call_tool(
+                        name, dict(arguments), read_timeout_seconds=self.config.timeout
+                    )
             except Exception as exc:
                 if is_disconnect(exc):
                     error = self._unavailable(exc, session, starting=False)

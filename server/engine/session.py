@@ -290,7 +290,7 @@ class Session:
     async def _traced(self, stmt: ParsedStatement, params: list[Any], request: Request,
                       formats: tuple[int, ...]) -> Result:
         with traces.statement(command_kind(stmt.node), stmt.sql, self.user, self.id,
-                              self.settings.get(traces.TRACEPARENT)):
+                              traces.traceparent(self.settings)):
             return await self._measured(stmt, params, request, formats)
 
     async def _measured(self, stmt: ParsedStatement, params: list[Any],
