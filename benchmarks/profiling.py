@@ -34,6 +34,7 @@ from .pgbench import LOOKUP_SCRIPT, PgbenchResult, lookup_script, pgbench, write
 from .results import Section
 
 NAME = "profile"
+KEPT_CPU_US = 40  # server CPU per kept lookup (the fast path), at most
 SPY_RATE = 1000  # samples per second
 TOP = 15
 
@@ -296,6 +297,8 @@ async def run(env: Env) -> Section:
     section.add("sidecar CPU per statement", "µs", server=cluster_server, direct=cluster_direct)
     section.add("sidecar CPU per statement, `big`", "µs", server=cluster_kept,
                 direct=cluster_direct)
+    section.check(f"server CPU per kept lookup (`big`, c=1, prepared) ≤ {KEPT_CPU_US} µs",
+                  f"{kept_cpu:.0f} µs", kept_cpu <= KEPT_CPU_US)
     print(
         f"  server CPU {server_cpu:.0f} µs/stmt ({kept_cpu:.0f} for big); sidecar CPU "
         f"{cluster_server:.0f} µs/stmt ({cluster_kept:.0f} for big; direct "

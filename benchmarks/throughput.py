@@ -1,8 +1,8 @@
 """2. Throughput: the point lookup at 8, 32 and 128 clients (pgbench ``-j 2``).
 
 Server vs direct Postgres vs the plain asyncio byte relay, each in prepared mode,
-and at 8 and 32 clients the server with ``--workers 2`` (two processes on one
-port, over the same sidecar), in the same run. Before each timed run,
+and at every client count the server with ``--workers 2`` (two processes on one
+port, over the same sidecar), in the same run: the scaling curve of workers. Before each timed run,
 ``checks.lookup`` checks the answer with as many clients.
 """
 
@@ -20,9 +20,11 @@ CLIENTS = (8, 32, 128)
 SMOKE_CLIENTS = (8, 32)
 CHECKED = (8, 32)
 VS_DIRECT, VS_RELAY = 0.25, 0.75
+VS_RELAY_RESOLVED = 0.25  # c=8, a new call each time: at least a quarter of the relay
 WORKERS = 2
-WORKER_CLIENTS = (8, 32)
+WORKER_CLIENTS = CLIENTS
 VS_ONE_WORKER = 1.0  # two workers must beat one at c=8
+SCALING_AT, SCALING = 32, 1.8  # and scale at c=32: at least 1.8x one worker
 
 
 async def run(env: Env) -> Section:
@@ -77,10 +79,24 @@ async def _measure(env: Env, section: Section, script, checked: list, workers) -
                 times(r),
                 None if r is None else r >= VS_RELAY,
             )
+        if clients == CHECKED[0]:
+            section.check(
+                f"resolved lookup (a new call each time) at c={clients} ≥ "
+                f"{VS_RELAY_RESOLVED:g}{TIMES} the relay",
+                times(r),
+                None if r is None else r >= VS_RELAY_RESOLVED,
+            )
+        w = ratio(values.get("workers"), values["server"])
         if clients == WORKER_CLIENTS[0]:
-            w = ratio(values["workers"], values["server"])
             section.check(
                 f"throughput at c={clients} with --workers {WORKERS} > one worker's",
                 times(w),
                 None if w is None else w > VS_ONE_WORKER,
+            )
+        if clients == SCALING_AT:
+            section.check(
+                f"throughput at c={clients} with --workers {WORKERS} ≥ {SCALING:g}{TIMES} "
+                "one worker's",
+                times(w),
+                None if w is None else w >= SCALING,
             )
