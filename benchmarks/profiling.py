@@ -41,7 +41,7 @@ TOP = 15
 # Self time by component: the first rule whose prefix starts the (shortened) file path wins.
 _NET = "client connection (server/net: connection, portals, startup)"
 _GUARD = "limits and audit (server/engine/guard.py, catalog/_audit.py)"
-_KEEP = "kept calls (server/engine/keep.py, catalog/_cache.py)"
+_KEEP = "kept calls (server/engine/kept.py, catalog/_cache.py)"
 _CLIENT = "sidecar client (catalog/_client.py, _stream.py, _values.py)"
 _ASYNC = "asyncio / uvloop (event loop, socket I/O in C)"
 COMPONENTS = (
@@ -49,7 +49,7 @@ COMPONENTS = (
     ("server/net/", _NET),
     ("server/engine/guard.py", _GUARD),
     ("catalog/_audit.py", _GUARD),
-    ("server/engine/keep.py", _KEEP),
+    ("server/engine/kept.py", _KEEP),
     ("catalog/_cache.py", _KEEP),
     ("server/engine/", "interpreter (server/engine: session, resolve, run, …)"),
     ("server/sql/", "parse, gate, analysis and rewrite (server/sql)"),
@@ -69,6 +69,8 @@ COMPONENTS = (
     ("uvloop/", _ASYNC),
 )
 _LIB = re.compile(r"^.*?(site-packages/|lib/python3\.\d+/)")
+# The package maps glove_scratchpad.server (.catalog, .resources) to the top folders.
+_LINKED = re.compile(r"^glove_scratchpad/(?=(?:server|catalog|resources)/)")
 _FRAME = re.compile(r"^(?P<func>.*) \((?P<file>[^()]*?)(?::\d+)?\)$")
 
 
@@ -103,7 +105,7 @@ async def _cpu_run(env: Env, ep: Endpoint, script: Path) -> tuple[PgbenchResult,
 def _short(path: str) -> str:
     """A file path from its package on (``server/session.py``, ``asyncio/streams.py``)."""
     path = path.replace(str(REPO) + "/", "")
-    return _LIB.sub("", path)
+    return _LINKED.sub("", _LIB.sub("", path))
 
 
 def _parse_frame(frame: str) -> tuple[str, str]:

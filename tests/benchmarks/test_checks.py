@@ -107,3 +107,16 @@ def test_passed_adds_a_pass_target_and_a_note() -> None:
     checks.passed(section, ["a", "b"])
     assert [(c.measured, c.ok) for c in section.checks] == [("2 checked", True)]
     assert "a; b" in section.notes[0]
+
+
+def test_the_profile_names_each_frames_component() -> None:
+    """py-spy names our files by the installed package (glove_scratchpad/server/…);
+    each still lands in its own component, not in "other server code"."""
+    from benchmarks.profiling import _component
+
+    assert _component("glove_scratchpad/server/net/connection.py").startswith("client connection")
+    assert _component("glove_scratchpad/catalog/_client.py").startswith("sidecar client")
+    assert _component("glove_scratchpad/server/engine/kept.py").startswith("kept calls")
+    assert _component("glove_scratchpad/server/engine/fast.py").startswith("interpreter")
+    assert _component("glove_scratchpad/wire/_codec.py").startswith("wire codec")
+    assert _component("glove_scratchpad/stream.py") == "other server code"
