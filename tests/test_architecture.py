@@ -23,10 +23,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 600
-# What the network layer may use of a session: running, describing, failing statements,
-# and the connection's facts it sets.
+# What the network layer may use of a session: running (a portal run's fast read too),
+# describing, failing statements, and the connection's facts it sets.
 NET_CONTRACT = frozenset({"canceller", "close", "describe", "endpoint", "execute", "fail",
-                          "new_request", "pid", "run", "tx_status", "user", "writes"})
+                          "fast_read", "new_request", "pid", "run", "tx_status", "user",
+                          "writes"})
 ENGINE = "glove_scratchpad.server.engine"
 # Where each part of the package lives in the source tree: the packaging's own map
 # (pyproject.toml), but for the sub-packages that live inside their parent's folder.

@@ -83,6 +83,7 @@ from .frontend import (
     decode_startup,
     effective_format,
 )
+from .portal_run import PortalRun, read_portal_run
 from .states import State
 
 
@@ -141,6 +142,7 @@ __all__ = [
     "Parse",
     "ParseComplete",
     "PasswordMessage",
+    "PortalRun",
     "PortalSuspended",
     "ProtocolError",
     "Query",
@@ -164,4 +166,5 @@ __all__ = [
     "effective_format",
     "encode",
     "error_response",
+    "read_portal_run",
 ]

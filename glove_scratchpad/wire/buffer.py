@@ -47,6 +47,17 @@ class ReceiveBuffer:
         """The unconsumed bytes (a copy)."""
         return bytes(self._buf[self._pos :])
 
+    def view(self) -> tuple[bytearray, int]:
+        """The buffer and the offset of its first unconsumed byte, to read in place (no
+        copy); ``skip_to`` consumes what was read."""
+        return self._buf, self._pos
+
+    def skip_to(self, end: int) -> None:
+        """Consume the bytes before offset ``end`` (of ``view``'s buffer)."""
+        if not self._pos <= end <= len(self._buf):
+            raise ValueError(f"offset {end} is outside the unconsumed bytes")
+        self._pos = end
+
     def _take(self, start: int, end: int) -> bytes:
         self._pos = end
         if end - start < 65536:

@@ -33,6 +33,7 @@ from .frontend import (
     decode_frontend,
     decode_startup,
 )
+from .portal_run import PortalRun, read_portal_run
 from .states import (
     BACKEND,
     ENCRYPTION_ANSWERS,
@@ -190,6 +191,20 @@ class ServerConnection(_Connection):
                 raise LocalProtocolError(f"unknown password message kind {kind!r}")
             kind = PASSWORD_KINDS[kind]
         self._expected = kind
+
+    def portal_run(self) -> PortalRun | None:
+        """Bind, [Describe], Execute and Sync of the unnamed portal, when the buffer
+        starts with exactly those, complete (``portal_run.py``); nothing is consumed
+        until ``take`` is called. None: read the messages one by one."""
+        if self._state is not _NORMAL or self._discarding:
+            return None
+        buf, pos = self._buffer.view()
+        return read_portal_run(buf, pos)
+
+    def take(self, run: PortalRun) -> None:
+        """Consume the messages of ``run``, as if each had been read as an event: in
+        the normal phase each leaves the state where it is."""
+        self._buffer.skip_to(run.end)
 
     def start_error_recovery(self) -> None:
         """Drop frontend messages until Sync (returned) after an extended-query error."""

@@ -274,6 +274,17 @@ class BindTemplate:
         return HEADER.pack(b"B", len(body) + 4) + body
 
 
+def read_bind(body: bytes) -> Bind | None:
+    """A Bind body in one pass, or None unless every field is well formed and the body
+    holds nothing after them (``Bind.read`` words the error of one that is not)."""
+    r = Reader(body, "Bind")
+    msg = _read_bind(r)
+    if (msg is None or r.pos != len(body)
+            or len(msg.param_formats) not in (0, 1, len(msg.params))):
+        return None
+    return msg
+
+
 def _read_bind(r: Reader) -> Bind | None:
     """Bind in one pass over its body, or None where any field is not well formed."""
     buf, size = r.buf, len(r.buf)

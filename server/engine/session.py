@@ -293,7 +293,7 @@ class Session:
                               traces.traceparent(self.settings)):
             return await self._measured(stmt, params, request, formats)
 
-    async def _measured(self, stmt: ParsedStatement, params: list[Any],
+    async def _measured(self, stmt: ParsedStatement, params: list[Param],
                         request: Request, formats: tuple[int, ...]) -> Result:
         """One statement, counted (metrics), logged (its end) and run."""
         token = CURRENT_VIEW_SOURCE.set(self)
@@ -315,10 +315,7 @@ class Session:
                     async with asyncio.timeout(st.timeout):
                         result = await work
                 except TimeoutError:
-                    raise errors.QueryCanceled(
-                        "canceling statement due to statement timeout",
-                        hint="Narrow the statement (fewer calls, a smaller IN list), or raise "
-                        "statement_timeout within the server's limit.") from None
+                    raise _timed_out() from None
                 return self._shown(self._bounded(result))
             except errors.SqlError:
                 self.tx.fail()
@@ -331,18 +328,68 @@ class Session:
             raise
         finally:
             CURRENT_VIEW_SOURCE.reset(token)
-            self.current = None
-            elapsed = time.perf_counter() - started
-            slow = self.services.limits.slow_statement_s
-            logged = _ENDS.isEnabledFor(logging.INFO) or (slow is not None and elapsed >= slow)
-            kind = command_kind(stmt.node) if logged or metrics.enabled() else ""
-            if logged:
-                self._log_end(stmt, kind, st, outcome, elapsed, slow)
-            if metrics.enabled():
-                metrics.statement(kind, outcome, elapsed)
-                now_open = self.tx.state is not TxState.IDLE
-                if now_open is not was_open:
-                    metrics.transaction(1 if now_open else -1)
+            self._ended(stmt, st, outcome, started, was_open)
+
+    def fast_read(self, stmt: ParsedStatement, params: list[Param], formats: tuple[int, ...]
+                  ) -> Coroutine[Any, Any, Result] | None:
+        """The run of a compiled read whose calls are all cached (``fast.py``), outside
+        a transaction block, ready to await; None when it must take ``run``, and then
+        nothing was counted. What ``run`` would do for it, this does: the gate's verdict
+        (remembered), the call budget and the calls' touch (``fast.reads``), the
+        statement timeout, the row limit, ``scratchpad.activity``, the metrics and the
+        slow-statement log. A statement traced, or logged at its end, takes ``run``."""
+        if (self.tx.state is not TxState.IDLE or traces.enabled()
+                or _ENDS.isEnabledFor(logging.INFO)):
+            return None
+        prepared = self.view.prepared(stmt.sql)
+        compiled = prepared.compiled
+        if compiled is None or not prepared.gated:
+            return None
+        st = self.statement(Request(), formats)
+        st.sql, st.prepared = stmt.sql, prepared
+        found = fast.reads(st, compiled, params)
+        if found is None:
+            return None
+        ctx, rows = found
+        return self._fast_read(stmt, st, sidecar.run(st, compiled.plan, rows, params, ctx,
+                                                     formats=formats))
+
+    async def _fast_read(self, stmt: ParsedStatement, st: Statement,
+                         work: Coroutine[Any, Any, Result]) -> Result:
+        started, outcome = time.perf_counter(), "00"
+        self.current, self.query, self.query_start = st, stmt.sql, time.time()
+        try:
+            try:
+                async with asyncio.timeout(st.timeout):
+                    result = await work
+            except TimeoutError:
+                raise _timed_out() from None
+            return self._shown(self._bounded(result))
+        except errors.SqlError as exc:
+            self.tx.fail()
+            outcome = exc.sqlstate[:2]
+            raise
+        except asyncio.CancelledError:
+            outcome = "57"
+            raise
+        finally:
+            self._ended(stmt, st, outcome, started, False)
+
+    def _ended(self, stmt: ParsedStatement, st: Statement | None, outcome: str,
+               started: float, was_open: bool) -> None:
+        """A statement's end: no longer current, and counted and logged as it ended."""
+        self.current = None
+        elapsed = time.perf_counter() - started
+        slow = self.services.limits.slow_statement_s
+        logged = _ENDS.isEnabledFor(logging.INFO) or (slow is not None and elapsed >= slow)
+        kind = command_kind(stmt.node) if logged or metrics.enabled() else ""
+        if logged:
+            self._log_end(stmt, kind, st, outcome, elapsed, slow)
+        if metrics.enabled():
+            metrics.statement(kind, outcome, elapsed)
+            now_open = self.tx.state is not TxState.IDLE
+            if now_open is not was_open:
+                metrics.transaction(1 if now_open else -1)
 
     def _log_end(self, stmt: ParsedStatement, kind: str, st: Statement | None, outcome: str,
                  elapsed: float, slow: float | None) -> None:
@@ -543,3 +590,10 @@ class Session:
 def _stamp(seconds: float | None) -> Any:
     """A time as the views' timestamptz columns take it."""
     return None if seconds is None else dt.datetime.fromtimestamp(seconds, dt.UTC)
+
+
+def _timed_out() -> errors.SqlError:
+    return errors.QueryCanceled(
+        "canceling statement due to statement timeout",
+        hint="Narrow the statement (fewer calls, a smaller IN list), or raise "
+        "statement_timeout within the server's limit.")

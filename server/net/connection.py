@@ -24,6 +24,11 @@ Rules:
   Query, and at once on an error. A full transport pauses the writer until it
   drains. Input beyond ``READ_AHEAD`` unread bytes pauses reading.
 - After an error in the extended protocol, messages are discarded until Sync.
+- A prepared read whose Bind, Describe (or none), Execute and Sync arrived together,
+  outside a transaction block, is a portal run (``portal_run``): answered in one
+  pass, with no message objects but the Bind, when the session can answer it from
+  its calls' caches (``Session.fast_read``); otherwise the same messages are read
+  one by one. The client cannot tell the two apart but by the time they take.
 - A protocol violation by the client ends its connection with 08P01. Our own
   bug answers XX000 with a generic message, and the traceback goes to the log.
   Neither disturbs any other connection.
@@ -35,7 +40,7 @@ import asyncio
 import contextlib
 import logging
 import ssl
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from glove_scratchpad import errors, metrics
@@ -64,6 +69,7 @@ from glove_scratchpad.wire import (
     ParameterStatus,
     Parse,
     ParseComplete,
+    PortalRun,
     ProtocolError,
     Query,
     ReadyForQuery,
@@ -266,6 +272,14 @@ class ClientHandler(CodecProtocol):
     async def main_loop(self) -> None:
         pending = p.Pending()
         while True:
+            if not self.conn.buffered:
+                if not await self.more_data():
+                    raise _Closed()
+                continue
+            run = self.conn.portal_run()  # Bind, [Describe], Execute, Sync, all here
+            if run is not None and await self.portal_run(run):
+                pending = p.Pending()
+                continue
             msg = await self.read_event()
             kind = type(msg)
             if kind in _EXTENDED:  # the most frequent: tested first
@@ -290,6 +304,48 @@ class ClientHandler(CodecProtocol):
     async def run(self, stmt: ParsedStatement, params: list[Param], request: Any,
                   formats: Sequence[int]) -> Result:
         """Run one statement in the connection's task; a cancel stops it there."""
+        assert self.session is not None
+        self.committing = stmt.commits
+        return await self._cancellable(self.session.run(stmt, params, request, formats))
+
+    async def portal_run(self, run: PortalRun) -> bool:
+        """A prepared read's whole run, Bind to Sync, in one pass, when the session can
+        answer it from its calls' caches outside a transaction block
+        (``Session.fast_read``). The client gets what the messages one by one would
+        give it. False: nothing was taken, and the messages are read one by one."""
+        assert self.session is not None
+        bind = run.bind
+        prepared = self.prepared.get(bind.statement)
+        if (prepared is None or prepared.stmt is None or prepared.n_params != len(bind.params)
+                or (run.describe and prepared.described is None) or self.tx_status() != "I"):
+            return False
+        formats = tuple(bind.result_formats)
+        work = self.session.fast_read(prepared.stmt, p.params_of(prepared, bind), formats)
+        if work is None:
+            return False
+        self.conn.take(run)
+        self.send(_BIND_COMPLETE)
+        if run.describe:
+            fields = prepared.described[1]  # type: ignore[index]
+            self.send(p.row_description(prepared, formats, fields) if fields else NoData())
+        try:
+            result = await self._cancellable(work)
+        except Exception as exc:
+            if not isinstance(exc, errors.SqlError):
+                log.exception("internal error running %r", prepared.stmt.sql[:200])
+                exc = errors.InternalError("internal error")
+            self.send_error(exc)
+        else:
+            self.send_notices(result.notices)
+            self.send_rows(result.data_rows)
+            self.send(CommandComplete(result.command_tag))
+        self.portals.clear()  # Sync outside a transaction block: every portal ends
+        self.send(ReadyForQuery(self.tx_status()))
+        await self.flush()
+        return True
+
+    async def _cancellable(self, work: Coroutine[Any, Any, Result]) -> Result:
+        """Await a statement's run in the connection's task; a cancel stops it there."""
         assert self.session is not None and self.task is not None
         while self.task.cancelling():
             # Between statements nothing may be pending: a count left over (Python 3.11's
@@ -298,9 +354,8 @@ class ClientHandler(CodecProtocol):
             self.task.uncancel()
         self.cancel_requested = False
         self.running = True
-        self.committing = stmt.commits
         try:
-            result = await self.session.run(stmt, params, request, formats)
+            result = await work
         except asyncio.CancelledError:
             # Ours alone (not also a shutdown's, or a client gone): the connection goes on.
             if self.cancel_requested and not self.closed and self.task.uncancel() == 0:

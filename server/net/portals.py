@@ -43,7 +43,7 @@ from ..engine.session import ParsedStatement, parse
 from ..sql.analysis import param_numbers
 
 __all__ = ["Pending", "Portal", "Prepared", "bind", "find_portal", "find_statement", "forget",
-           "prepare", "with_count"]
+           "params_of", "prepare", "row_description", "with_count"]
 
 Description = tuple[tuple[int, ...], tuple[FieldDescription, ...] | None]  # (param oids, fields)
 
@@ -73,11 +73,7 @@ class Portal:
 
     def row_description(self, fields: Sequence[FieldDescription]) -> RowDescription:
         """The statement's fields in this portal's result formats (kept per formats)."""
-        described = self.prepared.rows.get(self.formats)
-        if described is None:
-            described = self.prepared.rows[self.formats] = RowDescription(tuple(
-                _with_format(f, _format(self.formats, i)) for i, f in enumerate(fields)))
-        return described
+        return row_description(self.prepared, self.formats, fields)
 
     def fetch(self, max_rows: int) -> tuple[Sequence[Any], CommandComplete | PortalSuspended
                                                            | None]:
@@ -137,14 +133,31 @@ def bind(msg: Bind, prepared: dict[str, Prepared], portals: dict[str, Portal]) -
         raise errors.ProtocolViolation(
             f"bind message supplies {len(msg.params)} parameters, but prepared "
             f'statement "{msg.statement}" requires {needed}')
+    portal = portals[msg.portal] = Portal(statement, params_of(statement, msg),
+                                          tuple(msg.result_formats))
+    return portal
+
+
+def params_of(statement: Prepared, msg: Bind) -> list[Param]:
+    """A Bind's values as parameters: each with its format, and its type as declared at
+    Parse, else as Describe inferred it (0: unknown)."""
+    oids = statement.param_oids
     inferred = statement.described[0] if statement.described else ()
-    params = [
+    return [
         Param(value, msg.param_format(i),
               (oids[i] if i < len(oids) else 0) or (inferred[i] if i < len(inferred) else 0))
         for i, value in enumerate(msg.params)
     ]
-    portal = portals[msg.portal] = Portal(statement, params, tuple(msg.result_formats))
-    return portal
+
+
+def row_description(statement: Prepared, formats: tuple[int, ...],
+                    fields: Sequence[FieldDescription]) -> RowDescription:
+    """A statement's fields in the result formats of a Bind (kept per formats)."""
+    described = statement.rows.get(formats)
+    if described is None:
+        described = statement.rows[formats] = RowDescription(tuple(
+            _with_format(f, _format(formats, i)) for i, f in enumerate(fields)))
+    return described
 
 
 def find_statement(prepared: dict[str, Prepared], name: str) -> Prepared:
