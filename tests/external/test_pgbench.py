@@ -62,15 +62,23 @@ async def _pgbench(dsn: str, mode: str, script: Path) -> dict[str, str]:
 
 @pytest.fixture
 def statements(monkeypatch):
-    """The text of every statement the server ran, while the test runs."""
+    """The text of every statement the server ran, while the test runs: by ``run``, or
+    as a portal run's fast read."""
     seen: list[str] = []
-    original = Session.run
+    original, fast = Session.run, Session.fast_read
 
     async def spy(self, stmt, *args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(stmt.sql.rstrip(";"))  # pgbench sends each with its semicolon
         return await original(self, stmt, *args, **kwargs)
 
+    def fast_spy(self, stmt, *args, **kwargs):  # type: ignore[no-untyped-def]
+        work = fast(self, stmt, *args, **kwargs)
+        if work is not None:
+            seen.append(stmt.sql.rstrip(";"))
+        return work
+
     monkeypatch.setattr(Session, "run", spy)
+    monkeypatch.setattr(Session, "fast_read", fast_spy)
     return seen
 
 
