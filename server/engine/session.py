@@ -62,6 +62,7 @@ from .services import Services
 from .session_settings import SessionSettings, changes
 from .staged import pending, staged_view_rows
 from .statement import Endpoint, Statement, lookup
+from .timeouts import timed_out
 from .transaction import Transaction, TxState
 from .view import View
 
@@ -95,6 +96,8 @@ class Session:
         self.id = secrets.randbits(_SESSION_ID_BITS) or 1
         # SET and SET LOCAL's values; the transaction marks them at its boundaries.
         self.session_settings = SessionSettings()
+        # The text and parameters of the last fast read found not cached (``fast_read``).
+        self._declined: tuple[str, list[Param]] | None = None
         self.tx = Transaction(self.session_settings)
         # Fired writes, for a while, and the transaction's staged ones.
         self.overlay = Overlay(self.tx, services.limits.read_your_writes_s)
@@ -315,7 +318,7 @@ class Session:
                     async with asyncio.timeout(st.timeout):
                         result = await work
                 except TimeoutError:
-                    raise _timed_out() from None
+                    raise timed_out() from None
                 return self._shown(self._bounded(result))
             except errors.SqlError:
                 self.tx.fail()
@@ -349,6 +352,7 @@ class Session:
         st.sql, st.prepared = stmt.sql, prepared
         found = fast.reads(st, compiled, params)
         if found is None:
+            self._declined = (stmt.sql, params)  # its run, next, need not look again
             return None
         ctx, rows = found
         return self._fast_read(stmt, st, sidecar.run(st, compiled.plan, rows, params, ctx,
@@ -363,7 +367,7 @@ class Session:
                 async with asyncio.timeout(st.timeout):
                     result = await work
             except TimeoutError:
-                raise _timed_out() from None
+                raise timed_out() from None
             return self._shown(self._bounded(result))
         except errors.SqlError as exc:
             self.tx.fail()
@@ -411,8 +415,9 @@ class Session:
     def _fast(self, st: Statement, params: list[Param]) -> Coroutine[Any, Any, Result] | None:
         """The run of a compiled read whose calls are all cached (``fast.py``), or None."""
         compiled = st.prepared.compiled if st.prepared is not None else None
-        if compiled is None:
-            return None
+        declined, self._declined = self._declined, None
+        if compiled is None or declined == (st.sql, params):
+            return None  # not compiled, or ``fast_read`` just found a call not cached
         found = fast.reads(st, compiled, params)
         if found is None:
             return None
@@ -590,10 +595,3 @@ class Session:
 def _stamp(seconds: float | None) -> Any:
     """A time as the views' timestamptz columns take it."""
     return None if seconds is None else dt.datetime.fromtimestamp(seconds, dt.UTC)
-
-
-def _timed_out() -> errors.SqlError:
-    return errors.QueryCanceled(
-        "canceling statement due to statement timeout",
-        hint="Narrow the statement (fewer calls, a smaller IN list), or raise "
-        "statement_timeout within the server's limit.")

@@ -10,7 +10,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 
-__all__ = ["duration", "timeout"]
+from glove_scratchpad import errors
+
+__all__ = ["duration", "timed_out", "timeout"]
 
 _UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -31,3 +33,11 @@ def duration(text: str) -> float:
         return float(number) * _UNITS.get(text[len(number):].strip(), 1e-3)
     except ValueError:
         return 0.0
+
+
+def timed_out() -> errors.SqlError:
+    """The error of a statement that ran past its timeout."""
+    return errors.QueryCanceled(
+        "canceling statement due to statement timeout",
+        hint="Narrow the statement (fewer calls, a smaller IN list), or raise "
+        "statement_timeout within the server's limit.")

@@ -94,6 +94,7 @@ FLUSH_AT = 256 * 1024  # bytes of buffered output that trigger a write mid-resul
 # Messages of the extended protocol (and the function call one), answered by ``_extended``.
 _EXTENDED = frozenset((Bind, Execute, Describe, Parse, Close, FunctionCall))
 _BIND_COMPLETE = BindComplete()
+_DESCRIBE_PORTAL, _EXECUTE = Describe("P", ""), Execute("", 0)  # a portal run's, decoded
 
 
 class _Closed(Exception):
@@ -271,17 +272,21 @@ class ClientHandler(CodecProtocol):
 
     async def main_loop(self) -> None:
         pending = p.Pending()
+        synced = True  # at a request's first message, where a portal run may begin
         while True:
-            if not self.conn.buffered:
-                if not await self.more_data():
-                    raise _Closed()
-                continue
-            run = self.conn.portal_run()  # Bind, [Describe], Execute, Sync, all here
-            if run is not None and await self.portal_run(run):
-                pending = p.Pending()
-                continue
+            if synced:
+                if not self.conn.buffered:
+                    if not await self.more_data():
+                        raise _Closed()
+                    continue
+                run = self.conn.portal_run()  # Bind, [Describe], Execute, Sync, all here
+                if run is not None:
+                    await self.portal_run(run, pending)
+                    pending = p.Pending()
+                    continue
             msg = await self.read_event()
             kind = type(msg)
+            synced = kind is Sync or kind is Query
             if kind in _EXTENDED:  # the most frequent: tested first
                 await self.extended(msg, pending)
             elif kind is Terminate:
@@ -290,16 +295,20 @@ class ClientHandler(CodecProtocol):
                 await self.simple_query(msg.sql)
             elif kind is Sync:
                 pending = p.Pending()
-                if self.tx_status() == "I":
-                    self.portals.clear()  # portals end with their transaction
-                self.send(ReadyForQuery(self.tx_status()))
-                await self.flush()
+                await self.sync()
             elif kind is Flush:
                 await self.flush()
             elif kind in (CopyData, CopyDone, CopyFail):
                 continue  # only reachable after a refused COPY: Postgres ignores them
             else:
                 await self.extended(msg, pending)
+
+    async def sync(self) -> None:
+        """Sync: the end of a request, and of every portal outside a transaction block."""
+        if self.tx_status() == "I":
+            self.portals.clear()
+        self.send(ReadyForQuery(self.tx_status()))
+        await self.flush()
 
     async def run(self, stmt: ParsedStatement, params: list[Param], request: Any,
                   formats: Sequence[int]) -> Result:
@@ -308,41 +317,50 @@ class ClientHandler(CodecProtocol):
         self.committing = stmt.commits
         return await self._cancellable(self.session.run(stmt, params, request, formats))
 
-    async def portal_run(self, run: PortalRun) -> bool:
-        """A prepared read's whole run, Bind to Sync, in one pass, when the session can
-        answer it from its calls' caches outside a transaction block
-        (``Session.fast_read``). The client gets what the messages one by one would
-        give it. False: nothing was taken, and the messages are read one by one."""
+    async def portal_run(self, run: PortalRun, pending: p.Pending) -> bool:
+        """Bind, [Describe], Execute and Sync that arrived together. A prepared read the
+        session can answer from its calls' caches, outside a transaction block
+        (``Session.fast_read``), is answered in one pass (True); any other runs the
+        decoded messages one by one, as if read so (False). The client gets the same
+        messages either way."""
+        self.conn.take(run)
+        work = self._fast_read(run)
+        if work is None:
+            for msg in (run.bind, *((_DESCRIBE_PORTAL,) if run.describe else ()), _EXECUTE):
+                try:
+                    await self._extended(msg, pending)
+                except Exception as exc:
+                    self._failed(msg, exc)  # what recovery would drop is this run's rest
+                    break
+            await self.sync()
+            return False
+        self.send(_BIND_COMPLETE)
+        if run.describe:
+            prepared = self.prepared[run.bind.statement]
+            fields = prepared.described[1]  # type: ignore[index]
+            formats = tuple(run.bind.result_formats)
+            self.send(p.row_description(prepared, formats, fields) if fields else NoData())
+        try:
+            result = await self._cancellable(work)
+        except Exception as exc:
+            self._failed(_EXECUTE, exc)
+        else:
+            self.send_notices(result.notices)
+            self.send_rows(result.data_rows)
+            self.send(CommandComplete(result.command_tag))
+        await self.sync()
+        return True
+
+    def _fast_read(self, run: PortalRun) -> Coroutine[Any, Any, Result] | None:
+        """The session's fast read of a portal run, or None (``Session.fast_read``)."""
         assert self.session is not None
         bind = run.bind
         prepared = self.prepared.get(bind.statement)
         if (prepared is None or prepared.stmt is None or prepared.n_params != len(bind.params)
                 or (run.describe and prepared.described is None) or self.tx_status() != "I"):
-            return False
-        formats = tuple(bind.result_formats)
-        work = self.session.fast_read(prepared.stmt, p.params_of(prepared, bind), formats)
-        if work is None:
-            return False
-        self.conn.take(run)
-        self.send(_BIND_COMPLETE)
-        if run.describe:
-            fields = prepared.described[1]  # type: ignore[index]
-            self.send(p.row_description(prepared, formats, fields) if fields else NoData())
-        try:
-            result = await self._cancellable(work)
-        except Exception as exc:
-            if not isinstance(exc, errors.SqlError):
-                log.exception("internal error running %r", prepared.stmt.sql[:200])
-                exc = errors.InternalError("internal error")
-            self.send_error(exc)
-        else:
-            self.send_notices(result.notices)
-            self.send_rows(result.data_rows)
-            self.send(CommandComplete(result.command_tag))
-        self.portals.clear()  # Sync outside a transaction block: every portal ends
-        self.send(ReadyForQuery(self.tx_status()))
-        await self.flush()
-        return True
+            return None
+        return self.session.fast_read(prepared.stmt, p.params_of(prepared, bind),
+                                      tuple(bind.result_formats))
 
     async def _cancellable(self, work: Coroutine[Any, Any, Result]) -> Result:
         """Await a statement's run in the connection's task; a cancel stops it there."""
@@ -422,12 +440,17 @@ class ClientHandler(CodecProtocol):
         try:
             await self._extended(msg, pending)
         except Exception as exc:
-            if not isinstance(exc, errors.SqlError):
-                log.exception("internal error in %s", type(msg).__name__)
-                exc = errors.InternalError("internal error")
-            self.send_error(exc)
+            self._failed(msg, exc)
             self.conn.start_error_recovery()  # the codec drops what comes until Sync
             await self.flush()
+
+    def _failed(self, msg: Any, exc: Exception) -> None:
+        """The error of an extended-protocol message (called where it was caught): ours
+        is XX000, with its traceback in the log."""
+        if not isinstance(exc, errors.SqlError):
+            log.exception("internal error in %s", type(msg).__name__)
+            exc = errors.InternalError("internal error")
+        self.send_error(exc)
 
     async def _extended(self, msg: Any, pending: p.Pending) -> None:
         kind = type(msg)

@@ -240,6 +240,22 @@ async def test_error_in_bind_inside_a_transaction_fails_it(pair):
 # -- extended query ------------------------------------------------------------------
 
 
+async def test_runs_sent_in_one_piece_answer_as_postgres_does(pair):
+    """Bind, Describe, Execute and Sync sent together (a portal run, as libpq sends each
+    execution): its errors end it where Postgres ends it, and the next run goes on."""
+    await exchange(pair, Parse("one", "SELECT id, name FROM items WHERE id = $1", (20,)),
+                   Sync())
+    rest = (Describe("P"), Execute(), Sync())
+    out = await exchange(pair, Bind("", "one", (), (b"3",), ()), *rest)
+    assert types_of(out) == ["BindComplete", "RowDescription", "DataRow", "CommandComplete",
+                             "ReadyForQuery"]
+    out = await exchange(pair, Bind("", "none", (), (), ()), *rest)  # no such statement
+    assert out[0].fields["C"] == "26000" and out[-1] == ReadyForQuery("I")
+    out = await exchange(pair, Bind("", "one", (), (), ()), *rest)  # a parameter short
+    assert out[0].fields["C"] == "08P01"
+    await exchange(pair, Bind("", "one", (), (b"4",), ()), Execute(), Sync())
+
+
 async def test_execute_with_max_rows_suspends_and_resumes(pair):
     out = await exchange(pair, Parse("", "SELECT id FROM items WHERE id <= 20 ORDER BY id"),
                          Bind(), Execute("", 10), Execute("", 10), Execute("", 10),

@@ -30,8 +30,8 @@ def portal_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     runs = [0]
     real = ClientHandler.portal_run
 
-    async def counted(self: ClientHandler, run: Any) -> bool:
-        taken = await real(self, run)
+    async def counted(self: ClientHandler, run: Any, pending: Any) -> bool:
+        taken = await real(self, run, pending)
         runs[0] += taken
         return taken
 
