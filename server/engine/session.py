@@ -350,7 +350,10 @@ class Session:
             return None
         st = self.statement(Request(), formats)
         st.sql, st.prepared = stmt.sql, prepared
-        found = fast.reads(st, compiled, params)
+        try:
+            found = fast.reads(st, compiled, params)
+        except errors.SqlError:
+            return None  # over the call budget: ``run`` refuses it where Postgres would
         if found is None:
             self._declined = (stmt.sql, params)  # its run, next, need not look again
             return None

@@ -324,7 +324,12 @@ class ClientHandler(CodecProtocol):
         decoded messages one by one, as if read so (False). The client gets the same
         messages either way."""
         self.conn.take(run)
-        work = self._fast_read(run)
+        try:
+            work = self._fast_read(run)
+        except Exception as exc:  # our bug: an error of the run's, and the connection goes on
+            self._failed(_EXECUTE, exc)
+            await self.sync()
+            return False
         if work is None:
             for msg in (run.bind, *((_DESCRIBE_PORTAL,) if run.describe else ()), _EXECUTE):
                 try:
