@@ -203,7 +203,10 @@ class ServerConnection(_Connection):
 
     def take(self, run: PortalRun) -> None:
         """Consume the messages of ``run``, as if each had been read as an event: in
-        the normal phase each leaves the state where it is."""
+        the normal phase each leaves the state where it is. Only before the buffer is
+        fed again (bytes received in between move its offsets)."""
+        if self._buffer.view()[1] != run.start:
+            raise LocalProtocolError("the portal run was read before the buffer last changed")
         self._buffer.skip_to(run.end)
 
     def start_error_recovery(self) -> None:

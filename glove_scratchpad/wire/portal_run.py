@@ -34,6 +34,7 @@ class PortalRun:
 
     bind: Bind
     describe: bool  # the client asked for the portal's RowDescription
+    start: int  # the buffer offset of the Bind
     end: int  # the buffer offset just after the Sync
 
 
@@ -54,4 +55,4 @@ def read_portal_run(buf: bytes | bytearray, pos: int) -> PortalRun | None:
     bind = read_bind(bytes(buf[pos + 5:pos + 1 + length]))
     if bind is None or bind.portal:
         return None
-    return PortalRun(bind, describe, end)
+    return PortalRun(bind, describe, pos, end)

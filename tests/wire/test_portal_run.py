@@ -10,6 +10,7 @@ from glove_scratchpad.wire import (
     Describe,
     Execute,
     Flush,
+    LocalProtocolError,
     Parse,
     ServerConnection,
     StartupMessage,
@@ -60,6 +61,11 @@ def test_a_connection_consumes_the_run_only_when_taken() -> None:
     assert isinstance(conn.next_event(), Bind)  # read one by one instead: the same bytes
     conn.receive_data(RUN)
     conn.next_event(), conn.next_event(), conn.next_event()  # Describe, Execute, Sync
+    run = conn.portal_run()
+    assert run is not None
+    conn.receive_data(b"")  # fed again: the buffer compacts, and the run's offsets move
+    with pytest.raises(LocalProtocolError):
+        conn.take(run)
     run = conn.portal_run()
     assert run is not None
     conn.take(run)
