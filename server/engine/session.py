@@ -314,12 +314,7 @@ class Session:
             try:
                 self._gate(stmt, params, st.prepared)
                 work = self._fast(st, params) or self._dispatch(st, stmt, params)
-                try:
-                    async with asyncio.timeout(st.timeout):
-                        result = await work
-                except TimeoutError:
-                    raise timed_out() from None
-                return self._shown(self._bounded(result))
+                return await self._timed(st, work)
             except errors.SqlError:
                 self.tx.fail()
                 raise
@@ -345,33 +340,25 @@ class Session:
                 or _ENDS.isEnabledFor(logging.INFO)):
             return None
         prepared = self.view.prepared(stmt.sql)
-        compiled = prepared.compiled
-        if compiled is None or not prepared.gated:
+        if not prepared.gated or prepared.compiled is None:
             return None
         st = self.statement(Request(), formats)
         st.sql, st.prepared = stmt.sql, prepared
         try:
-            found = fast.reads(st, compiled, params)
+            work = self._fast(st, params)
         except errors.SqlError:
             return None  # over the call budget: ``run`` refuses it where Postgres would
-        if found is None:
+        if work is None:
             self._declined = (stmt.sql, params)  # its run, next, need not look again
             return None
-        ctx, rows = found
-        return self._fast_read(stmt, st, sidecar.run(st, compiled.plan, rows, params, ctx,
-                                                     formats=formats))
+        return self._fast_read(stmt, st, work)
 
     async def _fast_read(self, stmt: ParsedStatement, st: Statement,
                          work: Coroutine[Any, Any, Result]) -> Result:
         started, outcome = time.perf_counter(), "00"
         self.current, self.query, self.query_start = st, stmt.sql, time.time()
         try:
-            try:
-                async with asyncio.timeout(st.timeout):
-                    result = await work
-            except TimeoutError:
-                raise timed_out() from None
-            return self._shown(self._bounded(result))
+            return await self._timed(st, work)
         except errors.SqlError as exc:
             self.tx.fail()
             outcome = exc.sqlstate[:2]
@@ -381,6 +368,16 @@ class Session:
             raise
         finally:
             self._ended(stmt, st, outcome, started, False)
+
+    async def _timed(self, st: Statement, work: Coroutine[Any, Any, Result]) -> Result:
+        """A statement's work under its timeout; the result cut at the row limit, with
+        the notices ``client_min_messages`` lets through."""
+        try:
+            async with asyncio.timeout(st.timeout):
+                result = await work
+        except TimeoutError:
+            raise timed_out() from None
+        return self._shown(self._bounded(result))
 
     def _ended(self, stmt: ParsedStatement, st: Statement | None, outcome: str,
                started: float, was_open: bool) -> None:
