@@ -5,11 +5,12 @@
   cluster (the postmaster, its live children, and the children it reaped) read
   before and after; through the server, both the lookup of ``items`` (a call per
   new id, then the in-memory cache) and of ``big`` (a kept call: its table, on the
-  fast path of a prepared statement).
+  fast path of a prepared statement), and ``big`` again at 8 clients.
 - py-spy (when installed): the running server sampled during each such run; self
   and inclusive time by function, and self time by component.
 - cProfile: a second server process started under ``python -m cProfile`` for such a
-  run; functions called at least once per statement, by total and cumulative time.
+  run, of ``items`` and of ``big``: the Python calls per statement, and the
+  functions called at least once per statement, by total and cumulative time.
 
 Each endpoint's point lookup (the server, direct, the profiled server) is checked
 by ``checks.lookup`` before its timed run.
@@ -93,10 +94,12 @@ def _process_cpu(pid: int) -> float:
     return t.user + t.system
 
 
-async def _cpu_run(env: Env, ep: Endpoint, script: Path) -> tuple[PgbenchResult, float, float]:
+async def _cpu_run(env: Env, ep: Endpoint, script: Path, clients: int = 1
+                   ) -> tuple[PgbenchResult, float, float]:
     assert env.server_process is not None
     server0, cluster0 = _process_cpu(env.server_process.pid), _cluster_cpu(env)
-    result = await pgbench(ep, script, env.options.pgbench_length(), mode="prepared")
+    result = await pgbench(ep, script, env.options.pgbench_length(clients), mode="prepared",
+                           clients=clients, threads=min(2, clients))
     server1, cluster1 = _process_cpu(env.server_process.pid), _cluster_cpu(env)
     n = max(1, result.transactions)
     return result, (server1 - server0) / n * 1e6, (cluster1 - cluster0) / n * 1e6
@@ -196,8 +199,12 @@ def summarize_cprofile(path: Path, statements: int) -> str:
             )
         return out
 
+    calls = sum(nc for _cc, nc, _tt, _ct, _callers in stats.stats.values())  # type: ignore[attr-defined]
     return "\n".join(
         [
+            f"{calls / max(statements, 1):,.0f} Python calls per statement (every function "
+            "call the profiler saw, built-ins included, over the statements it timed).",
+            "",
             "By total (self) time:",
             "",
             *table(4, "self"),
@@ -241,7 +248,7 @@ async def _py_spy(env: Env, script: Path, exe: str) -> str:
     return summarize_spy(out.read_text(), result.tps * seconds)
 
 
-async def _cprofile(env: Env, script: Path) -> tuple[str, PgbenchResult]:
+async def _cprofile(env: Env, script: Path, table: str) -> tuple[str, PgbenchResult]:
     prof = env.workdir / "server.prof"
     proc, ep = await env.launch_server(
         "server-cprofile", env.server_command("bench_profile", profile=prof)
@@ -249,7 +256,7 @@ async def _cprofile(env: Env, script: Path) -> tuple[str, PgbenchResult]:
     try:
         warm = "50" if env.options.smoke else "300"
         await pgbench(ep, script, ["-t", warm], mode="prepared")  # warm-up, not profiled
-        await checks.lookup(ep, "prepared", env.workdir)
+        await checks.lookup(ep, "prepared", env.workdir, table=table)
         proc.proc.send_signal(signal.SIGUSR1)  # start profiling
         await asyncio.sleep(0.2)
         result = await pgbench(ep, script, env.options.pgbench_length(), mode="prepared")
@@ -291,11 +298,13 @@ async def run(env: Env) -> Section:
     via_server, server_cpu, cluster_server = await _cpu_run(env, env.server, script)
     via_kept, kept_cpu, cluster_kept = await _cpu_run(env, env.server, kept)
     via_direct, _, cluster_direct = await _cpu_run(env, env.direct, script)
+    _, kept_cpu8, _ = await _cpu_run(env, env.server, kept, clients=8)
     section.add("latency", "ms", server=via_server.latency_ms, direct=via_direct.latency_ms)
     section.add("latency, `big` (a kept call, the fast path)", "ms",
                 server=via_kept.latency_ms, direct=via_direct.latency_ms)
     section.add("server process CPU per statement", "µs", server=server_cpu)
     section.add("server process CPU per statement, `big`", "µs", server=kept_cpu)
+    section.add("server process CPU per statement, `big`, c=8 `-j 2`", "µs", server=kept_cpu8)
     section.add("sidecar CPU per statement", "µs", server=cluster_server, direct=cluster_direct)
     section.add("sidecar CPU per statement, `big`", "µs", server=cluster_kept,
                 direct=cluster_direct)
@@ -325,17 +334,18 @@ async def run(env: Env) -> Section:
             "only the cProfile view below._",
             "",
         ]
-    text, result = await _cprofile(env, script)
-    parts += [
-        "### cProfile: a server started under `python -m cProfile`",
-        "",
-        f"{result.transactions:,} statements at {result.latency_ms:.2f} ms each under "
-        "the profiler (deterministic profiling inflates Python-heavy code); functions "
-        "called at least once per statement.",
-        "",
-        text,
-    ]
+    for what, table, profiled in (("`items`", "items", script), ("`big` (kept)", "big", kept)):
+        text, result = await _cprofile(env, profiled, table)
+        parts += [
+            f"### cProfile: a server started under `python -m cProfile`, a lookup of {what}",
+            "",
+            f"{result.transactions:,} statements at {result.latency_ms:.2f} ms each under "
+            "the profiler (deterministic profiling inflates Python-heavy code); functions "
+            "called at least once per statement.",
+            "",
+            text,
+        ]
     section.extra = "\n".join(parts)
-    checks.passed(section, [*checked, "lookup of the cProfile server -M prepared"])
+    checks.passed(section, [*checked, "lookups of the cProfile servers -M prepared (items, big)"])
     print("  profiles: " + ("py-spy, " if exe else "") + "cProfile", flush=True)
     return section
