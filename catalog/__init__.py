@@ -23,9 +23,10 @@ from ._catalog import (
     shell_ddl,
 )
 from ._claim import LIVE_LOCK
-from ._client import Pool, SidecarConnection, Step, StepResult
+from ._client import SidecarConnection, Step, StepResult
 from ._fns import EVALUATING, FN_SCHEMA, fn_ddl, fns_ddl
 from ._journal import FINAL_STATUSES, JOURNAL_COLUMNS, Journal, JournalEntry, as_json
+from ._pool import Pool
 from ._rows import populate_sql, rows_params, rows_to_json
 from ._sidecar import EmbeddedSidecar, ExternalSidecar, Sidecar, SidecarBusy, default_data_dir
 from ._values import decode_row, decode_value, encode_param, result_format

@@ -24,7 +24,7 @@ step whose tag is not that of a plain query (``SELECT``, ``INSERT``, ``UPDATE``,
 A sidecar that goes away (its postmaster killed, a network gone) costs the
 statements in flight a clean error: the backend's own 57P01, or 08006, each with
 a HINT to run the statement again. Connections found closed are dropped from the
-pool, and new ones are retried with backoff (``RECONNECT_WAIT``) while the
+pool, and new ones are retried with backoff (``_pool.RECONNECT_WAIT``) while the
 sidecar restarts. Nothing a statement did in the sidecar outlives it, so running
 it again is always safe.
 
@@ -42,9 +42,7 @@ import hashlib
 import itertools
 import logging
 import os
-import random
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,7 +86,7 @@ from glove_scratchpad.wire import (
 
 from ._sidecar import Sidecar
 
-__all__ = ["Pool", "SidecarConnection", "Step", "StepResult", "lost"]
+__all__ = ["SidecarConnection", "Step", "StepResult", "lost"]
 
 _Prepared = tuple[str, tuple[int, ...], tuple[Any, ...]]  # SQL, parameter types, settings
 
@@ -100,12 +98,6 @@ MAX_SEEN = 4096  # statements remembered as run once, so a second run prepares t
 # Command tags of the statements a client's SQL may become; any other retires the
 # connection that ran it (a PREPARE, SET or DECLARE that slipped past the gate).
 PLAIN_TAGS = frozenset(("SELECT", "INSERT", "UPDATE", "DELETE", "EXPLAIN"))
-# A sidecar restarting (embedded: well under a second) or a network blip is waited
-# for this long, with exponential backoff between tries, before a statement fails.
-RECONNECT_WAIT = 15.0
-RECONNECT_FIRST, RECONNECT_MAX_DELAY = 0.05, 1.0
-# Errors of a connection attempt worth another try: starting up, shutting down, gone.
-RETRY_STATES = frozenset(("57P01", "57P02", "57P03", "08000", "08001", "08003", "08006"))
 RETRY_HINT = ("The connection to the sidecar was lost (it is being restarted); nothing ran. "
               "Run the statement again in a moment.")
 
@@ -133,6 +125,7 @@ class Step:
 @dataclass(slots=True)
 class StepResult:
     fields: tuple[FieldDescription, ...] = ()
+    description: bytes = b""  # the RowDescription's body, as it came
     rows: list[DataRow] = field(default_factory=list)
     tag: str = ""
 
@@ -157,6 +150,61 @@ _SYNC = _encoded(Sync())
 _DATA_ROW, _ROW_DESCRIPTION, _COMMAND_COMPLETE = ord("D"), ord("T"), ord("C")
 _ERROR, _READY, _PARSE_COMPLETE = ord("E"), ord("Z"), ord("1")
 _STEP_ENDS = frozenset({_COMMAND_COMPLETE, ord("I"), ord("s")})  # also EmptyQuery, Suspended
+
+
+class _Reply:
+    """A pipeline's reply, read frame by frame as its bytes come.
+
+    Frames are read undecoded: rows pass through as they are, acknowledgements are
+    skipped, and only descriptions, tags, errors and ReadyForQuery are decoded."""
+
+    __slots__ = ("_conn", "_current", "_index", "_parsed", "_prepared", "error", "ready",
+                 "results", "status", "steps")
+
+    def __init__(self, conn: SidecarConnection, steps: Sequence[Step], wrapped: bool,
+                 parsed: Sequence[tuple[_Prepared, str]]) -> None:
+        self._conn, self.steps, self._parsed = conn, steps, parsed
+        self.results = [StepResult() for _ in steps]
+        self._index = -1 if wrapped else 0  # -1: the BEGIN
+        self._current = self.results[0] if self.results and not wrapped else None
+        self._prepared = 0
+        self.error: errors.SqlError | None = None
+        self.ready = False
+        self.status = b""  # ReadyForQuery's transaction status, once it came
+
+    def feed(self, frames: list[tuple[int, bytes]]) -> bool:
+        """Read frames of the reply; whether its ReadyForQuery came."""
+        current = self._current
+        for kind, body in frames:
+            if kind == _DATA_ROW:
+                if current is not None:
+                    current.rows.append(DataRow.raw(body))
+            elif kind in _STEP_ENDS:
+                if current is not None and kind == _COMMAND_COMPLETE:
+                    current.tag = body[:-1].decode()
+                self._index += 1
+                index = self._index
+                current = self.results[index] if 0 <= index < len(self.results) else None
+            elif kind == _ROW_DESCRIPTION:
+                if current is not None:
+                    current.fields = self._conn._describe_row(body)
+                    current.description = body
+            elif kind == _PARSE_COMPLETE:
+                key, name = self._parsed[self._prepared]
+                if name:
+                    self._conn._prepared[key] = name  # it exists now, whatever fails later
+                self._prepared += 1
+            elif kind == _ERROR:
+                if self.error is None:
+                    msg = decode_backend(kind, body)
+                    self.error = errors.SqlError.from_fields(msg.fields)  # type: ignore[attr-defined]
+                    self.error.step = self._index  # type: ignore[attr-defined]
+            elif kind == _READY:
+                self.ready, self.status = True, body
+            # Anything else (BindComplete, CloseComplete, NoData, notices and parameter
+            # statuses of our own BEGIN/ROLLBACK and settings) is nothing for the client.
+        self._current = current
+        return self.ready
 
 
 class SidecarConnection:
@@ -283,6 +331,65 @@ class SidecarConnection:
         is another statement.
         Raises the first error, every field intact, with ``step`` set to its index.
         """
+        reply = self._request(steps, transaction, parsed_under)
+        try:
+            await self._drain()
+            while not reply.ready:
+                frames, ready = self._conn.frames_until(_READY)
+                if not ready and not frames:
+                    try:
+                        await self._receive()
+                    except errors.SqlError:
+                        raise lost(reply.error) from None
+                if reply.feed(frames) and reply.status != b"I":
+                    # The error skipped our ROLLBACK: end the failed transaction now.
+                    self._send(Query("ROLLBACK"))
+                    await self._drain_until_ready()
+        except asyncio.CancelledError:
+            self.broken = True  # mid-reply: never reuse this connection
+            raise
+        return self._results(reply)
+
+    def start(self, steps: Sequence[Step], parsed_under: tuple[Any, ...],
+              done: Callable[[list[StepResult] | errors.SqlError], None]) -> None:
+        """``pipeline`` in the implicit transaction, answered from the socket's callbacks:
+        ``done`` gets the results or the first error, once, when the reply is whole
+        (or the connection is lost). No task waits for it; ``abandon`` stops listening."""
+        reply = self._request(steps, "implicit", parsed_under)
+        socket, conn = self._socket, self._conn
+
+        def arrived() -> None:
+            frames, _ = conn.frames_until(_READY)
+            try:
+                reply.feed(frames)
+            except Exception:  # a reply we cannot read: our bug, told as one
+                log.exception("the sidecar's reply could not be read")
+                socket.listener, self.broken = None, True
+                done(errors.InternalError("internal error"))
+                return
+            if reply.ready:
+                socket.listener = None
+                if reply.status != b"I":
+                    self.broken = True  # an implicit transaction is over at Sync
+                try:
+                    outcome: list[StepResult] | errors.SqlError = self._results(reply)
+                except errors.SqlError as exc:
+                    outcome = exc
+                done(outcome)
+            elif socket.closed:
+                socket.listener, self.broken = None, True
+                done(lost(reply.error))
+
+        socket.listener = arrived
+
+    def abandon(self) -> None:
+        """Stop listening for a reply ``start`` asked for: the connection is not reused."""
+        self._socket.listener = None
+        self.broken = True
+
+    def _request(self, steps: Sequence[Step], transaction: str, parsed_under: tuple[Any, ...]
+                 ) -> _Reply:
+        """Send the steps' messages in one write; the reply that will answer them."""
         parts: list[bytes] = []
         parsed: list[tuple[_Prepared, str]] = []
         if len(self._prepared) + len(steps) > MAX_PREPARED:
@@ -321,16 +428,16 @@ class SidecarConnection:
             parts.append(_DESCRIBE_EXECUTE if step.rows else _EXECUTE)
         parts.append(_END if wrapped else _SYNC)
         self._transport.write(b"".join(parts))
-        try:
-            await self._drain()
-            results = await self._collect(steps, wrapped, parsed)
-        except asyncio.CancelledError:
-            self.broken = True  # mid-reply: never reuse this connection
-            raise
-        for step, result in zip(steps, results, strict=True):
+        return _Reply(self, steps, wrapped, parsed)
+
+    def _results(self, reply: _Reply) -> list[StepResult]:
+        """A whole reply's results; its first error raised."""
+        if reply.error is not None:
+            raise reply.error
+        for step, result in zip(reply.steps, reply.results, strict=True):
             if not step.own and result.tag.partition(" ")[0] not in PLAIN_TAGS:
                 self.broken = True  # whatever it left behind goes with the connection
-        return results
+        return reply.results
 
     def _evict(self, room: int) -> bytes:
         """Close the oldest prepared statements, to make room for ``room`` more."""
@@ -339,56 +446,6 @@ class SidecarConnection:
             key = next(iter(self._prepared))
             closing.append(Close("S", self._prepared.pop(key)))
         return _encoded(*closing)
-
-    async def _collect(self, steps: Sequence[Step], wrapped: bool,
-                       parsed: Sequence[tuple[_Prepared, str]],
-                       ) -> list[StepResult]:
-        # Frames are read undecoded: rows pass through as they are, acknowledgements are
-        # skipped, and only descriptions, tags, errors and ReadyForQuery are decoded.
-        results = [StepResult() for _ in steps]
-        index = -1 if wrapped else 0  # -1: the BEGIN
-        error: errors.SqlError | None = None
-        current = results[0] if results and not wrapped else None
-        prepared = 0
-        ready = False
-        while not ready:
-            frames, ready = self._conn.frames_until(_READY)
-            if not ready and not frames:
-                try:
-                    await self._receive()
-                except errors.SqlError:
-                    raise lost(error) from None
-            for kind, body in frames:
-                if kind == _DATA_ROW:
-                    if current is not None:
-                        current.rows.append(DataRow.raw(body))
-                elif kind in _STEP_ENDS:
-                    if current is not None and kind == _COMMAND_COMPLETE:
-                        current.tag = body[:-1].decode()
-                    index += 1
-                    current = results[index] if 0 <= index < len(results) else None
-                elif kind == _ROW_DESCRIPTION:
-                    if current is not None:
-                        current.fields = self._describe_row(body)
-                elif kind == _PARSE_COMPLETE:
-                    key, name = parsed[prepared]
-                    if name:
-                        self._prepared[key] = name  # it exists now, whatever fails later
-                    prepared += 1
-                elif kind == _ERROR:
-                    if error is None:
-                        msg = decode_backend(kind, body)
-                        error = errors.SqlError.from_fields(msg.fields)  # type: ignore[attr-defined]
-                        error.step = index  # type: ignore[attr-defined]
-                elif kind == _READY and body != b"I":
-                    # The error skipped our ROLLBACK: end the failed transaction now.
-                    self._send(Query("ROLLBACK"))
-                    await self._drain_until_ready()
-                # Anything else (BindComplete, CloseComplete, NoData, notices and parameter
-                # statuses of our own BEGIN/ROLLBACK and settings) is nothing for the client.
-        if error is not None:
-            raise error
-        return results
 
     def _describe_row(self, body: bytes) -> tuple[FieldDescription, ...]:
         fields = self._fields.get(body)
@@ -459,94 +516,17 @@ class SidecarConnection:
         except OSError:
             log.warning("could not send a cancel request to the sidecar", exc_info=True)
 
+    async def cancel_and_close(self) -> None:
+        """Cancel what the sidecar may still run for this connection, then close it."""
+        try:
+            await self.cancel()
+        finally:
+            self.close_now()
+
     async def close(self) -> None:
+        self.close_now()
+
+    def close_now(self) -> None:
         with contextlib.suppress(Exception):
             self._send(Terminate())
             self._transport.close()
-
-
-class Pool:
-    """Sidecar connections, borrowed one per statement; at most ``size`` at once."""
-
-    def __init__(self, sidecar: Sidecar, database: str, size: int = 16,
-                 user: str | None = None) -> None:
-        self.sidecar, self.database, self.size = sidecar, database, size
-        self.user = user
-        self._idle: list[SidecarConnection] = []
-        self._slots = asyncio.Semaphore(size)
-        self._all: set[SidecarConnection] = set()
-        self.parameters: dict[str, str] = {}
-
-    async def connect(self) -> SidecarConnection:
-        """A new connection; while the sidecar cannot be reached (restarting), tried
-        again with exponential backoff and jitter for up to ``RECONNECT_WAIT``."""
-        deadline = time.monotonic() + RECONNECT_WAIT
-        delay = RECONNECT_FIRST
-        while True:
-            try:
-                return await SidecarConnection.connect(self.sidecar, self.database, self.user)
-            except (OSError, TimeoutError, errors.SqlError) as exc:
-                if isinstance(exc, errors.SqlError) and exc.sqlstate not in RETRY_STATES:
-                    raise
-                if time.monotonic() + delay > deadline:
-                    raise errors.ConnectionFailure(
-                        f"could not connect to the sidecar: {exc}"[:1000],
-                        hint="The sidecar is down or restarting, and the server keeps "
-                        "trying. Run the statement again in a moment.") from exc
-                log.info("the sidecar cannot be reached (%s): trying again", exc)
-            await asyncio.sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 2, RECONNECT_MAX_DELAY)
-
-    def acquire(self) -> _Lease:
-        """``async with pool.acquire() as conn``: a connection for one statement."""
-        return _Lease(self)
-
-    async def close(self) -> None:
-        for conn in list(self._all):
-            await conn.close()
-        self._all.clear()
-        self._idle.clear()
-
-
-class _Lease:
-    """One borrowing of a pooled connection (a plain class: this runs per statement)."""
-
-    __slots__ = ("conn", "pool")
-
-    def __init__(self, pool: Pool) -> None:
-        self.pool = pool
-        self.conn: SidecarConnection | None = None
-
-    async def __aenter__(self) -> SidecarConnection:
-        pool = self.pool
-        await pool._slots.acquire()
-        try:
-            conn = pool._idle.pop() if pool._idle else None
-            while conn is not None and conn.closed:  # its backend is gone (a restart)
-                pool._all.discard(conn)
-                await conn.close()
-                conn = pool._idle.pop() if pool._idle else None
-            if conn is None:
-                conn = await pool.connect()
-                pool.parameters = conn.parameters
-                pool._all.add(conn)
-        except BaseException:
-            pool._slots.release()
-            raise
-        self.conn = conn
-        return conn
-
-    async def __aexit__(self, kind: type[BaseException] | None, *_: object) -> None:
-        conn, pool = self.conn, self.pool
-        assert conn is not None
-        try:
-            if kind is not None and issubclass(kind, asyncio.CancelledError) and conn.broken:
-                await conn.cancel()  # the sidecar may still be running the statement
-        finally:
-            if conn.broken:
-                pool._all.discard(conn)
-                await conn.close()
-            else:
-                pool._idle.append(conn)
-            pool._slots.release()
-

@@ -4,12 +4,15 @@ Both ends of the server use it: the client connection (``protocol.ClientHandler`
 and each sidecar connection (``runner.SidecarConnection``). The task that reads
 events from the codec waits, when it needs more bytes, on ``more_data()``; after
 writing, on ``drain()`` while the transport's buffer is full. No StreamReader
-copy, and one wake-up per arrival.
+copy, and one wake-up per arrival. A subclass that answers bytes in the
+callback itself (a sidecar connection's reply, a client's portal run) overrides
+``arrived``.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["CodecProtocol"]
@@ -27,6 +30,8 @@ class CodecProtocol(asyncio.Protocol):
         self._data: asyncio.Future[None] | None = None  # woken when bytes arrive
         self._drained: asyncio.Future[None] | None = None  # woken when writing resumes
         self._reading = True
+        # Called, in place of waking ``more_data``, while set: a reply read in callbacks.
+        self.listener: Callable[[], None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -36,16 +41,24 @@ class CodecProtocol(asyncio.Protocol):
         if self.read_ahead is not None and self._reading and self.conn.buffered > self.read_ahead:
             self._reading = False
             self.transport.pause_reading()  # type: ignore[union-attr]
-        _wake(self._data)
+        self.arrived()
+
+    def arrived(self) -> None:
+        """Bytes came, or the end: by default, the task waiting in ``more_data`` wakes."""
+        listener = self.listener
+        if listener is not None:
+            listener()
+        else:
+            _wake(self._data)
 
     def eof_received(self) -> bool:
         self.closed = True
-        _wake(self._data)
+        self.arrived()
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        _wake(self._data)
+        self.arrived()
         _wake(self._drained)
 
     def pause_writing(self) -> None:

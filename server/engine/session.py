@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import itertools
-import logging
 import re
 import secrets
 import time
@@ -51,17 +50,20 @@ from ..sql.parse import ParsedStatement, command_kind, is_script, parse
 from ..sql.statement_kinds import statement_name
 from . import backends, chains, commit, fast, resolve, settings, sidecar, writes
 from . import fns as fn_calls
+from .answering import Answer, Done
 from .context import Request, StatementContext
 from .explain import explain_statement
 from .kept import system_call_name, system_call_text
 from .overlay import Overlay
 from .policy import Policy
 from .prepared import Prepared
-from .result import Notice, Result, StagedWrite
+from .result import Result, StagedWrite
 from .services import Services
 from .session_settings import SessionSettings, changes
+from .shown import bounded, shown
 from .staged import pending, staged_view_rows
 from .statement import Endpoint, Statement, lookup
+from .statement_log import log_end, logs_ends
 from .timeouts import timed_out
 from .transaction import Transaction, TxState
 from .view import View
@@ -78,9 +80,6 @@ _SAVEPOINT_VERBS = {
     enums.TransactionStmtKind.TRANS_STMT_ROLLBACK_TO: "ROLLBACK TO SAVEPOINT",
 }
 _UNDEFINED_COLUMN = re.compile(r'column "(.+)" does not exist')
-# Statements' ends, as events of the log (server/logs.py turns them on in JSON mode).
-_ENDS = logging.getLogger("glove_scratchpad.statements")
-_SEVERITY_RANK = {"DEBUG": 0, "LOG": 1, "INFO": 2, "NOTICE": 3, "WARNING": 4, "ERROR": 5}
 
 
 class Session:
@@ -309,7 +308,7 @@ class Session:
             self.query, self.query_start = stmt.sql, time.time()
             if isinstance(node, ast.TransactionStmt):
                 self._gate(stmt, params, st.prepared)
-                return self._shown(await self._transaction(st, node))
+                return shown(await self._transaction(st, node), self.settings)
             self.tx.check_not_failed()
             try:
                 self._gate(stmt, params, st.prepared)
@@ -336,14 +335,9 @@ class Session:
         (remembered), the call budget and the calls' touch (``fast.reads``), the
         statement timeout, the row limit, ``scratchpad.activity``, the metrics and the
         slow-statement log. A statement traced, or logged at its end, takes ``run``."""
-        if (self.tx.state is not TxState.IDLE or traces.enabled()
-                or _ENDS.isEnabledFor(logging.INFO)):
+        st = self._fast_statement(stmt, formats)
+        if st is None:
             return None
-        prepared = self.view.prepared(stmt.sql)
-        if not prepared.gated or prepared.compiled is None:
-            return None
-        st = self.statement(Request(), formats)
-        st.sql, st.prepared = stmt.sql, prepared
         try:
             work = self._fast(st, params)
         except errors.SqlError:
@@ -352,6 +346,57 @@ class Session:
             self._declined = (stmt.sql, params)  # its run, next, need not look again
             return None
         return self._fast_read(stmt, st, work)
+
+    def answer_read(self, stmt: ParsedStatement, params: list[Param], formats: tuple[int, ...],
+                    done: Done) -> Callable[[errors.SqlError | None], None] | None:
+        """``fast_read``'s run, answered from the transports' callbacks (``answering.py``):
+        started on an idle sidecar connection now, ``done`` called with its result or
+        error when the reply is whole. What it returns stops it (a cancel, or None: the
+        client is gone). None, with nothing counted, when it cannot start so: then
+        ``fast_read`` (the pool has no idle connection), or ``run``."""
+        st = self._fast_statement(stmt, formats)
+        compiled = st.prepared.compiled if st is not None and st.prepared is not None else None
+        if st is None or compiled is None or self._declined == (stmt.sql, params):
+            return None
+        pool = self.view.pool
+        conn = pool.take_now()
+        if conn is None:
+            return None
+        try:
+            found = fast.reads(st, compiled, params)
+        except errors.SqlError:
+            found = None  # over the call budget: ``run`` refuses it where Postgres would
+        if found is None:
+            pool.give_back(conn)
+            self._declined = (stmt.sql, params)
+            return None
+        started = time.perf_counter()
+        self.current, self.query, self.query_start = st, stmt.sql, time.time()
+
+        def end(outcome: str) -> None:
+            if outcome != "00":
+                self.tx.fail()
+            self._ended(stmt, st, outcome, started, False)
+
+        answer = Answer(st.timeout, done, lambda result: shown(bounded(
+            result, self.services.limits, self.policy.row_limit), self.settings), end)
+        answer.abandon = sidecar.start(st, conn, compiled.plan, found[1], params, found[0],
+                                       answer.replied)
+        return answer.stop
+
+    def _fast_statement(self, stmt: ParsedStatement, formats: tuple[int, ...]
+                        ) -> Statement | None:
+        """The statement of a fast read, or None when it must take ``run``: a transaction
+        block, traces or end-logging on, a text not gated or not compiled."""
+        if (self.tx.state is not TxState.IDLE or traces.enabled()
+                or logs_ends()):
+            return None
+        prepared = self.view.prepared(stmt.sql)
+        if not prepared.gated or prepared.compiled is None:
+            return None
+        st = self.statement(Request(), formats)
+        st.sql, st.prepared = stmt.sql, prepared
+        return st
 
     async def _fast_read(self, stmt: ParsedStatement, st: Statement,
                          work: Coroutine[Any, Any, Result]) -> Result:
@@ -377,7 +422,8 @@ class Session:
                 result = await work
         except TimeoutError:
             raise timed_out() from None
-        return self._shown(self._bounded(result))
+        return shown(bounded(result, self.services.limits, self.policy.row_limit),
+                     self.settings)
 
     def _ended(self, stmt: ParsedStatement, st: Statement | None, outcome: str,
                started: float, was_open: bool) -> None:
@@ -385,32 +431,16 @@ class Session:
         self.current = None
         elapsed = time.perf_counter() - started
         slow = self.services.limits.slow_statement_s
-        logged = _ENDS.isEnabledFor(logging.INFO) or (slow is not None and elapsed >= slow)
+        logged = logs_ends() or (slow is not None and elapsed >= slow)
         kind = command_kind(stmt.node) if logged or metrics.enabled() else ""
         if logged:
-            self._log_end(stmt, kind, st, outcome, elapsed, slow)
+            log_end(f"{self.id}:{next(self._numbers)}", self.user, self.id, stmt.sql, kind, st,
+                    outcome, elapsed, slow)
         if metrics.enabled():
             metrics.statement(kind, outcome, elapsed)
             now_open = self.tx.state is not TxState.IDLE
             if now_open is not was_open:
                 metrics.transaction(1 if now_open else -1)
-
-    def _log_end(self, stmt: ParsedStatement, kind: str, st: Statement | None, outcome: str,
-                 elapsed: float, slow: float | None) -> None:
-        """A statement's end as an event of the log (``logs.py``): its text only under -v."""
-        event = {"event": "statement", "statement": f"{self.id}:{next(self._numbers)}",
-                 "session": self.id, "user": self.user, "kind": kind,
-                 "duration_ms": round(elapsed * 1000, 3),
-                 "calls": st.calls if st is not None else 0, "outcome": outcome}
-        if _ENDS.isEnabledFor(logging.DEBUG):
-            event["sql"] = stmt.sql
-        if slow is not None and elapsed >= slow:
-            _ENDS.warning("slow statement: %s took %.0f ms (slow_statement_s is %g)",
-                          event["kind"], elapsed * 1000, slow,
-                          extra={"event": event | {"event": "slow_statement"}})
-        else:
-            _ENDS.info("%s %s in %.1f ms", event["kind"], outcome, elapsed * 1000,
-                       extra={"event": event})
 
     def _fast(self, st: Statement, params: list[Param]) -> Coroutine[Any, Any, Result] | None:
         """The run of a compiled read whose calls are all cached (``fast.py``), or None."""
@@ -463,36 +493,6 @@ class Session:
         out = await sidecar.pipeline(st, [Step(sql)],
                                      transaction="read" if rolled_back else "implicit")
         return sidecar.result_of(st, "", out)
-
-    def _shown(self, result: Result) -> Result:
-        """The result with the notices the client's ``client_min_messages`` lets through
-        (set by SET, or at start-up)."""
-        if result.notices:
-            level = self.settings.get("client_min_messages") or "NOTICE"
-            floor = _SEVERITY_RANK.get(level.upper(), 3)
-            result.notices = [n for n in result.notices
-                              if _SEVERITY_RANK.get(n.severity, 3) >= floor]
-        return result
-
-    def _bounded(self, result: Result) -> Result:
-        """Cut a result at the row limit (with a NOTICE); refuse one too large to send."""
-        limits = [n for n in (self.services.limits.row_limit, self.policy.row_limit) if n]
-        rows = result.data_rows
-        if limits and len(rows) > min(limits):
-            n = min(limits)
-            del rows[n:]
-            if result.command_tag.startswith("SELECT"):
-                result.command_tag = f"SELECT {n}"
-            result.notices.append(Notice(
-                f"result truncated to {n} rows (the row limit)",
-                hint="Add WHERE or LIMIT to read the rows you need, or ORDER BY to choose "
-                "which come first."))
-        size = sum(len(r.raw_body) for r in rows)
-        if size > self.services.limits.max_result_bytes:
-            raise errors.ProgramLimitExceeded(
-                f"the result is {size} bytes; at most {self.services.limits.max_result_bytes} may "
-                "be sent", hint="Select fewer columns or rows.")
-        return result
 
     async def _dispatch(self, st: Statement, stmt: ParsedStatement, params: list[Any]
                         ) -> Result:

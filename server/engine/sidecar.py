@@ -23,11 +23,18 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import Step, StepResult, encode_param, populate_sql, rows_params
+from glove_scratchpad.catalog import (
+    SidecarConnection,
+    Step,
+    StepResult,
+    encode_param,
+    populate_sql,
+    rows_params,
+)
 from glove_scratchpad.wire import Param
 
 from ..sql.analysis import Plan
@@ -42,7 +49,8 @@ from .transaction import TxState
 if TYPE_CHECKING:
     from .statement import Statement
 
-__all__ = ["Substitute", "check", "materialize", "pipeline", "pipeline_results", "result_of", "run"]
+__all__ = ["Substitute", "check", "materialize", "pipeline", "pipeline_results", "result_of", "run",
+           "start"]
 
 
 
@@ -115,19 +123,8 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
     param_of, args, tables = materialize(plan, rows, params)
     calls = await substitute(plan, params, args, ctx) if substitute is not None else ()
     spilled = any(isinstance(r, Kept) and not r.lasting for r in rows.values())
-    if calls or spilled:  # a text of its own, never again
-        rw = rewrite(plan, param_of, populate=populate_sql, returning=returning, replace=calls,
-                     schemas=st.services.schemas, tables=tables, twin=twin)
-    else:  # the same plan, RETURNING and kept tables always rewrite to the same text
-        rewrites = st.record(plan.sql).rewrites
-        key: tuple[Any, ...] = (returning, tuple(tables.items()), twin)
-        found = rewrites.get(key)
-        if found is None:
-            found = rewrites[key] = rewrite(plan, param_of, populate=populate_sql,
-                                            returning=returning,
-                                            schemas=st.services.schemas, tables=tables,
-                                            twin=twin)
-        rw = found
+    rw = _rewritten(st, plan, param_of, tables, returning=returning, twin=twin,
+                    calls=calls, again=not (calls or spilled))
     main = Step(rw.sql, args, formats)
     before = [] if prelude is None else [prelude] if isinstance(prelude, Step) else list(prelude)
     steps = [*before, main]
@@ -148,6 +145,67 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
     if configs:
         result.parameters = _remember_configured(st, configs, results[-1].rows[0].values)
     return result
+
+
+def start(st: Statement, conn: SidecarConnection, plan: Plan,
+          rows: dict[int, list[dict] | Kept], params: list[Param], ctx: StatementContext,
+          done: Callable[[Result | errors.SqlError], None]) -> Callable[[], None]:
+    """``run`` of a compiled read (``fast.py``) on ``conn`` (the pool's ``take_now``),
+    answered from the sidecar socket's callbacks: ``done`` gets its result or error,
+    once, and the connection goes back to the pool. What it returns abandons the run
+    (a cancel, a timeout, a client gone): the connection is closed after a cancel,
+    and ``done`` is not called."""
+    param_of, args, tables = materialize(plan, rows, params)
+    rw = _rewritten(st, plan, param_of, tables)
+    main = Step(rw.sql, args, st.formats)
+    steps: list[Step] = [main]
+    parsed_under: tuple[Any, ...] = ()
+    if st.settings or st.policy.statement_timeout:
+        steps, parsed_under = _with_settings(st, steps)
+    pool = st.view.pool
+
+    def replied(outcome: list[StepResult] | errors.SqlError) -> None:
+        pool.give_back(conn)
+        if isinstance(outcome, errors.SqlError):
+            done(_mapped(outcome, steps.index(main), rw))
+        else:
+            done(result_of(st, f"SELECT {len(outcome[-1].rows)}", outcome[-1], ctx))
+
+    def abandon() -> None:
+        conn.abandon()
+        pool.give_back(conn)
+
+    conn.start(steps, parsed_under, replied)
+    return abandon
+
+
+def _rewritten(st: Statement, plan: Plan, param_of: dict[int, int], tables: dict[int, str],
+               *, returning: str | None = None, twin: bool = False,
+               calls: Sequence[tuple[int, int, str]] = (), again: bool = True) -> Rewritten:
+    """The text the sidecar runs for a plan; ``again``: one that always rewrites the same
+    (the same plan, RETURNING and kept tables), kept with the text's record."""
+    if not again:  # a text of its own, never again
+        return rewrite(plan, param_of, populate=populate_sql, returning=returning,
+                       replace=calls, schemas=st.services.schemas, tables=tables, twin=twin)
+    rewrites = st.record(plan.sql).rewrites
+    key: tuple[Any, ...] = (returning, tuple(tables.items()), twin)
+    found = rewrites.get(key)
+    if found is None:
+        found = rewrites[key] = rewrite(plan, param_of, populate=populate_sql,
+                                        returning=returning, schemas=st.services.schemas,
+                                        tables=tables, twin=twin)
+    return found
+
+
+def _mapped(exc: errors.SqlError, main: int, rewritten: Rewritten | None) -> errors.SqlError:
+    """An error with its position in the client's text: kept when it points into the
+    step ``main`` (``rewritten``'s text), else dropped (a step of our own)."""
+    if exc.position is None:
+        return exc
+    in_main = getattr(exc, "step", None) == main
+    position = (rewritten.original_position(exc.position)
+                if in_main and rewritten is not None else None)
+    return exc.replaced(position=position)
 
 
 def _remember_configured(st: Statement, configs: list[tuple[str, bool]],
@@ -185,10 +243,7 @@ async def pipeline_results(st: Statement, steps: list[Step], main: Step, *,
         except errors.SqlError as exc:
             if exc.position is None:
                 raise
-            in_main = getattr(exc, "step", None) == steps.index(main)
-            position = (rewritten.original_position(exc.position)
-                        if in_main and rewritten is not None else None)
-            raise exc.replaced(position=position) from None
+            raise _mapped(exc, steps.index(main), rewritten) from None
 
 
 def _with_settings(st: Statement, steps: list[Step]) -> tuple[list[Step], tuple[Any, ...]]:
@@ -215,12 +270,13 @@ def _with_settings(st: Statement, steps: list[Step]) -> tuple[list[Step], tuple[
 
 def result_of(st: Statement, tag: str, out: StepResult,
               ctx: StatementContext | None = None) -> Result:
-    columns = st.view.columns.get(out.fields)
+    key = out.description or out.fields
+    columns = st.view.columns.get(key)
     if columns is None:
         names = st.services.type_names
         columns = tuple(ResultColumn(f.name, f.type_oid, names.get(f.type_oid, str(f.type_oid)))
                         for f in out.fields)
-        st.view.columns[out.fields] = columns
+        st.view.columns[key] = columns
     return Result(
         command_tag=tag,
         columns=list(columns),

@@ -34,8 +34,8 @@ class View:
     database: str
     pool: Pool
     texts: LRUCache[str, Prepared] = field(default_factory=lambda: LRUCache(PLAN_CACHE_SIZE))
-    # A result's columns by its fields (the sidecar client keeps each description once).
-    columns: LRUCache[tuple[Any, ...], tuple[Any, ...]] = field(
+    # A result's columns by its RowDescription's bytes (hashed at C speed), else its fields.
+    columns: LRUCache[bytes | tuple[Any, ...], tuple[Any, ...]] = field(
         default_factory=lambda: LRUCache(PLAN_CACHE_SIZE))
 
     def prepared(self, sql: str) -> Prepared:

@@ -40,7 +40,7 @@ import asyncio
 import contextlib
 import logging
 import ssl
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from glove_scratchpad import errors, metrics
@@ -122,6 +122,10 @@ class ClientHandler(CodecProtocol):
         self.committing = False  # the statement running is a COMMIT (END)
         self.peer: Any = None
         self.local: Any = None
+        self.parked = False  # the task waits for a request's first bytes
+        # A portal run answered in the transports' callbacks: what stops it, the run.
+        self.answering: Callable[[errors.SqlError | None], None] | None = None
+        self.answered: PortalRun | None = None
 
     # -- the transport's callbacks -----------------------------------------------
 
@@ -132,9 +136,23 @@ class ClientHandler(CodecProtocol):
         self.task = asyncio.get_running_loop().create_task(self.serve())
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.answering is not None:
+            self.answering(None)  # a client that went away stops what it was running
         super().connection_lost(exc)
         if self.running and self.task is not None:
             self.task.cancel()  # a client that went away cancels what it was running
+
+    def arrived(self) -> None:
+        """Bytes came (or the end). A portal run that can be answered in callbacks
+        (``answer``) is, while the task is parked; otherwise the task wakes. While one
+        is answered, what comes waits for its end."""
+        if self.answering is not None:
+            return
+        if self.parked and not self.closed:
+            run = self.conn.portal_run()
+            if run is not None and self.answer(run):
+                return
+        super().arrived()
 
     # -- output ------------------------------------------------------------------
 
@@ -144,11 +162,8 @@ class ClientHandler(CodecProtocol):
         self.out_size += len(data)
 
     def send_rows(self, rows: Sequence[Any]) -> None:
-        """Relayed rows: their bytes as the sidecar sent them, framed, in one piece.
-
-        DataRow is always allowed in the normal phase, so the state machine has
-        nothing to check per row.
-        """
+        """Relayed rows: their bytes as the sidecar sent them, framed, in one piece
+        (DataRow is always allowed in the normal phase: no state to check per row)."""
         if rows:
             data = b"".join([row.encode() for row in rows])
             self.out.append(data)
@@ -275,14 +290,14 @@ class ClientHandler(CodecProtocol):
         synced = True  # at a request's first message, where a portal run may begin
         while True:
             if synced:
-                if not self.conn.buffered:
-                    if not await self.more_data():
-                        raise _Closed()
+                if self.answering is not None or not self.conn.buffered:
+                    await self._park()
                     continue
                 run = self.conn.portal_run()  # Bind, [Describe], Execute, Sync, all here
                 if run is not None:
-                    await self.portal_run(run, pending)
-                    pending = p.Pending()
+                    if not self.answer(run):
+                        await self.portal_run(run, pending)
+                        pending = p.Pending()
                     continue
             msg = await self.read_event()
             kind = type(msg)
@@ -302,6 +317,16 @@ class ClientHandler(CodecProtocol):
                 continue  # only reachable after a refused COPY: Postgres ignores them
             else:
                 await self.extended(msg, pending)
+
+    async def _park(self) -> None:
+        """Wait for a request's first bytes; portal runs that come meanwhile may be
+        answered in callbacks (``arrived``), and the task goes on parked."""
+        self.parked = True
+        try:
+            if not await self.more_data():
+                raise _Closed()
+        finally:
+            self.parked = False
 
     async def sync(self) -> None:
         """Sync: the end of a request, and of every portal outside a transaction block."""
@@ -339,33 +364,82 @@ class ClientHandler(CodecProtocol):
                     break
             await self.sync()
             return False
-        self.send(_BIND_COMPLETE)
-        if run.describe:
-            prepared = self.prepared[run.bind.statement]
-            fields = prepared.described[1]  # type: ignore[index]
-            formats = tuple(run.bind.result_formats)
-            self.send(p.row_description(prepared, formats, fields) if fields else NoData())
         try:
-            result = await self._cancellable(work)
+            outcome: Result | Exception = await self._cancellable(work)
         except Exception as exc:
-            self._failed(_EXECUTE, exc)
-        else:
-            self.send_notices(result.notices)
-            self.send_rows(result.data_rows)
-            self.send(CommandComplete(result.command_tag))
+            outcome = exc
+        self._send_run(run, outcome)
         await self.sync()
         return True
 
+    def _send_run(self, run: PortalRun, outcome: Result | Exception) -> None:
+        """A fast read's messages but ReadyForQuery: as Bind, [Describe] and Execute
+        would answer, read one by one."""
+        for msg in p.run_head(self.prepared[run.bind.statement], run):
+            self.send(msg)
+        if isinstance(outcome, Exception):
+            self._failed(_EXECUTE, outcome)
+        else:
+            self.send_notices(outcome.notices)
+            self.send_rows(outcome.data_rows)
+            self.send(CommandComplete(outcome.command_tag))
+
     def _fast_read(self, run: PortalRun) -> Coroutine[Any, Any, Result] | None:
         """The session's fast read of a portal run, or None (``Session.fast_read``)."""
+        args = self._fast_args(run)
         assert self.session is not None
-        bind = run.bind
-        prepared = self.prepared.get(bind.statement)
-        if (prepared is None or prepared.stmt is None or prepared.n_params != len(bind.params)
-                or (run.describe and prepared.described is None) or self.tx_status() != "I"):
+        return None if args is None else self.session.fast_read(*args)
+
+    def _fast_args(self, run: PortalRun) -> tuple[ParsedStatement, list[Param],
+                                                  tuple[int, ...]] | None:
+        """A portal run's statement, parameters and result formats, if it may be a fast read."""
+        prepared = p.fast_statement(self.prepared, run) if self.tx_status() == "I" else None
+        if prepared is None or prepared.stmt is None:
             return None
-        return self.session.fast_read(prepared.stmt, p.params_of(prepared, bind),
-                                      tuple(bind.result_formats))
+        return prepared.stmt, p.params_of(prepared, run.bind), tuple(run.bind.result_formats)
+
+    def answer(self, run: PortalRun) -> bool:
+        """Start a portal run answered in the transports' callbacks, as the byte relay
+        answers (``Session.answer_read``): whether it started. Its end (``_answered``)
+        writes the reply, and takes the next run that waits, or wakes the task. Not
+        while the transport's buffer is full: the task path waits for it to drain."""
+        if self._drained is not None or self.session is None:
+            return False
+        try:
+            args = self._fast_args(run)
+            stop = None if args is None else self.session.answer_read(*args, self._answered)
+        except Exception:  # the task path reads it again, and answers with its error
+            return False
+        if stop is None:
+            return False
+        self.conn.take(run)
+        self.answering, self.answered = stop, run
+        return True
+
+    def _answered(self, outcome: Result | errors.SqlError) -> None:
+        """A portal run answered in callbacks is over: its reply, in one write."""
+        run = self.answered
+        self.answering = self.answered = None
+        assert run is not None
+        try:
+            self.portals.clear()  # outside a transaction block, as at Sync
+            if isinstance(outcome, Result) and not outcome.notices:
+                data = p.run_reply(self.prepared[run.bind.statement], run, outcome,
+                                   self.tx_status())
+            else:
+                self._send_run(run, outcome)
+                self.send(ReadyForQuery(self.tx_status()))
+                data = b"".join(self.out)
+            if not self.closed:
+                self.write(data)
+        except Exception:
+            log.exception("internal error answering a portal run")
+            self.transport.close()  # type: ignore[union-attr]  # the reply is lost: so is the client
+        finally:
+            self.out.clear()
+            self.out_size = 0
+        if self.closed or self.conn.buffered:
+            self.arrived()  # the next run that waits, answered so too; else the task wakes
 
     async def _cancellable(self, work: Coroutine[Any, Any, Result]) -> Result:
         """Await a statement's run in the connection's task; a cancel stops it there."""
@@ -390,6 +464,9 @@ class ClientHandler(CodecProtocol):
         return result
 
     def cancel(self) -> None:
+        if self.answering is not None:
+            self.answering(errors.QueryCanceled("canceling statement due to user request"))
+            return
         if self.committing:
             return  # its writes fire to the end (like Postgres's COMMIT, not cancelable)
         if self.running and not self.cancel_requested and self.task is not None:

@@ -23,6 +23,7 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,11 +31,15 @@ from typing import Any
 from glove_scratchpad import errors
 from glove_scratchpad.wire import (
     Bind,
+    BindComplete,
     CommandComplete,
     FieldDescription,
+    NoData,
     Param,
     Parse,
+    PortalRun,
     PortalSuspended,
+    ReadyForQuery,
     RowDescription,
 )
 
@@ -42,9 +47,26 @@ from ..engine.result import Notice, Released, Result
 from ..engine.session import ParsedStatement, parse
 from ..sql.analysis import param_numbers
 
-__all__ = ["Pending", "Portal", "Prepared", "bind", "find_portal", "find_statement", "forget",
-           "params_of", "prepare", "row_description", "with_count"]
+__all__ = [
+    "Pending",
+    "Portal",
+    "Prepared",
+    "bind",
+    "fast_statement",
+    "find_portal",
+    "find_statement",
+    "forget",
+    "params_of",
+    "prepare",
+    "row_description",
+    "run_head",
+    "run_reply",
+    "with_count",
+]
 
+_BIND_COMPLETE = BindComplete()
+_BIND_COMPLETE_BYTES, _NO_DATA = _BIND_COMPLETE.encode(), NoData().encode()
+_READY_BYTES = {status: ReadyForQuery(status).encode() for status in "ITE"}
 Description = tuple[tuple[int, ...], tuple[FieldDescription, ...] | None]  # (param oids, fields)
 
 
@@ -58,6 +80,7 @@ class Prepared:
     described: Description | None = None  # what Describe learnt from the session, once
     n_params: int = -1  # how many values a Bind must supply; -1: not counted yet
     rows: dict[tuple[int, ...], RowDescription] = field(default_factory=dict)  # by formats
+    row_bytes: dict[tuple[int, ...], bytes] = field(default_factory=dict)  # rows', encoded
 
 
 @dataclass
@@ -158,6 +181,52 @@ def row_description(statement: Prepared, formats: tuple[int, ...],
         described = statement.rows[formats] = RowDescription(tuple(
             _with_format(f, _format(formats, i)) for i, f in enumerate(fields)))
     return described
+
+
+def fast_statement(prepared: dict[str, Prepared], run: PortalRun) -> Prepared | None:
+    """The prepared statement of a portal run that may be a fast read (its statement
+    known, its values counted, described if the run asks for its description)."""
+    bind = run.bind
+    found = prepared.get(bind.statement)
+    if (found is None or found.stmt is None or found.n_params != len(bind.params)
+            or (run.describe and found.described is None)):
+        return None
+    return found
+
+
+def run_reply(prepared: Prepared, run: PortalRun, result: Result, status: str) -> bytes:
+    """A fast read's whole reply, as Bind, [Describe], Execute and Sync read one by one
+    would answer, encoded at once: each of its messages is one the normal phase always
+    allows, so there is no state to check (rows are relayed so too). ``result`` has no
+    notices."""
+    parts = [_BIND_COMPLETE_BYTES]
+    if run.describe:
+        formats = tuple(run.bind.result_formats)
+        head = prepared.row_bytes.get(formats)
+        if head is None:
+            fields = prepared.described[1] if prepared.described else None
+            head = prepared.row_bytes[formats] = (
+                row_description(prepared, formats, fields).encode() if fields else _NO_DATA)
+        parts.append(head)
+    parts.extend([row.encode() for row in result.data_rows])
+    parts.append(_tag_bytes(result.command_tag))
+    parts.append(_READY_BYTES[status])
+    return b"".join(parts)
+
+
+@functools.lru_cache(maxsize=256)
+def _tag_bytes(tag: str) -> bytes:
+    return CommandComplete(tag).encode()
+
+
+def run_head(prepared: Prepared, run: PortalRun) -> list[Any]:
+    """What a fast read's Bind and [Describe] answer: BindComplete, and the portal's
+    RowDescription (or NoData) when asked."""
+    if not run.describe:
+        return [_BIND_COMPLETE]
+    fields = prepared.described[1] if prepared.described else None
+    return [_BIND_COMPLETE, row_description(prepared, tuple(run.bind.result_formats), fields)
+            if fields else NoData()]
 
 
 def find_statement(prepared: dict[str, Prepared], name: str) -> Prepared:

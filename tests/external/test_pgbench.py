@@ -63,9 +63,9 @@ async def _pgbench(dsn: str, mode: str, script: Path) -> dict[str, str]:
 @pytest.fixture
 def statements(monkeypatch):
     """The text of every statement the server ran, while the test runs: by ``run``, or
-    as a portal run's fast read."""
+    as a portal run's fast read (in the connection's task, or in callbacks)."""
     seen: list[str] = []
-    original, fast = Session.run, Session.fast_read
+    original, fast, answer = Session.run, Session.fast_read, Session.answer_read
 
     async def spy(self, stmt, *args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(stmt.sql.rstrip(";"))  # pgbench sends each with its semicolon
@@ -77,8 +77,15 @@ def statements(monkeypatch):
             seen.append(stmt.sql.rstrip(";"))
         return work
 
+    def answer_spy(self, stmt, *args, **kwargs):  # type: ignore[no-untyped-def]
+        stop = answer(self, stmt, *args, **kwargs)
+        if stop is not None:
+            seen.append(stmt.sql.rstrip(";"))
+        return stop
+
     monkeypatch.setattr(Session, "run", spy)
     monkeypatch.setattr(Session, "fast_read", fast_spy)
+    monkeypatch.setattr(Session, "answer_read", answer_spy)
     return seen
 
 
