@@ -95,7 +95,7 @@ async def test_the_sidecars_error_ends_the_run_and_the_connection_goes_on(
         with pytest.raises(asyncpg.DivisionByZeroError):
             await quotient.fetch(2, 0)
         assert await quotient.fetch(3, 2) == [("label 3", 5)]
-        assert portal_runs[0] == 2
+        assert portal_runs == [2, 2]  # the error, too, answered in callbacks
         # In a transaction block the messages are read one by one, to the same answer.
         async with conn.transaction():
             assert await quotient.fetch(4, 1) == [("label 4", 10)]
@@ -131,9 +131,108 @@ async def test_a_portal_run_held_up_in_the_sidecar_times_out_and_is_canceled(
             assert await watcher.fetchval("SELECT pg_cancel_backend($1)", pid) is True
             with pytest.raises(asyncpg.QueryCanceledError, match="user request"):
                 await waiting
-        assert portal_runs[0] == 2
+        # The first in callbacks: its timer. Its sidecar connection closed, the pool may
+        # have none idle, and the second took the task (either is stopped in the sidecar).
+        assert portal_runs[0] == 2 and portal_runs[1] >= 1
         assert await lookup.fetch(4) == [("label 4",)]  # the lock gone, it goes on
         assert portal_runs[0] == 3
     finally:
         for c in (conn, watcher, admin):
+            await c.close()
+
+
+async def _kept_table(admin: asyncpg.Connection) -> str:
+    [(schema, table)] = await admin.fetch(  # the test's database keeps big's call only
+        "SELECT schemaname, tablename FROM pg_tables WHERE schemaname LIKE '\\_gs\\_cache%'")
+    return f'"{schema}"."{table}"'
+
+
+async def _waiting_on_lock(admin: asyncpg.Connection) -> int:
+    """The sidecar's backends waiting for a lock (the kept table's, here)."""
+    return await admin.fetchval(
+        "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+        "AND pid <> pg_backend_pid()")
+
+
+async def _locked_run(db: Database, dsn: str, gone: bool, portal_runs: list[int]) -> None:
+    """A run held up by a lock, ended by the client's CancelRequest or by the client
+    going away; the sidecar's backend stops waiting while the lock is still held."""
+    conn = await asyncpg.connect(dsn)
+    admin = await asyncpg.connect(db.catalog.sidecar.dsn, database=db.catalog.database)
+    try:
+        lookup = await conn.prepare(LOOKUP)
+        assert await lookup.fetch(1) == [(1, "label 1")]
+        table = await _kept_table(admin)
+        async with admin.transaction():
+            await admin.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+            if gone:
+                waiting = asyncio.ensure_future(lookup.fetch(3))
+                async with asyncio.timeout(10):
+                    while not await _waiting_on_lock(admin):
+                        await asyncio.sleep(0.05)
+                conn.terminate()  # gone mid-run
+                with pytest.raises(asyncpg.ConnectionDoesNotExistError):
+                    await waiting
+            else:  # asyncpg's timeout sends a CancelRequest, and the connection goes on
+                with pytest.raises(TimeoutError):
+                    await lookup.fetch(2, timeout=0.3)
+            async with asyncio.timeout(10):
+                while await _waiting_on_lock(admin):  # canceled, though the lock is held
+                    await asyncio.sleep(0.05)
+        assert portal_runs == [1, 1]  # it was answered in callbacks
+        if not gone:
+            assert await lookup.fetch(4) == [(4, "label 4")]
+    finally:
+        for c in (conn, admin):
+            if not c.is_closed():
+                await c.close()
+    again = await asyncpg.connect(dsn)
+    try:
+        assert await again.fetch(LOOKUP, 5) == [(5, "label 5")]
+    finally:
+        await again.close()
+
+
+async def test_a_clients_cancel_stops_a_run_answered_in_callbacks_in_the_sidecar(
+        kept: tuple[Database, str], portal_runs: list[int]) -> None:
+    await _locked_run(*kept, gone=False, portal_runs=portal_runs)
+
+
+async def test_a_client_gone_mid_run_stops_it_in_the_sidecar(
+        kept: tuple[Database, str], portal_runs: list[int]) -> None:
+    await _locked_run(*kept, gone=True, portal_runs=portal_runs)
+
+
+async def test_more_runs_than_idle_sidecar_connections_take_the_task_and_all_are_answered(
+        kept: tuple[Database, str], portal_runs: list[int]) -> None:
+    """Runs held up in the sidecar take its idle connections in callbacks; the others
+    take their connections' tasks, and beyond the pool's 16 connections wait for one.
+    Once the lock goes, every one is answered, each with its own row."""
+    db, dsn = kept
+    clients = [await asyncpg.connect(dsn) for _ in range(20)]
+    admin = await asyncpg.connect(db.catalog.sidecar.dsn, database=db.catalog.database)
+    try:
+        lookups = [await c.prepare(LOOKUP) for c in clients]
+        assert await lookups[0].fetch(1) == [(1, "label 1")]  # compiled now
+        # All at once: the pool opens its 16 connections (a backend cannot start while
+        # the kept table is locked).
+        answers = await asyncio.gather(*(lookup.fetch(i + 1) for i, lookup in enumerate(lookups)))
+        assert answers == [[(i + 1, f"label {i + 1}")] for i in range(20)]
+        before = list(portal_runs)
+        table = await _kept_table(admin)
+        async with admin.transaction():
+            await admin.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+            waiting = [asyncio.ensure_future(lookup.fetch(100 + i))
+                       for i, lookup in enumerate(lookups)]
+            async with asyncio.timeout(10):  # the pool's 16 connections wait on the lock
+                while await _waiting_on_lock(admin) < 16:
+                    await asyncio.sleep(0.05)
+            assert not any(w.done() for w in waiting)
+        answers = await asyncio.wait_for(asyncio.gather(*waiting), 10)
+        assert answers == [[(100 + i, f"label {100 + i}")] for i in range(20)]
+        callbacks = portal_runs[1] - before[1]
+        assert portal_runs[0] - before[0] == 20
+        assert 1 <= callbacks <= 16  # some in callbacks, the rest (4 at least) in their tasks
+    finally:
+        for c in (*clients, admin):
             await c.close()
