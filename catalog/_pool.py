@@ -116,10 +116,6 @@ class Pool:
         """``async with pool.acquire() as conn``: a connection for one statement."""
         return _Lease(self)
 
-    def idle_now(self) -> bool:
-        """Whether ``take_now`` would find a connection (a free slot, an idle one)."""
-        return bool(self._idle) and self._slots.free
-
     def take_now(self) -> SidecarConnection | None:
         """An idle, open connection at once, its slot taken; None when none is (then
         ``acquire`` waits for one). ``give_back`` returns it."""
@@ -134,12 +130,15 @@ class Pool:
         self._slots.release()
         return None
 
-    def give_back(self, conn: SidecarConnection) -> None:
-        """Return what ``take_now`` gave: to the idle ones, or closed if it is broken
-        (a reply it was sending may be cut short: the sidecar is asked to cancel it)."""
+    def give_back(self, conn: SidecarConnection, *, cut: bool = False) -> None:
+        """Return what ``take_now`` gave: to the idle ones, or closed if it is broken.
+        ``cut``: its reply was cut short, and the sidecar is asked to cancel it first."""
         if conn.broken:
             self._all.discard(conn)
-            _background(conn.cancel_and_close())
+            if cut:
+                _background(conn.cancel_and_close())
+            else:
+                conn.close_now()
         else:
             self._idle.append(conn)
         self._slots.release()

@@ -4,9 +4,9 @@ Both ends of the server use it: the client connection (``protocol.ClientHandler`
 and each sidecar connection (``runner.SidecarConnection``). The task that reads
 events from the codec waits, when it needs more bytes, on ``more_data()``; after
 writing, on ``drain()`` while the transport's buffer is full. No StreamReader
-copy, and one wake-up per arrival. A subclass that answers bytes in the
-callback itself (a sidecar connection's reply, a client's portal run) overrides
-``arrived``.
+copy, and one wake-up per arrival. Bytes can also be answered in the callback
+itself: a sidecar connection's reply is heard by its ``listener``, and a client
+connection reads its portal runs in its own ``data_received``.
 """
 
 from __future__ import annotations
@@ -37,19 +37,28 @@ class CodecProtocol(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
+        self.received(data)
+        self.arrived()
+
+    def received(self, data: bytes) -> None:
+        """Bytes into the codec; reading pauses beyond ``read_ahead`` unread bytes."""
         self.conn.receive_data(data)
         if self.read_ahead is not None and self._reading and self.conn.buffered > self.read_ahead:
             self._reading = False
             self.transport.pause_reading()  # type: ignore[union-attr]
-        self.arrived()
 
     def arrived(self) -> None:
-        """Bytes came, or the end: by default, the task waiting in ``more_data`` wakes."""
+        """Bytes came, or the end: the listener hears it, if one is set; otherwise the
+        task waiting in ``more_data`` wakes."""
         listener = self.listener
         if listener is not None:
             listener()
         else:
             _wake(self._data)
+
+    def wake(self) -> None:
+        """Wake the task waiting in ``more_data``."""
+        _wake(self._data)
 
     def eof_received(self) -> bool:
         self.closed = True

@@ -349,11 +349,9 @@ class Session:
 
     def answer_read(self, stmt: ParsedStatement, params: list[Param], formats: tuple[int, ...],
                     done: Done) -> Callable[[errors.SqlError | None], None] | None:
-        """``fast_read``'s run, answered from the transports' callbacks (``answering.py``):
-        started on an idle sidecar connection now, ``done`` called with its result or
-        error when the reply is whole. What it returns stops it (a cancel, or None: the
-        client is gone). None, with nothing counted, when it cannot start so: then
-        ``fast_read`` (the pool has no idle connection), or ``run``."""
+        """``fast_read``'s run in the transports' callbacks (``answering.py``), started now
+        on an idle sidecar connection; what it returns stops it (a cancel; None: the client
+        is gone). None, with nothing counted: ``fast_read`` (no idle connection), or ``run``."""
         st = self._fast_statement(stmt, formats)
         compiled = st.prepared.compiled if st is not None and st.prepared is not None else None
         if st is None or compiled is None or self._declined == (stmt.sql, params):
@@ -380,8 +378,13 @@ class Session:
 
         answer = Answer(st.timeout, done, lambda result: shown(bounded(
             result, self.services.limits, self.policy.row_limit), self.settings), end)
-        answer.abandon = sidecar.start(st, conn, compiled.plan, found[1], params, found[0],
-                                       answer.replied)
+        try:
+            answer.abandon = sidecar.start(st, conn, compiled.plan, found[1], params, found[0],
+                                           answer.replied)
+        except Exception:  # our bug: nothing was sent
+            pool.give_back(conn)
+            answer.stop(None)
+            raise
         return answer.stop
 
     def _fast_statement(self, stmt: ParsedStatement, formats: tuple[int, ...]

@@ -173,7 +173,7 @@ def start(st: Statement, conn: SidecarConnection, plan: Plan,
 
     def abandon() -> None:
         conn.abandon()
-        pool.give_back(conn)
+        pool.give_back(conn, cut=True)
 
     conn.start(steps, parsed_under, replied)
     return abandon

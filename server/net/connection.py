@@ -25,10 +25,11 @@ Rules:
   drains. Input beyond ``READ_AHEAD`` unread bytes pauses reading.
 - After an error in the extended protocol, messages are discarded until Sync.
 - A prepared read whose Bind, Describe (or none), Execute and Sync arrived together,
-  outside a transaction block, is a portal run (``portal_run``): answered in one
-  pass, with no message objects but the Bind, when the session can answer it from
-  its calls' caches (``Session.fast_read``); otherwise the same messages are read
-  one by one. The client cannot tell the two apart but by the time they take.
+  outside a transaction block, is a portal run. When the session can answer it from
+  its calls' caches, it is answered in one pass: in the transports' callbacks, the
+  task left parked (``answer``: ``Session.answer_read``), or, with no idle sidecar
+  connection, by the task (``portal_run``: ``Session.fast_read``). Otherwise its
+  messages are read one by one. The client cannot tell these apart but by their time.
 - A protocol violation by the client ends its connection with 08P01. Our own
   bug answers XX000 with a generic message, and the traceback goes to the log.
   Neither disturbs any other connection.
@@ -136,13 +137,23 @@ class ClientHandler(CodecProtocol):
         self.task = asyncio.get_running_loop().create_task(self.serve())
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if self.answering is not None:
-            self.answering(None)  # a client that went away stops what it was running
+        stop, self.answering = self.answering, None
+        if stop is not None:
+            stop(None)  # a client that went away stops what it was running
         super().connection_lost(exc)
         if self.running and self.task is not None:
             self.task.cancel()  # a client that went away cancels what it was running
 
-    def arrived(self) -> None:
+    def data_received(self, data: bytes) -> None:
+        self.received(data)
+        self._arrived()
+
+    def eof_received(self) -> bool:
+        self.closed = True
+        self._arrived()
+        return False
+
+    def _arrived(self) -> None:
         """Bytes came (or the end). A portal run that can be answered in callbacks
         (``answer``) is, while the task is parked; otherwise the task wakes. While one
         is answered, what comes waits for its end."""
@@ -152,7 +163,7 @@ class ClientHandler(CodecProtocol):
             run = self.conn.portal_run()
             if run is not None and self.answer(run):
                 return
-        super().arrived()
+        self.wake()
 
     # -- output ------------------------------------------------------------------
 
@@ -291,7 +302,12 @@ class ClientHandler(CodecProtocol):
         while True:
             if synced:
                 if self.answering is not None or not self.conn.buffered:
-                    await self._park()
+                    self.parked = True  # a portal run may be answered meanwhile (_arrived)
+                    try:
+                        if not await self.more_data():
+                            raise _Closed()
+                    finally:
+                        self.parked = False
                     continue
                 run = self.conn.portal_run()  # Bind, [Describe], Execute, Sync, all here
                 if run is not None:
@@ -318,16 +334,6 @@ class ClientHandler(CodecProtocol):
             else:
                 await self.extended(msg, pending)
 
-    async def _park(self) -> None:
-        """Wait for a request's first bytes; portal runs that come meanwhile may be
-        answered in callbacks (``arrived``), and the task goes on parked."""
-        self.parked = True
-        try:
-            if not await self.more_data():
-                raise _Closed()
-        finally:
-            self.parked = False
-
     async def sync(self) -> None:
         """Sync: the end of a request, and of every portal outside a transaction block."""
         if self.tx_status() == "I":
@@ -349,8 +355,10 @@ class ClientHandler(CodecProtocol):
         decoded messages one by one, as if read so (False). The client gets the same
         messages either way."""
         self.conn.take(run)
+        assert self.session is not None
         try:
-            work = self._fast_read(run)
+            args = self._fast_args(run)
+            work = None if args is None else self.session.fast_read(*args)
         except Exception as exc:  # our bug: an error of the run's, and the connection goes on
             self._failed(_EXECUTE, exc)
             await self.sync()
@@ -384,25 +392,17 @@ class ClientHandler(CodecProtocol):
             self.send_rows(outcome.data_rows)
             self.send(CommandComplete(outcome.command_tag))
 
-    def _fast_read(self, run: PortalRun) -> Coroutine[Any, Any, Result] | None:
-        """The session's fast read of a portal run, or None (``Session.fast_read``)."""
-        args = self._fast_args(run)
-        assert self.session is not None
-        return None if args is None else self.session.fast_read(*args)
-
     def _fast_args(self, run: PortalRun) -> tuple[ParsedStatement, list[Param],
                                                   tuple[int, ...]] | None:
-        """A portal run's statement, parameters and result formats, if it may be a fast read."""
+        """A portal run's statement, parameters and formats, if it may be a fast read."""
         prepared = p.fast_statement(self.prepared, run) if self.tx_status() == "I" else None
         if prepared is None or prepared.stmt is None:
             return None
         return prepared.stmt, p.params_of(prepared, run.bind), tuple(run.bind.result_formats)
 
     def answer(self, run: PortalRun) -> bool:
-        """Start a portal run answered in the transports' callbacks, as the byte relay
-        answers (``Session.answer_read``): whether it started. Its end (``_answered``)
-        writes the reply, and takes the next run that waits, or wakes the task. Not
-        while the transport's buffer is full: the task path waits for it to drain."""
+        """Start a portal run answered in the transports' callbacks: whether it started.
+        Not while the transport's buffer is full: the task path waits for it to drain."""
         if self._drained is not None or self.session is None:
             return False
         try:
@@ -417,7 +417,8 @@ class ClientHandler(CodecProtocol):
         return True
 
     def _answered(self, outcome: Result | errors.SqlError) -> None:
-        """A portal run answered in callbacks is over: its reply, in one write."""
+        """A portal run answered in callbacks is over: its reply, in one write; then the
+        next run that waits, or the task wakes."""
         run = self.answered
         self.answering = self.answered = None
         assert run is not None
@@ -439,7 +440,7 @@ class ClientHandler(CodecProtocol):
             self.out.clear()
             self.out_size = 0
         if self.closed or self.conn.buffered:
-            self.arrived()  # the next run that waits, answered so too; else the task wakes
+            self._arrived()  # the next run that waits, answered so too; else the task wakes
 
     async def _cancellable(self, work: Coroutine[Any, Any, Result]) -> Result:
         """Await a statement's run in the connection's task; a cancel stops it there."""

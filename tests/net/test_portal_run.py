@@ -170,6 +170,11 @@ async def _locked_run(db: Database, dsn: str, gone: bool, portal_runs: list[int]
                 async with asyncio.timeout(10):
                     while not await _waiting_on_lock(admin):
                         await asyncio.sleep(0.05)
+                watcher = await asyncpg.connect(dsn)  # it is active, as any statement is
+                assert await watcher.fetch(
+                    "SELECT state, query FROM scratchpad.activity WHERE pid = $1",
+                    conn.get_server_pid()) == [("active", LOOKUP)]
+                await watcher.close()
                 conn.terminate()  # gone mid-run
                 with pytest.raises(asyncpg.ConnectionDoesNotExistError):
                     await waiting
