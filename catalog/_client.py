@@ -28,6 +28,10 @@ pool, and new ones are retried with backoff (``_pool.RECONNECT_WAIT``) while the
 sidecar restarts. Nothing a statement did in the sidecar outlives it, so running
 it again is always safe.
 
+A reply is read by the task that awaits ``pipeline``, or, for a compiled read
+answered in the transports' callbacks (``start``), by the socket's own callback:
+the same reading (``_Reply``) either way.
+
 Parameters travel as the client sent them (bytes, format code, type OID) and
 rows come back as Postgres encoded them, in the formats asked for: DataRow
 bodies are relayed without being decoded. Only the Python API decodes them
