@@ -28,17 +28,21 @@ MAX_STARTUP_PACKET_LENGTH = 10_000
 
 
 class ReceiveBuffer:
-    __slots__ = ("_buf", "_pos")
+    __slots__ = ("_buf", "_pos", "feeds")
 
     def __init__(self) -> None:
         self._buf = bytearray()
         self._pos = 0
+        # How many times bytes were fed: with ``view``'s offset, which only grows between
+        # feeds, it names what the buffer holds (a read of it can be remembered by them).
+        self.feeds = 0
 
     def feed(self, data: bytes) -> None:
         if self._pos:
             del self._buf[: self._pos]
             self._pos = 0
         self._buf += data
+        self.feeds += 1
 
     def __len__(self) -> int:
         return len(self._buf) - self._pos

@@ -172,6 +172,8 @@ class ServerConnection(_Connection):
     def __init__(self) -> None:
         super().__init__()
         self._discarding = False
+        self._run: PortalRun | None = None  # ``portal_run``'s last answer, and where
+        self._run_at = (-1, -1)
 
     def answer_ssl(self, accept: bool) -> bytes:
         """The byte that answers an SSLRequest; on b'S' the caller starts TLS."""
@@ -199,7 +201,10 @@ class ServerConnection(_Connection):
         if self._state is not _NORMAL or self._discarding:
             return None
         buf, pos = self._buffer.view()
-        return read_portal_run(buf, pos)
+        at = (pos, self._buffer.feeds)
+        if at != self._run_at:  # else the same bytes, read before: the same answer
+            self._run, self._run_at = read_portal_run(buf, pos), at
+        return self._run
 
     def take(self, run: PortalRun) -> None:
         """Consume the messages of ``run``, as if each had been read as an event: in

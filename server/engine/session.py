@@ -335,9 +335,9 @@ class Session:
         (remembered), the call budget and the calls' touch (``fast.reads``), the
         statement timeout, the row limit, ``scratchpad.activity``, the metrics and the
         slow-statement log. A statement traced, or logged at its end, takes ``run``."""
-        st = self._fast_statement(stmt, formats)
+        st = None if self._declined == (stmt.sql, params) else self._fast_statement(stmt, formats)
         if st is None:
-            return None
+            return None  # (``answer_read`` just found a call not cached: ``run`` looks no more)
         try:
             work = self._fast(st, params)
         except errors.SqlError:

@@ -73,3 +73,23 @@ def test_a_connection_consumes_the_run_only_when_taken() -> None:
     conn.start_error_recovery()
     conn.receive_data(RUN)
     assert conn.portal_run() is None  # after an error, messages are dropped until Sync
+
+
+def test_a_run_read_again_is_remembered_until_the_buffer_changes() -> None:
+    from glove_scratchpad.wire import AuthenticationOk, ReadyForQuery
+
+    conn = ServerConnection()
+    conn.receive_data(StartupMessage(parameters={"user": "u"}).encode())
+    conn.next_event()
+    conn.send(AuthenticationOk())
+    conn.send(ReadyForQuery("I"))
+    conn.receive_data(RUN)
+    first = conn.portal_run()
+    assert first is not None and conn.portal_run() is first  # nothing changed: not re-read
+    conn.take(first)
+    other = Bind("", "S1", (1,), (b"\x00\x00\x00\x08", None), (1,))  # as long as BIND
+    conn.receive_data(other.encode() + RUN[len(BIND.encode()):])
+    second = conn.portal_run()
+    assert second is not None and second.bind == other  # the new bytes, at the same offsets
+    conn.next_event()  # the Bind read one by one: the head moved
+    assert conn.portal_run() is None
