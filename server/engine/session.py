@@ -352,9 +352,9 @@ class Session:
         """``fast_read``'s run in the transports' callbacks (``answering.py``), started now
         on an idle sidecar connection; what it returns stops it (a cancel; None: the client
         is gone). None, with nothing counted: ``fast_read`` (no idle connection), or ``run``."""
-        st = self._fast_statement(stmt, formats)
+        st = None if self._declined == (stmt.sql, params) else self._fast_statement(stmt, formats)
         compiled = st.prepared.compiled if st is not None and st.prepared is not None else None
-        if st is None or compiled is None or self._declined == (stmt.sql, params):
+        if st is None or compiled is None:
             return None
         pool = self.view.pool
         conn = pool.take_now()

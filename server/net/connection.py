@@ -124,9 +124,10 @@ class ClientHandler(CodecProtocol):
         self.peer: Any = None
         self.local: Any = None
         self.parked = False  # the task waits for a request's first bytes
-        # A portal run answered in the transports' callbacks: what stops it, the run.
+        # A run answered in callbacks: what stops it, and the run; the last one declined.
         self.answering: Callable[[errors.SqlError | None], None] | None = None
         self.answered: PortalRun | None = None
+        self.declined: PortalRun | None = None
 
     # -- the transport's callbacks -----------------------------------------------
 
@@ -154,9 +155,8 @@ class ClientHandler(CodecProtocol):
         return False
 
     def _arrived(self) -> None:
-        """Bytes came (or the end). A portal run that can be answered in callbacks
-        (``answer``) is, while the task is parked; otherwise the task wakes. While one
-        is answered, what comes waits for its end."""
+        """Bytes came (or the end): while the task is parked, a portal run is answered in
+        callbacks if it can be (``answer``), else the task wakes; during one, they wait."""
         if self.answering is not None:
             return
         if self.parked and not self.closed:
@@ -311,7 +311,7 @@ class ClientHandler(CodecProtocol):
                     continue
                 run = self.conn.portal_run()  # Bind, [Describe], Execute, Sync, all here
                 if run is not None:
-                    if not self.answer(run):
+                    if run is self.declined or not self.answer(run):
                         await self.portal_run(run, pending)
                         pending = p.Pending()
                     continue
@@ -411,6 +411,7 @@ class ClientHandler(CodecProtocol):
         except Exception:  # the task path reads it again, and answers with its error
             return False
         if stop is None:
+            self.declined = run  # the task takes it, and need not ask again
             return False
         self.conn.take(run)
         self.answering, self.answered = stop, run
@@ -435,10 +436,9 @@ class ClientHandler(CodecProtocol):
                 self.write(data)
         except Exception:
             log.exception("internal error answering a portal run")
-            self.transport.close()  # type: ignore[union-attr]  # the reply is lost: so is the client
-        finally:
-            self.out.clear()
-            self.out_size = 0
+            self.transport.close()  # type: ignore[union-attr]  # the reply is lost, so is the client
+        self.out.clear()
+        self.out_size = 0
         if self.closed or self.conn.buffered:
             self._arrived()  # the next run that waits, answered so too; else the task wakes
 
