@@ -6,12 +6,14 @@ from __future__ import annotations
 import pytest
 
 from glove_scratchpad.wire import (
+    AuthenticationOk,
     Bind,
     Describe,
     Execute,
     Flush,
     LocalProtocolError,
     Parse,
+    ReadyForQuery,
     ServerConnection,
     StartupMessage,
     Sync,
@@ -47,14 +49,17 @@ def test_anything_else_is_none(data: bytes) -> None:
     assert read_portal_run(data, 0) is None
 
 
-def test_a_connection_consumes_the_run_only_when_taken() -> None:
+def _in_normal_phase() -> ServerConnection:
     conn = ServerConnection()
     conn.receive_data(StartupMessage(parameters={"user": "u"}).encode())
     conn.next_event()
-    from glove_scratchpad.wire import AuthenticationOk, ReadyForQuery
-
     conn.send(AuthenticationOk())
     conn.send(ReadyForQuery("I"))
+    return conn
+
+
+def test_a_connection_consumes_the_run_only_when_taken() -> None:
+    conn = _in_normal_phase()
     conn.receive_data(RUN)
     run = conn.portal_run()
     assert run is not None and conn.buffered == len(RUN)  # looked at, not consumed
@@ -76,13 +81,7 @@ def test_a_connection_consumes_the_run_only_when_taken() -> None:
 
 
 def test_a_run_read_again_is_remembered_until_the_buffer_changes() -> None:
-    from glove_scratchpad.wire import AuthenticationOk, ReadyForQuery
-
-    conn = ServerConnection()
-    conn.receive_data(StartupMessage(parameters={"user": "u"}).encode())
-    conn.next_event()
-    conn.send(AuthenticationOk())
-    conn.send(ReadyForQuery("I"))
+    conn = _in_normal_phase()
     conn.receive_data(RUN)
     first = conn.portal_run()
     assert first is not None and conn.portal_run() is first  # nothing changed: not re-read
