@@ -121,13 +121,19 @@ class Pool:
         ``acquire`` waits for one). ``give_back`` returns it."""
         if not self._idle or not self._slots.take_now():
             return None
+        conn = self._open_idle()
+        if conn is None:
+            self._slots.release()
+        return conn
+
+    def _open_idle(self) -> SidecarConnection | None:
+        """An idle connection still open; those found closed (a restart) are dropped."""
         while self._idle:
             conn = self._idle.pop()
             if not conn.closed:
                 return conn
-            self._all.discard(conn)  # its backend is gone (a restart)
+            self._all.discard(conn)
             conn.close_now()
-        self._slots.release()
         return None
 
     def give_back(self, conn: SidecarConnection, *, cut: bool = False) -> None:
@@ -172,11 +178,7 @@ class _Lease:
         pool = self.pool
         await pool._slots.take()
         try:
-            conn = pool._idle.pop() if pool._idle else None
-            while conn is not None and conn.closed:  # its backend is gone (a restart)
-                pool._all.discard(conn)
-                conn.close_now()
-                conn = pool._idle.pop() if pool._idle else None
+            conn = pool._open_idle()
             if conn is None:
                 conn = await pool.connect()
                 pool.parameters = conn.parameters
@@ -194,9 +196,4 @@ class _Lease:
             if kind is not None and issubclass(kind, asyncio.CancelledError) and conn.broken:
                 await conn.cancel()  # the sidecar may still be running the statement
         finally:
-            if conn.broken:
-                pool._all.discard(conn)
-                conn.close_now()
-            else:
-                pool._idle.append(conn)
-            pool._slots.release()
+            pool.give_back(conn)

@@ -371,13 +371,10 @@ class Session:
         started = time.perf_counter()
         self.current, self.query, self.query_start = st, stmt.sql, time.time()
 
-        def end(outcome: str) -> None:
-            if outcome != "00":
-                self.tx.fail()
+        def end(outcome: str) -> None:  # outside a transaction block: nothing to abort
             self._ended(stmt, st, outcome, started, False)
 
-        answer = Answer(st.timeout, done, lambda result: shown(bounded(
-            result, self.services.limits, self.policy.row_limit), self.settings), end)
+        answer = Answer(st.timeout, done, self._shaped, end)
         try:
             answer.abandon = sidecar.start(st, conn, compiled.plan, found[1], params, found[0],
                                            answer.replied)
@@ -391,8 +388,7 @@ class Session:
                         ) -> Statement | None:
         """The statement of a fast read, or None when it must take ``run``: a transaction
         block, traces or end-logging on, a text not gated or not compiled."""
-        if (self.tx.state is not TxState.IDLE or traces.enabled()
-                or logs_ends()):
+        if self.tx.state is not TxState.IDLE or traces.enabled() or logs_ends():
             return None
         prepared = self.view.prepared(stmt.sql)
         if not prepared.gated or prepared.compiled is None:
@@ -425,6 +421,10 @@ class Session:
                 result = await work
         except TimeoutError:
             raise timed_out() from None
+        return self._shaped(result)
+
+    def _shaped(self, result: Result) -> Result:
+        """A result cut at the row limit, with the notices the client asked for."""
         return shown(bounded(result, self.services.limits, self.policy.row_limit),
                      self.settings)
 

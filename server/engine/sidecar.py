@@ -158,10 +158,7 @@ def start(st: Statement, conn: SidecarConnection, plan: Plan,
     param_of, args, tables = materialize(plan, rows, params)
     rw = _rewritten(st, plan, param_of, tables)
     main = Step(rw.sql, args, st.formats)
-    steps: list[Step] = [main]
-    parsed_under: tuple[Any, ...] = ()
-    if st.settings or st.policy.statement_timeout:
-        steps, parsed_under = _with_settings(st, steps)
+    steps, parsed_under = _with_settings(st, [main])
     pool = st.view.pool
 
     def replied(outcome: list[StepResult] | errors.SqlError) -> None:
@@ -233,9 +230,7 @@ async def pipeline_results(st: Statement, steps: list[Step], main: Step, *,
                            ) -> list[StepResult]:
     """Run steps on a pooled sidecar connection, each with its result. An error's
     position in ``main`` (``rewritten``'s text) is mapped back to the client's text."""
-    parsed_under: tuple[Any, ...] = ()
-    if st.settings or st.policy.statement_timeout:
-        steps, parsed_under = _with_settings(st, steps)
+    steps, parsed_under = _with_settings(st, steps)
     async with st.view.pool.acquire() as conn:
         try:
             return await conn.pipeline(steps, transaction=transaction,
@@ -248,7 +243,9 @@ async def pipeline_results(st: Statement, steps: list[Step], main: Step, *,
 
 def _with_settings(st: Statement, steps: list[Step]) -> tuple[list[Step], tuple[Any, ...]]:
     """The steps after one that applies the session's settings, for this transaction;
-    and those settings, which the steps are parsed under."""
+    and those settings, which the steps are parsed under (none: the steps as they are)."""
+    if not st.settings and not st.policy.statement_timeout:
+        return steps, ()
     # application_name changes no result; it is sent only to a statement that reads it.
     names = [n for n in st.settings if n not in SHOWN_ONLY and (
         n != "application_name" or any("application_name" in step.sql for step in steps))]

@@ -383,14 +383,13 @@ class ClientHandler(CodecProtocol):
     def _send_run(self, run: PortalRun, outcome: Result | Exception) -> None:
         """A fast read's messages but ReadyForQuery: as Bind, [Describe] and Execute
         would answer, read one by one."""
-        for msg in p.run_head(self.prepared[run.bind.statement], run):
-            self.send(msg)
+        self.out.append(p.run_head(self.prepared[run.bind.statement], run))
         if isinstance(outcome, Exception):
             self._failed(_EXECUTE, outcome)
         else:
             self.send_notices(outcome.notices)
             self.send_rows(outcome.data_rows)
-            self.send(CommandComplete(outcome.command_tag))
+            self.out.append(p.tag_bytes(outcome.command_tag))
 
     def _fast_args(self, run: PortalRun) -> tuple[ParsedStatement, list[Param],
                                                   tuple[int, ...]] | None:
@@ -409,6 +408,7 @@ class ClientHandler(CodecProtocol):
             args = self._fast_args(run)
             stop = None if args is None else self.session.answer_read(*args, self._answered)
         except Exception:  # the task path reads it again, and answers with its error
+            log.exception("internal error starting a portal run in callbacks")
             return False
         if stop is None:
             self.declined = run  # the task takes it, and need not ask again
@@ -425,15 +425,10 @@ class ClientHandler(CodecProtocol):
         assert run is not None
         try:
             self.portals.clear()  # outside a transaction block, as at Sync
-            if isinstance(outcome, Result) and not outcome.notices:
-                data = p.run_reply(self.prepared[run.bind.statement], run, outcome,
-                                   self.tx_status())
-            else:
-                self._send_run(run, outcome)
-                self.send(ReadyForQuery(self.tx_status()))
-                data = b"".join(self.out)
+            self._send_run(run, outcome)
+            self.send(ReadyForQuery(self.tx_status()))
             if not self.closed:
-                self.write(data)
+                self.write(b"".join(self.out))
         except Exception:
             log.exception("internal error answering a portal run")
             self.transport.close()  # type: ignore[union-attr]  # the reply is lost, so is the client

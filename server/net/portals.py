@@ -39,7 +39,6 @@ from glove_scratchpad.wire import (
     Parse,
     PortalRun,
     PortalSuspended,
-    ReadyForQuery,
     RowDescription,
 )
 
@@ -60,13 +59,11 @@ __all__ = [
     "prepare",
     "row_description",
     "run_head",
-    "run_reply",
+    "tag_bytes",
     "with_count",
 ]
 
-_BIND_COMPLETE = BindComplete()
-_BIND_COMPLETE_BYTES, _NO_DATA = _BIND_COMPLETE.encode(), NoData().encode()
-_READY_BYTES = {status: ReadyForQuery(status).encode() for status in "ITE"}
+_BIND_COMPLETE, _NO_DATA = BindComplete().encode(), NoData().encode()
 Description = tuple[tuple[int, ...], tuple[FieldDescription, ...] | None]  # (param oids, fields)
 
 
@@ -80,7 +77,7 @@ class Prepared:
     described: Description | None = None  # what Describe learnt from the session, once
     n_params: int = -1  # how many values a Bind must supply; -1: not counted yet
     rows: dict[tuple[int, ...], RowDescription] = field(default_factory=dict)  # by formats
-    row_bytes: dict[tuple[int, ...], bytes] = field(default_factory=dict)  # rows', encoded
+    row_bytes: dict[tuple[int, ...], bytes] = field(default_factory=dict)  # run_head's
 
 
 @dataclass
@@ -194,39 +191,25 @@ def fast_statement(prepared: dict[str, Prepared], run: PortalRun) -> Prepared | 
     return found
 
 
-def run_reply(prepared: Prepared, run: PortalRun, result: Result, status: str) -> bytes:
-    """A fast read's whole reply, as Bind, [Describe], Execute and Sync read one by one
-    would answer, encoded at once: each of its messages is one the normal phase always
-    allows, so there is no state to check (rows are relayed so too). ``result`` has no
-    notices."""
-    parts = [_BIND_COMPLETE_BYTES]
-    if run.describe:
-        formats = tuple(run.bind.result_formats)
-        head = prepared.row_bytes.get(formats)
-        if head is None:
-            fields = prepared.described[1] if prepared.described else None
-            head = prepared.row_bytes[formats] = (
-                row_description(prepared, formats, fields).encode() if fields else _NO_DATA)
-        parts.append(head)
-    parts.extend([row.encode() for row in result.data_rows])
-    parts.append(_tag_bytes(result.command_tag))
-    parts.append(_READY_BYTES[status])
-    return b"".join(parts)
+def run_head(prepared: Prepared, run: PortalRun) -> bytes:
+    """What a fast read's Bind and [Describe] answer, encoded (kept per formats):
+    BindComplete, and the portal's RowDescription (or NoData) when asked. Like a
+    relayed row, each is a message the normal phase always allows: no state to check."""
+    if not run.describe:
+        return _BIND_COMPLETE
+    formats = tuple(run.bind.result_formats)
+    head = prepared.row_bytes.get(formats)
+    if head is None:
+        fields = prepared.described[1] if prepared.described else None
+        head = prepared.row_bytes[formats] = _BIND_COMPLETE + (
+            row_description(prepared, formats, fields).encode() if fields else _NO_DATA)
+    return head
 
 
 @functools.lru_cache(maxsize=256)
-def _tag_bytes(tag: str) -> bytes:
+def tag_bytes(tag: str) -> bytes:
+    """A CommandComplete, encoded (a message the normal phase always allows)."""
     return CommandComplete(tag).encode()
-
-
-def run_head(prepared: Prepared, run: PortalRun) -> list[Any]:
-    """What a fast read's Bind and [Describe] answer: BindComplete, and the portal's
-    RowDescription (or NoData) when asked."""
-    if not run.describe:
-        return [_BIND_COMPLETE]
-    fields = prepared.described[1] if prepared.described else None
-    return [_BIND_COMPLETE, row_description(prepared, tuple(run.bind.result_formats), fields)
-            if fields else NoData()]
 
 
 def find_statement(prepared: dict[str, Prepared], name: str) -> Prepared:
