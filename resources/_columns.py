@@ -53,7 +53,9 @@ class Column:
     py_type: Any = str
     nullable: bool = True
     adapter: TypeAdapter[Any] = field(default=None, compare=False, repr=False)  # type: ignore[arg-type]
-    _many: TypeAdapter[Any] | None = field(default=None, init=False, compare=False, repr=False)
+    # list adapters, made on first use: by whether a NULL is let through whatever the type
+    _lists: dict[bool, TypeAdapter[Any]] = field(
+        default_factory=dict, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.adapter is None:
@@ -65,13 +67,39 @@ class Column:
 
     def convert_many(self, values: list[Any]) -> list[Any]:
         """Values (None stays None) converted in one pass; an error's ``loc`` is the index."""
-        many = self._many
+        return self._list(True).validate_python(values)
+
+    def validate_many(self, values: list[Any]) -> list[Any]:
+        """Values validated as a model validates its field of this type (None only where
+        the type takes it), in one pass; an error's ``loc`` is the index."""
+        return self._list(False).validate_python(values)
+
+    def as_they_are(self, types: set[type]) -> bool:
+        """Whether validation gives values of these types back as they are: the column
+        takes anything, or each type is exactly its plain type (or None, where the
+        type takes it)."""
+        if self.py_type is Any:
+            return True
+        kept = _AS_THEY_ARE.get(self.py_type)
+        return kept is not None and types <= kept
+
+    def _list(self, none: bool) -> TypeAdapter[Any]:
+        many = self._lists.get(none)
         if many is None:
             # Optional[], not "| None": py_type may be any annotation, not only a class.
-            item = Optional[self.py_type]  # type: ignore[name-defined]  # noqa: UP045
-            many = TypeAdapter(list[item])
-            object.__setattr__(self, "_many", many)
-        return many.validate_python(values)
+            item = Optional[self.py_type] if none else self.py_type  # noqa: UP045
+            many = self._lists[none] = TypeAdapter(list[item])  # type: ignore[valid-type]
+        return many
+
+
+# Python types whose instances pydantic gives back as they are (no conversion and no
+# check: a plain annotation has no constraint), Optional ones with None too.
+_PLAIN = (int, float, str, bool, bytes)
+_AS_THEY_ARE: dict[Any, frozenset[type]] = {
+    **{t: frozenset((t,)) for t in _PLAIN},
+    **{Optional[t]: frozenset((t, type(None))) for t in _PLAIN},  # noqa: UP045
+    **{t | None: frozenset((t, type(None))) for t in _PLAIN},
+}
 
 
 def _unwrap_optional(annotation: Any) -> tuple[Any, bool]:

@@ -17,7 +17,7 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import is_, itemgetter, methodcaller
+from operator import itemgetter
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -56,6 +56,15 @@ IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 RESERVED_PREFIXES = ("pg_", "_gs_")
 # Rows validated per pydantic call: only one chunk's models exist at a time.
 _CHUNK = 256
+_NONE = type(None)
+# Model settings under which a field validates as its type alone does.
+_PLAIN_CONFIG = frozenset((
+    "title", "extra", "frozen", "populate_by_name", "validate_by_name", "validate_by_alias",
+    "serialize_by_alias", "json_schema_extra", "json_schema_mode_override",
+    "arbitrary_types_allowed", "protected_namespaces", "hide_input_in_errors", "defer_build",
+    "use_attribute_docstrings", "alias_generator", "loc_by_alias", "from_attributes",
+    "validate_assignment", "revalidate_instances", "ser_json_timedelta", "ser_json_bytes",
+    "ser_json_inf_nan", "regex_engine", "plugin_settings", "cache_strings"))
 # Retries a read may ask for: with the backoff doubling, more would outlast any timeout.
 MAX_RETRIES = 10
 
@@ -235,23 +244,32 @@ class Resource:
     # -- rows -------------------------------------------------------------
 
     def validate_rows(
-        self, rows: Any, stamp: Mapping[str, Any] | None = None
+        self, rows: Any, stamp: Mapping[str, Any] | None = None, *, snapshot: bool = True
     ) -> list[dict[str, Any]]:
         """Rows a resolver returned, checked against the schema, as dicts by column name.
 
         ``stamp`` fills required-key columns a resolver left out with the value
         the statement pushed down. A value of the wrong type is an error naming
         the resource, the column and the value, never a silent NULL.
+
+        The resolver's own list and dicts are never changed. With ``snapshot`` (rows
+        kept after the statement that asked for them), the rows are never the
+        resolver's dicts either, which it may change later. Without it, rows whose
+        every value is already of its column's type are the resolver's own dicts:
+        a statement reads them at once, and copying a large call's rows costs more
+        than checking them.
         """
-        dicts = self._row_dicts(rows, stamp)
+        dicts = self._row_dicts(rows)
+        stamp = stamp or {}
         if self.schema is None:
-            return self._validate_plain(dicts)
+            return self._validate_plain(_stamped(dicts, stamp))
         if self._plain_schema:
             # No custom validator: column by column, no model per row, when every field
             # is given and no NULL reaches a field that refuses one (else the model says so).
-            fast = self._validate_columns(dicts)
+            fast = self._validate_columns(dicts, stamp, snapshot)
             if fast is not None:
                 return fast
+        dicts = _stamped(dicts, stamp)
         # One pydantic call per chunk of rows, not per row, validating then dumping: a
         # chunk's models are gone before the next chunk's are made, so a million rows
         # never hold a million models at once.
@@ -266,9 +284,9 @@ class Resource:
             out += adapter.dump_python(models, by_alias=True)
         return out
 
-    def _row_dicts(self, rows: Any, stamp: Mapping[str, Any] | None) -> list[Any]:
-        """A resolver's answer as a list of mappings, stamped; the resolver's own
-        list and dicts are never changed."""
+    def _row_dicts(self, rows: Any) -> list[Any]:
+        """A resolver's answer as a list of mappings; the resolver's own list and dicts
+        are never changed."""
         if rows is None:
             return []
         if isinstance(rows, BaseModel | Mapping):
@@ -277,9 +295,6 @@ class Resource:
             rows = list(_iterate(rows, self.name))
         if set(map(type, rows)) - {dict}:
             rows = [self._as_mapping(row) for row in rows]
-        for key, value in (stamp or {}).items():
-            if None in list(map(methodcaller("get", key), rows)):
-                rows = [{**row, key: value} if row.get(key) is None else row for row in rows]
         return rows
 
     def _as_mapping(self, row: Any) -> Mapping[str, Any]:
@@ -310,31 +325,35 @@ class Resource:
         names = self.column_names
         return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
 
-    def _validate_columns(self, rows: list[Any]) -> list[dict[str, Any]] | None:
+    def _validate_columns(self, rows: list[Any], stamp: Mapping[str, Any], snapshot: bool
+                          ) -> list[dict[str, Any]] | None:
         names = self.column_names
-        width = len(names)
-        if set(map(len, rows)) - {width}:
-            return None
+        # First the values' types alone, no list made: rows of a typed tool mostly hold
+        # what their columns do already.
+        types = self._types(rows)
+        if stamp and (types is None or any(_NONE in types[names.index(k)] for k in stamp)):
+            rows = _stamped(rows, stamp)  # copies where stamped: the resolver's stay
+            types = self._types(rows)
+        if types is None or set(map(len, rows)) - {len(names)}:
+            return None  # a field left out, or one that is not a column: the model's path
+        if all(map(Column.as_they_are, self.columns, types)):
+            # The rows themselves, or copies (each has exactly the columns).
+            return list(map(dict.copy, rows)) if snapshot else rows
+        columns = [list(map(itemgetter(n), rows)) for n in names]
         try:
-            columns = [list(map(itemgetter(n), rows)) for n in names]
-        except KeyError:
-            return None
-        out = []
-        for col, values in zip(self.columns, columns, strict=True):
-            if None in values and not _takes_none(col.py_type):
-                return None
-            if col.py_type is not Any and values:
-                try:
-                    values = col.convert_many(values)
-                except ValidationError:
-                    return None  # the model's path words the error
-            out.append(values)
-        if all(all(map(is_, new, old)) for new, old in zip(out, columns, strict=True)):
-            # Every value was already what its column holds: copies of the rows (each has
-            # exactly the columns), cheaper than rows made again from the columns.
-            return list(map(dict.copy, rows))
+            out = [values if col.as_they_are(kinds) else col.validate_many(values)
+                   for col, kinds, values in zip(self.columns, types, columns, strict=True)]
+        except ValidationError:
+            return None  # the model's path words the error
         # The columns are of one length, and as many as the names (checked above).
         return [dict(zip(names, values, strict=False)) for values in zip(*out, strict=False)]
+
+    def _types(self, rows: list[Any]) -> list[set[type]] | None:
+        """Each column's set of value types, in order; None when a row lacks a column."""
+        try:
+            return [set(map(type, map(itemgetter(n), rows))) for n in self.column_names]
+        except KeyError:
+            return None
 
     def _row_error(self, exc: ValidationError, rows: list[Any], offset: int = 0
                    ) -> ExternalRoutineError:
@@ -379,8 +398,13 @@ class Resource:
             ) from None
 
 
-def _takes_none(annotation: Any) -> bool:
-    return annotation is Any or annotation is None or type(None) in get_args(annotation)
+def _stamped(rows: list[Any], stamp: Mapping[str, Any]) -> list[Any]:
+    """Rows with each ``stamp`` column a row leaves out, or NULL, given its value: the
+    rows stamped are copies."""
+    for key, value in stamp.items():
+        if any(row.get(key) is None for row in rows):
+            rows = [{**row, key: value} if row.get(key) is None else row for row in rows]
+    return rows
 
 
 def _plain_model(schema: type[BaseModel] | None, columns: Sequence[Column]) -> bool:
@@ -394,8 +418,8 @@ def _plain_model(schema: type[BaseModel] | None, columns: Sequence[Column]) -> b
             decorators.model_validators, decorators.computed_fields)):
         return False
     config = schema.model_config
-    if config.get("extra") not in (None, "ignore") or config.get("strict"):
-        return False
+    if set(config) - _PLAIN_CONFIG or config.get("extra") not in (None, "ignore"):
+        return False  # a setting that changes what validation gives (strip, strict, …)
     fields = schema.model_fields
     return len(fields) == len(columns) and all(
         (f.alias or n) == c.name and not f.metadata and f.validation_alias is None

@@ -319,7 +319,9 @@ async def select(st: Statement, ref: Reference, call: CallArgs,
             ctx.memo[key] = fut
             ctx.calls[key] = call
         if owner:
-            rows = await _own(fut, _call_select(st, ref, call, ctx))
+            # Rows that no cache holds are read by this statement alone, at once.
+            rows = await _own(fut, _call_select(st, ref, call, ctx,
+                                                snapshot=cache is not None))
             break
         try:
             rows = await asyncio.shield(fut)  # a waiter's cancel is not the call's
@@ -376,7 +378,7 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
 
 
 async def _call_select(st: Statement, ref: Reference, call: CallArgs,
-                       ctx: StatementContext) -> list[dict]:
+                       ctx: StatementContext, *, snapshot: bool) -> list[dict]:
     resource: Resource = ref.resource
     b = Bindings(call.values(), resource.name, call.where, call.limit)
     cap = st.services.limits.call_row_cap
@@ -397,7 +399,7 @@ async def _call_select(st: Statement, ref: Reference, call: CallArgs,
             f'resource "{resource.name}" gave more than {cap} rows in one call; the rest '
             "were cut", hint="Narrow the call with its keys and filters (\\d+ "
             f"{resource.name}), or add LIMIT."))
-    return resource.validate_rows(raw, call.keys)
+    return resource.validate_rows(raw, call.keys, snapshot=snapshot)
 
 
 async def gather(coros: Iterable[Any]) -> list[Any]:
