@@ -44,7 +44,7 @@ import asyncpg
 from glove_scratchpad.names import Schemas
 from glove_scratchpad.resources import Resource
 
-from ._catalog import qualified, quote_ident
+from ._catalog import qualified, quote_ident, quote_literal
 from ._rows import populate_sql, rows_params
 from ._sidecar import Sidecar
 
@@ -154,24 +154,30 @@ class CacheStore:
 
     async def make(self, name: str, resource: Resource, rows: Sequence[dict[str, Any]],
                    *, lasting: bool = True) -> int:
-        """Materialize rows as table ``name``; its size in bytes. A table that is not
-        ``lasting`` (read by one statement, then dropped) is neither indexed nor analyzed."""
+        """Materialize rows as table ``name``; its size in bytes (0 for a table that is
+        not ``lasting``: read by one statement, then dropped, it is neither indexed nor
+        analyzed, nor counted against ``cache_bytes``)."""
         table = self.qualified(name)
         cols = ", ".join(f"{quote_ident(c.name)} {c.pg_type}" for c in resource.columns)
-        index = resource.primary_key if lasting else ()
+        after = []  # what follows the rows, in one round trip
+        if lasting and resource.primary_key:
+            after.append(f"CREATE INDEX ON {table} "
+                         f"({', '.join(map(quote_ident, resource.primary_key))})")
+        if self.agent_user and self.agent_user != self.owner:
+            after.append(f"GRANT SELECT ON {table} TO {quote_ident(self.agent_user)}")
         conn = self.conn
+        size = 0
         async with self.lock, conn.transaction():
-            await conn.execute(f"INSERT INTO {self._registry} (name, instance) VALUES ($1, $2)",
-                               name, self.instance)
-            await conn.execute(f"CREATE UNLOGGED TABLE {table} ({cols})")
+            # The registry's row and the table, in one round trip (a simple query).
+            await conn.execute(f"INSERT INTO {self._registry} (name, instance) VALUES "
+                               f"({quote_literal(name)}, {int(self.instance)}); "
+                               f"CREATE UNLOGGED TABLE {table} ({cols})")
             await self._fill(table, name, resource, rows)
-            if index:
-                await conn.execute(f"CREATE INDEX ON {table} "
-                                   f"({', '.join(map(quote_ident, index))})")
-            if self.agent_user and self.agent_user != self.owner:
-                await conn.execute(f"GRANT SELECT ON {table} TO {quote_ident(self.agent_user)}")
-            size = int(await conn.fetchval("SELECT pg_total_relation_size($1::regclass)",
-                                           table))
+            if after:
+                await conn.execute("; ".join(after))
+            if lasting:
+                size = int(await conn.fetchval("SELECT pg_total_relation_size($1::regclass)",
+                                               table))
         if lasting:  # statistics for the statements after the first, which need not wait
             task = asyncio.ensure_future(self._analyze(table))
             self._analyzing.add(task)
@@ -226,11 +232,10 @@ class CacheStore:
                 await self._drop(names)
 
     async def _drop(self, names: Sequence[str]) -> None:
-        async with self.conn.transaction():
-            for name in names:
-                await self.conn.execute(f"DROP TABLE IF EXISTS {self.qualified(name)}")
-            await self.conn.execute(f"DELETE FROM {self._registry} WHERE name = ANY($1)",
-                                    list(names))
+        # One round trip: a simple query's statements are one transaction.
+        await self.conn.execute(
+            f"DROP TABLE IF EXISTS {', '.join(map(self.qualified, names))}; "
+            f"DELETE FROM {self._registry} WHERE name IN ({', '.join(map(quote_literal, names))})")
 
     async def close(self) -> None:
         """Drop every table of this instance and let go of its lock."""
