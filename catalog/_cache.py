@@ -20,7 +20,12 @@ Rules:
   that died), and nothing that the registry does not name.
 - Rows arrive by binary COPY; a column type the driver cannot encode from the
   Python values falls back to the text path that statements use
-  (``rows_params``), inside the same transaction.
+  (``rows_params``), the failed COPY undone first.
+- A spill (``spill``: a large call's rows for one statement, dropped after it)
+  takes an empty table made ahead for its columns when there is one, registered
+  like any other, and has the next one made in the background: a table's DDL
+  costs as much as copying thousands of rows. At most one such table waits per
+  set of columns.
 - Kept tables are indexed on the primary key, so a point lookup is an index scan
   (never on the required keys alone: a kept table holds one call, whose rows all
   hold its keys' values), and analyzed in the background: the statement
@@ -33,9 +38,10 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -82,7 +88,10 @@ class CacheStore:
         self.closing = False
         conn.add_termination_listener(self._terminated)
         self._registry = f"{quote_ident(schemas.private)}.cache_tables"
-        self._analyzing: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()  # analyzing, and spill tables ahead
+        self._spills = itertools.count(1)
+        self._ready: dict[str, str] = {}  # a spill table made ahead, by its columns
+        self._readying: set[str] = set()
 
     @classmethod
     async def open(cls, sidecar: Sidecar, database: str, schemas: Schemas, instance: int,
@@ -90,7 +99,11 @@ class CacheStore:
         """Connect as the owner, make the schema and registry if missing, hold the lock."""
         conn = await asyncpg.connect(host=sidecar.host, port=sidecar.port, user=sidecar.user,
                                      password=sidecar.password, database=database,
-                                     server_settings={"application_name": "glove-cache"})
+                                     server_settings={"application_name": "glove-cache",
+                                                      # Unlogged tables and their registry
+                                                      # rows, one transaction each: none
+                                                      # need the WAL on disk to commit.
+                                                      "synchronous_commit": "off"})
         store = cls(conn, schemas, instance, agent_user, sidecar.user)
         try:
             await store._setup()
@@ -158,31 +171,74 @@ class CacheStore:
         not ``lasting``: read by one statement, then dropped, it is neither indexed nor
         analyzed, nor counted against ``cache_bytes``)."""
         table = self.qualified(name)
-        cols = ", ".join(f"{quote_ident(c.name)} {c.pg_type}" for c in resource.columns)
-        after = []  # what follows the rows, in one round trip
-        if lasting and resource.primary_key:
-            after.append(f"CREATE INDEX ON {table} "
-                         f"({', '.join(map(quote_ident, resource.primary_key))})")
-        if self.agent_user and self.agent_user != self.owner:
-            after.append(f"GRANT SELECT ON {table} TO {quote_ident(self.agent_user)}")
         conn = self.conn
         size = 0
         async with self.lock, conn.transaction():
-            # The registry's row and the table, in one round trip (a simple query).
-            await conn.execute(f"INSERT INTO {self._registry} (name, instance) VALUES "
-                               f"({quote_literal(name)}, {int(self.instance)}); "
-                               f"CREATE UNLOGGED TABLE {table} ({cols})")
+            await conn.execute(self._create_sql(name, _columns_sql(resource)))
             await self._fill(table, name, resource, rows)
-            if after:
-                await conn.execute("; ".join(after))
             if lasting:
+                if resource.primary_key:
+                    await conn.execute(f"CREATE INDEX ON {table} "
+                                       f"({', '.join(map(quote_ident, resource.primary_key))})")
                 size = int(await conn.fetchval("SELECT pg_total_relation_size($1::regclass)",
                                                table))
         if lasting:  # statistics for the statements after the first, which need not wait
-            task = asyncio.ensure_future(self._analyze(table))
-            self._analyzing.add(task)
-            task.add_done_callback(self._analyzing.discard)
+            self._background(self._analyze(table))
         return size
+
+    async def spill(self, resource: Resource, rows: Sequence[dict[str, Any]]) -> str:
+        """Rows copied into a table that one statement reads (``drop`` it after); its
+        name. The table was made ahead, after the last spill of the same columns, when
+        there is one: its DDL is not on the statement's way. The next one is made in
+        the background."""
+        columns = _columns_sql(resource)
+        name = self._ready.pop(columns, None)
+        if name is None:
+            name = self._spill_name()
+            await self.make(name, resource, rows, lasting=False)  # all or nothing
+        else:
+            try:
+                async with self.lock:
+                    await self._fill(self.qualified(name), name, resource, rows)
+            except BaseException:
+                self._background(self.drop([name]))  # empty: its rows went in whole or not
+                raise
+        if not (self.closing or columns in self._ready or columns in self._readying):
+            self._readying.add(columns)
+            self._background(self._make_ahead(columns))
+        return name
+
+    def _spill_name(self) -> str:
+        return f"c{self.instance}_spill_{next(self._spills)}"
+
+    def _create_sql(self, name: str, columns: str) -> str:
+        """The registry's row and the table (and the agent's grant), in one round trip: a
+        simple query, one transaction when not in one already."""
+        table = self.qualified(name)
+        sql = (f"INSERT INTO {self._registry} (name, instance) VALUES "
+               f"({quote_literal(name)}, {int(self.instance)}); "
+               f"CREATE UNLOGGED TABLE {table} ({columns})")
+        if self.agent_user and self.agent_user != self.owner:
+            sql += f"; GRANT SELECT ON {table} TO {quote_ident(self.agent_user)}"
+        return sql
+
+    async def _make_ahead(self, columns: str) -> None:
+        try:
+            name = self._spill_name()
+            async with self.lock:
+                if self.closing:
+                    return
+                await self.conn.execute(self._create_sql(name, columns))
+            self._ready[columns] = name
+        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
+            log.info("no spill table made ahead: %s", exc)  # the next spill makes its own
+        finally:
+            self._readying.discard(columns)
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def index(self, name: str, columns: Sequence[str]) -> int:
         """An index on kept table ``name``'s ``columns``, and its statistics made again;
@@ -240,7 +296,7 @@ class CacheStore:
     async def close(self) -> None:
         """Drop every table of this instance and let go of its lock."""
         self.closing = True
-        for task in list(self._analyzing):
+        for task in list(self._tasks):
             task.cancel()
         if self.conn.is_closed():
             return
@@ -255,6 +311,10 @@ class CacheStore:
             log.warning("kept tables of instance %s not dropped: %s", self.instance, exc)
         finally:
             await self.conn.close()
+
+
+def _columns_sql(resource: Resource) -> str:
+    return ", ".join(f"{quote_ident(c.name)} {c.pg_type}" for c in resource.columns)
 
 
 def _json_record(row: dict[str, Any], names: Sequence[str], jsons: Sequence[int]

@@ -263,15 +263,13 @@ class KeptCalls:
         store = self.stores.get(database)
         if store is None:
             return None
-        self._generation += 1
-        name = store.table_name("spill", self._generation)
         try:
-            size = await store.make(name, resource, rows, lasting=False)
+            name = await store.spill(resource, rows)
         except (OSError, errors.SqlError, Exception) as exc:  # the rows still answer
             log.warning("rows of %s not spilled: %s", resource.name, exc)
             return None
         return Kept(store.qualified(name), name, database, resource.name, {}, user,
-                    len(rows), size, lasting=False)
+                    len(rows), 0, lasting=False)
 
     def discard(self, spilled: list[Kept]) -> None:
         """Drop spilled tables, their statement done (in the background)."""
