@@ -387,7 +387,8 @@ class ClientHandler(CodecProtocol):
         if isinstance(outcome, Exception):
             self._failed(_EXECUTE, outcome)
         else:
-            self.send_notices(outcome.notices)
+            if outcome.notices:
+                self.send_notices(outcome.notices)
             self.send_rows(outcome.data_rows)
             self.out.append(p.tag_bytes(outcome.command_tag))
 
@@ -426,7 +427,7 @@ class ClientHandler(CodecProtocol):
         try:
             self.portals.clear()  # outside a transaction block, as at Sync
             self._send_run(run, outcome)
-            self.send(ReadyForQuery(self.tx_status()))
+            self.out.append(p.READY_BYTES[self.tx_status()])
             if not self.closed:
                 self.write(b"".join(self.out))
         except Exception:

@@ -39,6 +39,7 @@ from glove_scratchpad.wire import (
     Parse,
     PortalRun,
     PortalSuspended,
+    ReadyForQuery,
     RowDescription,
 )
 
@@ -210,6 +211,10 @@ def run_head(prepared: Prepared, run: PortalRun) -> bytes:
 def tag_bytes(tag: str) -> bytes:
     """A CommandComplete, encoded (a message the normal phase always allows)."""
     return CommandComplete(tag).encode()
+
+
+# ReadyForQuery by transaction status, encoded (a message the normal phase always allows).
+READY_BYTES = {status: ReadyForQuery(status).encode() for status in "IET"}
 
 
 def find_statement(prepared: dict[str, Prepared], name: str) -> Prepared:
