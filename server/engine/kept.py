@@ -188,6 +188,12 @@ class KeptCalls:
         knows whether the session's own writes change its rows)."""
         return lasting(ref.resource) and database in self.stores
 
+    def keeps(self, database: str, rows: int) -> bool:
+        """Whether a call of this many rows, eligible, is kept as a table: its rows then
+        live in the table, not in memory."""
+        return (database in self.stores
+                and self.limits.cache_min_rows <= rows <= self.limits.cache_max_rows)
+
     async def read(self, ref: Reference, call: CallArgs, ctx: StatementContext,
                    fetch: Callable[[], Awaitable[list[dict]]], *, database: str, user: str
                    ) -> Kept | list[dict]:
@@ -207,7 +213,7 @@ class KeptCalls:
         limits = self.limits
         if len(rows) > limits.cache_max_rows:
             self.too_large[resource.name] = len(rows)
-        if not limits.cache_min_rows <= len(rows) <= limits.cache_max_rows:
+        if not self.keeps(database, len(rows)):
             return rows
         pending = self.making.get(key)
         if pending is not None:

@@ -128,11 +128,14 @@ async def _resolve_read(st: Statement, ref: Reference, params: list[Any],
                               ctx)
     ctx.planned += 1
     st.services.guard.check_budget(ctx.planned)
-    out = await kept.read(ref, calls[0], ctx, lambda: select(st, ref, calls[0], ctx),
+    out = await kept.read(ref, calls[0], ctx,
+                          lambda: select(st, ref, calls[0], ctx, into_table=True),
                           database=database, user=st.user)
-    if isinstance(out, Kept):
-        # The table holds the rows now: the memory need not.
+    if isinstance(out, Kept) or kept.keeps(database, len(out)):
+        # The table holds the rows now: the memory need not. Or it could not be made: the
+        # rows are the tool's own dicts, not a snapshot, and the next statement calls again.
         st.services.immutable.pop((ref.resource.name, calls[0].identity), None)
+    if isinstance(out, Kept):
         return out
     return await _spilled(st, ref, _answer(st, ref, calls, [out], ctx), ctx)
 
@@ -286,11 +289,12 @@ def _typed_as_written(value: Value, params: Sequence[Param]) -> bool:
     return True
 
 
-async def select(st: Statement, ref: Reference, call: CallArgs,
-                 ctx: StatementContext) -> list[dict[str, Any]]:
+async def select(st: Statement, ref: Reference, call: CallArgs, ctx: StatementContext,
+                 *, into_table: bool = False) -> list[dict[str, Any]]:
     """One call's rows: made once, by the first statement that needs them (the call's
     owner, in its own task); other references and statements await its future. A call
-    whose rows another call of the statement covers reuses them."""
+    whose rows another call of the statement covers reuses them. ``into_table``: rows
+    enough to be kept go into a kept table (``KeptCalls.read``), not into memory."""
     resource: Resource = ref.resource
     key = (resource.name, call.identity)
     immutable = st.services.immutable
@@ -320,8 +324,8 @@ async def select(st: Statement, ref: Reference, call: CallArgs,
             ctx.calls[key] = call
         if owner:
             # Rows that no cache holds are read by this statement alone, at once.
-            rows = await _own(fut, _call_select(st, ref, call, ctx,
-                                                snapshot=cache is not None))
+            rows = await _own(fut, _call_select(st, ref, call, ctx, memory=cache is not None,
+                                                into_table=into_table))
             break
         try:
             rows = await asyncio.shield(fut)  # a waiter's cancel is not the call's
@@ -378,7 +382,9 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
 
 
 async def _call_select(st: Statement, ref: Reference, call: CallArgs,
-                       ctx: StatementContext, *, snapshot: bool) -> list[dict]:
+                       ctx: StatementContext, *, memory: bool, into_table: bool) -> list[dict]:
+    """A call made: its rows, checked. Rows that a cache keeps in ``memory`` are a
+    snapshot (copies the tool cannot change later), unless they go ``into_table``."""
     resource: Resource = ref.resource
     b = Bindings(call.values(), resource.name, call.where, call.limit)
     cap = st.services.limits.call_row_cap
@@ -399,6 +405,8 @@ async def _call_select(st: Statement, ref: Reference, call: CallArgs,
             f'resource "{resource.name}" gave more than {cap} rows in one call; the rest '
             "were cut", hint="Narrow the call with its keys and filters (\\d+ "
             f"{resource.name}), or add LIMIT."))
+    snapshot = memory and not (into_table and st.services.kept.keeps(st.view.database,
+                                                                      len(raw)))
     return resource.validate_rows(raw, call.keys, snapshot=snapshot)
 
 

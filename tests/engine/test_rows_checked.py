@@ -49,16 +49,33 @@ def _resources() -> list[Any]:
                         select=rows_of("readings"), inline=True),
         define_resource("settled", schema=Reading, keys=["n"], volatility="immutable",
                         select=rows_of("settled"), inline=True),
+        define_resource("archive", schema=Reading, keys=["n"], volatility="immutable",
+                        select=counted(rows_of("archive")), inline=True),
     ]
 
 
+CALLS: list[int] = []
+
+
+def counted(select: Any) -> Any:
+    def call(b: Bindings) -> list[dict[str, Any]]:
+        CALLS.append(b.one("n"))
+        return select(b)
+    return call
+
+
 @pytest.fixture(scope="module")
-async def wire(sidecar: Any) -> AsyncIterator[str]:
+async def served(sidecar: Any) -> AsyncIterator[tuple[Database, str]]:
     db = await Database.create(_resources(), sidecar=sidecar, database=database_name(),
                                limits=Limits(spill_min_rows=SPILL))
     async with serving(db) as server:
-        yield dsn(server)
+        yield db, dsn(server)
     await db.close()
+
+
+@pytest.fixture
+def wire(served: tuple[Database, str]) -> str:
+    return served[1]
 
 
 async def fetch(dsn: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
@@ -122,3 +139,27 @@ async def test_a_kept_answer_is_a_snapshot_the_tool_cannot_change_later(wire):
     # Another statement over the same call, its rows made into parameters again.
     assert await fetch(wire, "SELECT i, value FROM settled WHERE n = 3 ORDER BY i") == [
         (0, 1.5), (1, 1.5), (2, 1.5)]
+
+
+async def test_rows_meant_for_a_kept_table_are_not_kept_in_memory_when_it_fails(
+        served, monkeypatch):
+    db, dsn = served
+    n = db.kept.limits.cache_min_rows  # enough to be kept as a table
+    ROWS["archive"] = [{"n": n, "i": i, "value": 1.0, "note": None} for i in range(n)]
+    store = db.kept.stores[db.catalog.database]
+
+    async def broken(*args: Any, **kwargs: Any) -> int:
+        raise OSError("the sidecar is gone for a moment")
+
+    monkeypatch.setattr(store, "make", broken)
+    sql = "SELECT count(*), sum(i), sum(value) FROM archive WHERE n = %s"
+    assert await fetch(dsn, sql, n) == [(n, n * (n - 1) // 2, float(n))]  # the rows answer
+    # Checked, not copied (they were for the table): they are not kept in memory either,
+    # so the tool's later change to its own dicts is not a cached answer's silent change.
+    for row in ROWS["archive"]:
+        row["value"] = 2.0
+    monkeypatch.undo()
+    assert await fetch(dsn, sql, n) == [(n, n * (n - 1) // 2, 2.0 * n)]
+    assert CALLS == [n, n]  # called again, and kept this time
+    assert await fetch(dsn, sql, n) == [(n, n * (n - 1) // 2, 2.0 * n)]
+    assert CALLS == [n, n]
