@@ -54,12 +54,12 @@ def _resources() -> list[Any]:
     ]
 
 
-CALLS: list[int] = []
+archive_calls: list[int] = []  # the n of each call of "archive"
 
 
 def counted(select: Any) -> Any:
     def call(b: Bindings) -> list[dict[str, Any]]:
-        CALLS.append(b.one("n"))
+        archive_calls.append(b.one("n"))
         return select(b)
     return call
 
@@ -144,6 +144,7 @@ async def test_a_kept_answer_is_a_snapshot_the_tool_cannot_change_later(wire):
 async def test_rows_meant_for_a_kept_table_are_not_kept_in_memory_when_it_fails(
         served, monkeypatch):
     db, dsn = served
+    archive_calls.clear()
     n = db.kept.limits.cache_min_rows  # enough to be kept as a table
     ROWS["archive"] = [{"n": n, "i": i, "value": 1.0, "note": None} for i in range(n)]
     store = db.kept.stores[db.catalog.database]
@@ -160,6 +161,6 @@ async def test_rows_meant_for_a_kept_table_are_not_kept_in_memory_when_it_fails(
         row["value"] = 2.0
     monkeypatch.undo()
     assert await fetch(dsn, sql, n) == [(n, n * (n - 1) // 2, 2.0 * n)]
-    assert CALLS == [n, n]  # called again, and kept this time
+    assert archive_calls == [n, n]  # called again, and kept this time
     assert await fetch(dsn, sql, n) == [(n, n * (n - 1) // 2, 2.0 * n)]
-    assert CALLS == [n, n]
+    assert archive_calls == [n, n]
