@@ -29,6 +29,7 @@ from . import checks
 from .bench_resources import make_rows
 from .bench_resources import rows as rows_resource
 from .env import Env
+from .profiling import py_spy_exe, spy_statements
 from .results import TIMES, Section, ratio, times
 
 NAME = "materialization"
@@ -89,12 +90,34 @@ async def run(env: Env) -> Section:
         await server.close()
         await direct.close()
     await _breakdown(env, section, SMOKE_SIZES[0] if env.options.smoke else CHECKED)
+    await _profile(env, section, SMOKE_SIZES[0] if env.options.smoke else CHECKED)
     check_versus_copy(section, f"{CHECKED:,} rows",
                       f"{CHECKED:,} volatile rows (spilled), end to end, "
                       f"≤ {TARGET_RATIO:g}{TIMES} COPY",
                       TARGET_RATIO, digits=1)
     checks.passed(section, checked)
     return section
+
+
+async def _profile(env: Env, section: Section, n: int) -> None:
+    """py-spy's view of the server through statements of n rows, each count checked."""
+    exe = py_spy_exe()
+    if exe is None:
+        section.extra = "_py-spy is not installed (`.venv/bin/pip install py-spy`)._\n"
+        return
+    assert env.server is not None
+    sql = f"SELECT count(*) FROM rows WHERE n = {n}"
+    server = await env.server.connect()
+
+    async def once() -> None:
+        checks.expect(f"server (py-spy): {sql}", await server.fetchval(sql), n)
+
+    try:
+        seconds = 1 if env.options.smoke else 4
+        text = await spy_statements(env, exe, seconds, once)
+    finally:
+        await server.close()
+    section.extra = f"### py-spy: the server sampled during `{sql}`\n\n{text}"
 
 
 async def copy_median(direct: asyncpg.Connection, table: str, n: int, repeats: int) -> float:

@@ -25,6 +25,8 @@ import re
 import shutil
 import signal
 import sys
+import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import psutil
@@ -218,9 +220,40 @@ def summarize_cprofile(path: Path, statements: int) -> str:
 
 
 async def _py_spy(env: Env, script: Path, exe: str) -> str:
-    assert env.server is not None and env.server_process is not None
+    assert env.server is not None
     seconds = 1 if env.options.smoke else max(2, int(env.options.duration))
+    spy, out = await _spy(env, exe, seconds)
+    bench = asyncio.create_task(
+        pgbench(env.server, script, ["-T", str(seconds + 2)], mode="prepared")
+    )
+    _, err = await spy.communicate()
+    result = await bench
+    if spy.returncode != 0 or not out.exists():
+        return f"_py-spy failed: {err.decode(errors='replace')[-500:]}_\n"
+    return summarize_spy(out.read_text(), result.tps * seconds)
+
+
+async def spy_statements(env: Env, exe: str, seconds: int,
+                         once: Callable[[], Awaitable[None]]) -> str:
+    """py-spy's tables (``summarize_spy``) of the server while ``once`` (one statement,
+    its answer checked) runs again and again, for ``seconds``."""
+    spy, out = await _spy(env, exe, seconds)
+    statements = 0
+    deadline = time.monotonic() + seconds + 10  # py-spy stops itself at ``seconds``
+    while spy.returncode is None and time.monotonic() < deadline:
+        await once()
+        statements += 1
+    _, err = await spy.communicate()
+    if spy.returncode != 0 or not out.exists():
+        return f"_py-spy failed: {err.decode(errors='replace')[-500:]}_\n"
+    return summarize_spy(out.read_text(), statements)
+
+
+async def _spy(env: Env, exe: str, seconds: int) -> tuple[asyncio.subprocess.Process, Path]:
+    """py-spy recording the server for ``seconds``, and the file it writes."""
+    assert env.server_process is not None
     out = env.workdir / "py-spy.txt"
+    out.unlink(missing_ok=True)
     spy = await asyncio.create_subprocess_exec(
         exe,
         "record",
@@ -238,14 +271,7 @@ async def _py_spy(env: Env, script: Path, exe: str) -> str:
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
-    bench = asyncio.create_task(
-        pgbench(env.server, script, ["-T", str(seconds + 2)], mode="prepared")
-    )
-    _, err = await spy.communicate()
-    result = await bench
-    if spy.returncode != 0 or not out.exists():
-        return f"_py-spy failed: {err.decode(errors='replace')[-500:]}_\n"
-    return summarize_spy(out.read_text(), result.tps * seconds)
+    return spy, out
 
 
 async def _cprofile(env: Env, script: Path, table: str) -> tuple[str, PgbenchResult]:
@@ -273,7 +299,7 @@ async def _cprofile(env: Env, script: Path, table: str) -> tuple[str, PgbenchRes
     return summarize_cprofile(prof, result.transactions), result
 
 
-def _py_spy_exe() -> str | None:
+def py_spy_exe() -> str | None:
     local = Path(sys.executable).parent / "py-spy"
     return str(local) if local.exists() else shutil.which("py-spy")
 
@@ -318,7 +344,7 @@ async def run(env: Env) -> Section:
     )
 
     parts = []
-    exe = _py_spy_exe()
+    exe = py_spy_exe()
     if exe is not None:
         parts += [
             "### py-spy: the server sampled during a point-lookup run of `items`",
