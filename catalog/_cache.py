@@ -41,12 +41,13 @@ import asyncio
 import itertools
 import json
 import logging
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from operator import itemgetter
 from typing import Any
 
 import asyncpg
 
+from glove_scratchpad.background import hold
 from glove_scratchpad.names import Schemas
 from glove_scratchpad.resources import Resource
 
@@ -183,7 +184,7 @@ class CacheStore:
                 size = int(await conn.fetchval("SELECT pg_total_relation_size($1::regclass)",
                                                table))
         if lasting:  # statistics for the statements after the first, which need not wait
-            self._background(self._analyze(table))
+            hold(self._analyze(table), self._tasks)
         return size
 
     async def spill(self, resource: Resource, rows: Sequence[dict[str, Any]]) -> str:
@@ -201,11 +202,11 @@ class CacheStore:
                 async with self.lock:
                     await self._fill(self.qualified(name), name, resource, rows)
             except BaseException:
-                self._background(self.drop([name]))  # empty: its rows went in whole or not
+                hold(self.drop([name]), self._tasks)  # empty: its rows went in whole or not
                 raise
         if not (self.closing or columns in self._ready or columns in self._readying):
             self._readying.add(columns)
-            self._background(self._make_ahead(columns))
+            hold(self._make_ahead(columns), self._tasks)
         return name
 
     def _spill_name(self) -> str:
@@ -235,10 +236,6 @@ class CacheStore:
         finally:
             self._readying.discard(columns)
 
-    def _background(self, work: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     async def index(self, name: str, columns: Sequence[str]) -> int:
         """An index on kept table ``name``'s ``columns``, and its statistics made again;

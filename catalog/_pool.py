@@ -16,10 +16,9 @@ import collections
 import logging
 import random
 import time
-from collections.abc import Coroutine
-from typing import Any
 
 from glove_scratchpad import errors
+from glove_scratchpad.background import hold
 
 from ._client import SidecarConnection
 from ._sidecar import Sidecar
@@ -142,7 +141,7 @@ class Pool:
         if conn.broken:
             self._all.discard(conn)
             if cut:
-                _background(conn.cancel_and_close())
+                hold(conn.cancel_and_close(), _CLOSING)
             else:
                 conn.close_now()
         else:
@@ -156,13 +155,7 @@ class Pool:
         self._idle.clear()
 
 
-_BACKGROUND: set[asyncio.Task[None]] = set()  # tasks of their own, held until they end
-
-
-def _background(work: Coroutine[Any, Any, None]) -> None:
-    task = asyncio.get_running_loop().create_task(work)
-    _BACKGROUND.add(task)
-    task.add_done_callback(_BACKGROUND.discard)
+_CLOSING: set[asyncio.Task[None]] = set()  # broken connections being cancelled and closed
 
 
 class _Lease:

@@ -97,7 +97,7 @@ class Column:
 _PLAIN = (int, float, str, bool, bytes)
 _AS_THEY_ARE: dict[Any, frozenset[type]] = {
     **{t: frozenset((t,)) for t in _PLAIN},
-    **{Optional[t]: frozenset((t, type(None))) for t in _PLAIN},  # noqa: UP045
+    # Optional[t] and t | None are equal keys: one entry serves both spellings.
     **{t | None: frozenset((t, type(None))) for t in _PLAIN},
 }
 

@@ -161,6 +161,8 @@ def test_there_are_no_import_circles():
                                 "glove_scratchpad.resources", "asyncio", "asyncpg")),
     ("glove_scratchpad.stream", ("glove_scratchpad.catalog", "glove_scratchpad.server",
                                  "glove_scratchpad.resources")),
+    ("glove_scratchpad.background", ("glove_scratchpad.catalog", "glove_scratchpad.server",
+                                     "glove_scratchpad.resources")),
     ("glove_scratchpad.server.engine", ("glove_scratchpad.server.net",
                                         "glove_scratchpad.wire.connection")),
 ])

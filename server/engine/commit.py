@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from pglast import ast
 
 from glove_scratchpad import errors, metrics
+from glove_scratchpad.background import hold
 from glove_scratchpad.catalog import JournalEntry, as_json
 from glove_scratchpad.resources import Bindings, Resource
 
@@ -54,7 +55,7 @@ log = logging.getLogger(__name__)
 JOURNAL_WAIT = 5.0  # seconds a COMMIT waits for the journal (a sidecar restarting) to answer
 _SHOWN = 500  # characters of a tool's answer a NOTICE shows
 _RESTAGEABLE = ("failed", "not run", "in doubt")
-_ABANDONING: set[asyncio.Future[None]] = set()  # journal updates of canceled COMMITs
+_ABANDONING: set[asyncio.Task[None]] = set()  # journal updates of canceled COMMITs
 _FIRING: set[asyncio.Future[Any]] = set()  # writes firing, whether or not a client waits
 
 
@@ -222,9 +223,7 @@ async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statemen
             raise _Stopped(write, exc, txid) from None
         except asyncio.CancelledError:
             # The tool may have run: the journal says so, and nothing after it fires.
-            task = asyncio.ensure_future(_abandon(st, txid, seq))
-            _ABANDONING.add(task)
-            task.add_done_callback(_ABANDONING.discard)
+            hold(_abandon(st, txid, seq), _ABANDONING)
             raise
         rows = _returned_rows(st.services.resources[write.resource], call, out)
         returned[index[id(write)]].extend(rows)

@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 from pglast import ast
 
 from glove_scratchpad import errors, metrics
+from glove_scratchpad.background import hold
 from glove_scratchpad.catalog import SYSTEM_VIEWS, CacheStore
 
 from .context import CallArgs, StatementContext
@@ -248,9 +249,7 @@ class KeptCalls:
                 or len(kept.indexes) + len(kept.building) >= MAX_INDEXES):
             return
         kept.building.add(columns)
-        task = asyncio.ensure_future(self._index(store, kept, columns))
-        self._indexing.add(task)
-        task.add_done_callback(self._indexing.discard)
+        hold(self._index(store, kept, columns), self._indexing)
 
     async def _index(self, store: CacheStore, kept: Kept, columns: tuple[str, ...]) -> None:
         try:
@@ -282,13 +281,10 @@ class KeptCalls:
         for database in {k.database for k in spilled}:
             store = self.stores.get(database)
             if store is not None:
-                task = asyncio.ensure_future(
-                    store.drop([k.name for k in spilled if k.database == database]))
-                self._dropping.add(task)
-                task.add_done_callback(self._dropped)
+                names = [k.name for k in spilled if k.database == database]
+                hold(store.drop(names), self._dropping).add_done_callback(self._dropped)
 
     def _dropped(self, task: asyncio.Task[None]) -> None:
-        self._dropping.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.warning("spilled tables not dropped: %s", task.exception())
 

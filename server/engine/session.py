@@ -335,9 +335,9 @@ class Session:
         (remembered), the call budget and the calls' touch (``fast.reads``), the
         statement timeout, the row limit, ``scratchpad.activity``, the metrics and the
         slow-statement log. A statement traced, or logged at its end, takes ``run``."""
-        st = None if self._declined == (stmt.sql, params) else self._fast_statement(stmt, formats)
+        st = self._fast_statement(stmt, params, formats)
         if st is None:
-            return None  # (``answer_read`` just found a call not cached: ``run`` looks no more)
+            return None
         try:
             work = self._fast(st, params)
         except errors.SqlError:
@@ -352,13 +352,11 @@ class Session:
         """``fast_read``'s run in the transports' callbacks (``answering.py``), started now
         on an idle sidecar connection; what it returns stops it (a cancel; None: the client
         is gone). None, with nothing counted: ``fast_read`` (no idle connection), or ``run``."""
-        st = None if self._declined == (stmt.sql, params) else self._fast_statement(stmt, formats)
+        st = self._fast_statement(stmt, params, formats)
         compiled = st.prepared.compiled if st is not None and st.prepared is not None else None
-        if st is None or compiled is None:
-            return None
         pool = self.view.pool
-        conn = pool.take_now()
-        if conn is None:
+        conn = pool.take_now() if compiled is not None else None
+        if st is None or compiled is None or conn is None:
             return None
         try:
             found = fast.reads(st, compiled, params)
@@ -384,11 +382,13 @@ class Session:
             raise
         return answer.stop
 
-    def _fast_statement(self, stmt: ParsedStatement, formats: tuple[int, ...]
-                        ) -> Statement | None:
+    def _fast_statement(self, stmt: ParsedStatement, params: list[Param],
+                        formats: tuple[int, ...]) -> Statement | None:
         """The statement of a fast read, or None when it must take ``run``: a transaction
-        block, traces or end-logging on, a text not gated or not compiled."""
-        if self.tx.state is not TxState.IDLE or traces.enabled() or logs_ends():
+        block, traces or end-logging on, a text not gated or not compiled, or the same
+        run just found a call not cached (``_declined``)."""
+        if (self.tx.state is not TxState.IDLE or traces.enabled() or logs_ends()
+                or self._declined == (stmt.sql, params)):
             return None
         prepared = self.view.prepared(stmt.sql)
         if not prepared.gated or prepared.compiled is None:
