@@ -214,8 +214,9 @@ class Resource:
         return out
 
     def _row_dicts(self, rows: Any) -> list[Any]:
-        """A resolver's answer as a list of mappings; the resolver's own list and dicts
-        are never changed."""
+        """A resolver's answer as a list of dicts; the resolver's own list and dicts
+        are never changed. Any other mapping becomes a dict: reading its columns must
+        neither fail nor add to it (a ``defaultdict``'s missing key)."""
         if rows is None:
             return []
         if isinstance(rows, BaseModel | Mapping):
@@ -223,7 +224,7 @@ class Resource:
         elif not isinstance(rows, list):
             rows = list(_iterate(rows, self.name))
         if set(map(type, rows)) - {dict}:
-            rows = [self._as_mapping(row) for row in rows]
+            rows = [row if type(row) is dict else dict(self._as_mapping(row)) for row in rows]
         return rows
 
     def _as_mapping(self, row: Any) -> Mapping[str, Any]:

@@ -5,6 +5,8 @@ a snapshot that the tool's later changes to its own dicts do not reach."""
 
 from __future__ import annotations
 
+import types
+from collections import defaultdict
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -125,6 +127,20 @@ async def test_a_null_where_the_model_refuses_one_is_an_error_naming_it(wire, n)
     # The server goes on: the same resource answers once its rows are right.
     ROWS["readings"][-1] = {"n": n, "i": n - 1, "value": 0.5, "note": None}
     assert await fetch(wire, "SELECT count(*) FROM readings WHERE n = %s", n) == [(n,)]
+
+
+@pytest.mark.parametrize("table", ["readings", "settled"])  # read at once; kept in memory
+@pytest.mark.parametrize("n", [4, 2 * SPILL])
+async def test_rows_that_are_mappings_but_not_dicts_are_read_as_dicts(wire, table, n):
+    # A read-only mapping cannot be copied as a dict is; reading a defaultdict's column
+    # that it lacks would add it (then the key's stamp would never be seen missing).
+    ROWS[table] = [types.MappingProxyType({"n": n, "i": i, "value": 0.5, "note": None})
+                   if i % 2 else defaultdict(str, {"i": i, "value": 0.5})
+                   for i in range(n)]
+    got = await fetch(wire, f"SELECT count(*), sum(i), sum(value), count(note), min(n) "
+                      f"FROM {table} WHERE n = %s", n)
+    assert got == [(n, n * (n - 1) // 2, n / 2, 0, n)]
+    assert all("n" not in row for row in ROWS[table][::2])  # the tool's dicts unchanged
 
 
 async def test_a_kept_answer_is_a_snapshot_the_tool_cannot_change_later(wire):
