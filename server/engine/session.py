@@ -117,7 +117,7 @@ class Session:
     @property
     def tx_status(self) -> str:
         """The transaction status as ReadyForQuery reports it: I (idle), T (open), E (failed)."""
-        return self.tx.state.value
+        return self.tx.state._value_  # not ``value``: a property, a Python call per read
 
     @property
     def settings(self) -> dict[str, str]:
