@@ -7,6 +7,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import psycopg
+
 from glove_scratchpad.server import Database
 from glove_scratchpad.server.config import ServerConfig
 from glove_scratchpad.server.net.server import Server
@@ -33,3 +35,15 @@ def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])
+
+
+async def fetch(dsn: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    """Every row of one statement, on a psycopg connection of its own (autocommit)."""
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        return await rows(conn, sql, *params)
+
+
+async def rows(conn: psycopg.AsyncConnection[Any], sql: str, *params: Any) -> list[Any]:
+    """Every row of one statement on ``conn``."""
+    cur = await conn.execute(sql, params or None)
+    return await cur.fetchall()

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from glove_scratchpad.server import Database
 
-from ..fix_server import dsn, serving
+from ..fix_server import dsn, fetch, serving
 from .fix_planner import World, load_plain
 
 PLAIN = "plain_planner"
@@ -35,12 +35,6 @@ async def env(sidecar: Any) -> AsyncIterator[tuple[World, str, asyncpg.Connectio
             await plain.close()
     finally:
         await db.close()
-
-
-async def wire(dsn: str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
-        cur = await conn.execute(sql, params or None)
-        return list(await cur.fetchall())
 
 
 async def plain_rows(plain: asyncpg.Connection, sql: str, *params: Any) -> list[tuple[Any, ...]]:
@@ -77,7 +71,7 @@ async def test_a_composed_statement_is_right_and_calls_each_tool_once_per_argume
                                                                                    calls):
     world, dsn, plain = env
     world.reset()
-    got = await wire(dsn, sql)
+    got = await fetch(dsn, sql)
     assert got == await plain_rows(plain, sql)
     assert {name: world.count(name) for name in calls} == calls
     assert len(set(world.calls)) == len(world.calls)  # no call made twice
@@ -87,14 +81,14 @@ async def test_explain_names_the_source_of_each_key_and_calls_nothing(env):
     world, dsn, _ = env
     world.reset()
     for sql, _ in COMPOSED:
-        lines = [r[0] for r in await wire(dsn, "EXPLAIN " + sql)]
+        lines = [r[0] for r in await fetch(dsn, "EXPLAIN " + sql)]
         assert world.calls == [], sql
         for line in lines:
             if line.startswith(("Resource web", "Resource profile")):
                 assert "keys: " in line and ("one call per distinct" in line
                                              or "from the rows of" in line), line
-    lines = [r[0] for r in await wire(dsn, "EXPLAIN SELECT * FROM web WHERE query = %s",
-                                      ("x",))]
+    lines = [r[0] for r in await fetch(dsn, "EXPLAIN SELECT * FROM web WHERE query = %s",
+                                       "x")]
     assert lines[0].startswith("Resource web (volatile, read): keys: query from ")
 
 
@@ -104,7 +98,7 @@ async def test_a_key_from_a_constant_expression(env):
            "ELSE 'sql' END ORDER BY 1")
     for choice, query in ((1, "postgres"), (2, "sql")):
         world.reset()
-        got = await wire(dsn, sql, (choice,))
+        got = await fetch(dsn, sql, choice)
         assert got == await plain_rows(
             plain, "SELECT url FROM web WHERE query = $1 ORDER BY 1", query)
         assert world.calls == [("web", f"Bindings({{'query': '{query}'}})")]
@@ -123,7 +117,7 @@ async def test_two_hundred_point_lookups_on_a_keyless_immutable_resource_are_one
 async def test_filters_reach_the_tool_with_their_operators(env):
     world, dsn, _ = env
     world.reset()
-    await wire(dsn, "SELECT * FROM events WHERE calendar = 'c' AND at BETWEEN 10 AND 30 "
+    await fetch(dsn, "SELECT * FROM events WHERE calendar = 'c' AND at BETWEEN 10 AND 30 "
                     "AND title LIKE 'e%' AND room = 'x'")
     [b] = world.bindings
     assert b.where("at") == [(">=", 10), ("<=", 30)]
@@ -131,16 +125,16 @@ async def test_filters_reach_the_tool_with_their_operators(env):
     assert b.where("room") == [] and not b.has("room")  # not declared: never reaches it
     assert b.limit is None
     world.reset()
-    rows = await wire(dsn, "SELECT * FROM events WHERE calendar = 'x' LIMIT 5")
+    rows = await fetch(dsn, "SELECT * FROM events WHERE calendar = 'x' LIMIT 5")
     assert len(rows) == 5 and world.bindings[0].limit == 5
     world.reset()
-    await wire(dsn, "SELECT * FROM events WHERE calendar = 'x' AND room = 'x' LIMIT 5")
+    await fetch(dsn, "SELECT * FROM events WHERE calendar = 'x' AND room = 'x' LIMIT 5")
     assert world.bindings[0].limit is None  # room is applied by Postgres: no pushed limit
     world.reset()
-    await wire(dsn, "SELECT * FROM events WHERE calendar = 'x' ORDER BY at LIMIT 5")
+    await fetch(dsn, "SELECT * FROM events WHERE calendar = 'x' ORDER BY at LIMIT 5")
     assert world.bindings[0].limit is None
     world.reset()
-    rows = await wire(dsn, "SELECT * FROM events WHERE calendar = 'x' AND at IN (5, 10, 15) "
+    rows = await fetch(dsn, "SELECT * FROM events WHERE calendar = 'x' AND at IN (5, 10, 15) "
                            "AND at <> 10 ORDER BY at")
     assert [r[1] for r in rows] == [5, 15]
     assert world.bindings[0].where("at") == [("in", [5, 10, 15]), ("<>", 10)]
@@ -151,18 +145,18 @@ async def test_filters_reach_the_tool_with_their_operators(env):
 async def test_a_generator_under_limit_is_asked_for_no_more_rows(env, resource):
     world, dsn, _ = env
     world.reset()
-    rows = await wire(dsn, f"SELECT n FROM {resource} WHERE q = 'x' LIMIT 3")
+    rows = await fetch(dsn, f"SELECT n FROM {resource} WHERE q = 'x' LIMIT 3")
     assert rows == [(0,), (1,), (2,)]
     assert world.pulled[resource] == 3
     world.reset()
-    rows = await wire(dsn, f"SELECT n FROM {resource} WHERE q = 'x' LIMIT 2 OFFSET 4")
+    rows = await fetch(dsn, f"SELECT n FROM {resource} WHERE q = 'x' LIMIT 2 OFFSET 4")
     assert rows == [(4,), (5,)] and world.pulled[resource] == 6
 
 
 async def test_a_key_nothing_can_feed_names_a_join_that_would(env):
     _, dsn, _ = env
     with pytest.raises(psycopg.errors.InvalidParameterValue) as info:
-        await wire(dsn, "SELECT * FROM tasks t JOIN web w ON w.url = t.title")
+        await fetch(dsn, "SELECT * FROM tasks t JOIN web w ON w.url = t.title")
     hint = info.value.diag.message_hint or ""
     assert "w.query = t." in hint
 
@@ -199,5 +193,5 @@ async def test_random_statements_over_random_feeders_agree_with_postgres(env, da
         status=data.draw(st.sampled_from(["todo", "done"])), n=data.draw(st.integers(0, 6)),
         team=data.draw(st.sampled_from(["red", "blue"])))
     world.reset()
-    assert await wire(dsn, sql) == await plain_rows(plain, sql), sql
+    assert await fetch(dsn, sql) == await plain_rows(plain, sql), sql
     assert len(set(world.calls)) == len(world.calls), (sql, world.calls)

@@ -18,7 +18,7 @@ from glove_scratchpad.resources import Bindings, define_resource
 from glove_scratchpad.server import Database
 from glove_scratchpad.server.engine.guard import Limits
 
-from ..fix_server import dsn, serving
+from ..fix_server import dsn, fetch, serving
 from .fix_kept import database_name
 
 SPILL = 1000  # from this many rows, a call is copied into a table of its statement's
@@ -78,12 +78,6 @@ async def served(sidecar: Any) -> AsyncIterator[tuple[Database, str]]:
 @pytest.fixture
 def wire(served: tuple[Database, str]) -> str:
     return served[1]
-
-
-async def fetch(dsn: str, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
-        cur = await conn.execute(sql, params or None)
-        return list(await cur.fetchall())
 
 
 @pytest.mark.parametrize("n", [3, 2 * SPILL])  # with the statement; spilled

@@ -12,6 +12,7 @@ import pytest
 
 from glove_scratchpad.server.engine.guard import Limits
 
+from ..fix_server import rows
 from .api_app import ODD
 from .fix_api import api_served, tables_of
 
@@ -23,10 +24,6 @@ HAND = [
     {"name": "maker", "insert": "POST /things"},
 ]
 
-
-async def rows(conn: psycopg.AsyncConnection[Any], sql: str) -> list[Any]:
-    cur = await conn.execute(sql)
-    return await cur.fetchall()
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from ..fix_server import rows
 from .api_app import ITEMS
 from .fix_api import Api, Tables, api_served, tables_of
 
@@ -29,10 +30,6 @@ async def t(served: Tables) -> AsyncIterator[Tables]:
     served.api.rec.reset()
     yield served
 
-
-async def rows(conn: psycopg.AsyncConnection[Any], sql: str, *args: Any) -> list[Any]:
-    cur = await conn.execute(sql, args or None)
-    return await cur.fetchall()
 
 
 def requests(api: Api, path: str, method: str = "GET") -> list[dict[str, Any]]:

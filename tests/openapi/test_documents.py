@@ -9,17 +9,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import psycopg
 import pytest
 
+from ..fix_server import rows
 from .fix_api import api_served, tables_of
 
 ZOO = Path(__file__).with_name("zoo")
 
-
-async def rows(conn: psycopg.AsyncConnection[Any], sql: str) -> list[Any]:
-    cur = await conn.execute(sql)
-    return await cur.fetchall()
 
 
 @pytest.fixture
