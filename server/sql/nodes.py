@@ -86,7 +86,31 @@ class Condition:
 
 
 def deparse(node: Any) -> str:
+    """A tree's SQL text, as pglast's ``RawStream`` writes it. A constant's, the value
+    pushed down most often, is written here: the printer walks its tree with a visitor
+    made per call, which costs far more than the text."""
+    if isinstance(node, ast.A_Const):
+        text = _const_sql(node)
+        if text is not None:
+            return text
     return RawStream()(node)
+
+
+def _const_sql(node: ast.A_Const) -> str | None:
+    """A constant's text exactly as ``RawStream`` writes it; None for a kind left to it
+    (a bit string)."""
+    if node.isnull:
+        return "NULL"
+    val = node.val
+    if isinstance(val, ast.Integer):
+        return str(val.ival)
+    if isinstance(val, ast.Float):
+        return str(val.fval)
+    if isinstance(val, ast.String):
+        return "'" + str(val.sval).replace("'", "''") + "'"
+    if isinstance(val, ast.Boolean):
+        return "TRUE" if val.boolval else "FALSE"
+    return None
 
 
 def walk(node: Any) -> Iterator[Any]:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from glove_scratchpad.server import Database
 
 from ..fix_server import dsn, fetch, serving
-from .fix_planner import World, load_plain
+from .fix_planner import World, load_plain, web_rows
 
 PLAIN = "plain_planner"
 
@@ -90,6 +90,18 @@ async def test_explain_names_the_source_of_each_key_and_calls_nothing(env):
     lines = [r[0] for r in await fetch(dsn, "EXPLAIN SELECT * FROM web WHERE query = %s",
                                        "x")]
     assert lines[0].startswith("Resource web (volatile, read): keys: query from ")
+
+
+@pytest.mark.parametrize("literal", ["'it''s a\\b é'", "''", "'-5'"])
+async def test_a_constant_key_reaches_the_tool_and_explain_as_written(env, literal):
+    world, dsn, _ = env
+    value = literal[1:-1].replace("''", "'")
+    world.reset()
+    sql = f"SELECT url FROM web WHERE query = {literal} ORDER BY 1"
+    assert await fetch(dsn, sql) == [(row["url"],) for row in web_rows(value)]
+    assert world.calls == [("web", f"Bindings({ {'query': value} !r})")]
+    lines = [r[0] for r in await fetch(dsn, "EXPLAIN " + sql)]
+    assert lines[0] == f"Resource web (volatile, read): keys: query from {literal}; calls: 1"
 
 
 async def test_a_key_from_a_constant_expression(env):

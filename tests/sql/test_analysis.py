@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from pglast.stream import RawStream
 
 from glove_scratchpad import errors
 from glove_scratchpad.resources import define_resource
 from glove_scratchpad.server.sql.analysis import analyze
+from glove_scratchpad.server.sql.nodes import deparse
 from glove_scratchpad.server.sql.parse import parse
 
 _RESOURCES = {r.name: r for r in (
@@ -105,3 +107,14 @@ def test_a_cycle_of_feeds_is_an_error_naming_both():
 def test_a_limit_reaches_a_reference_only_when_it_applies_to_it_alone(sql, limit, keys_only):
     ref = web(sql)
     assert (ref.limit.sql if ref.limit else None, ref.keys_only) == (limit, keys_only)
+
+
+@pytest.mark.parametrize("literal", [
+    "1", "-5", "9223372036854775807", "99999999999999999999", "1.5", "-1.5e10", ".5",
+    "'x'", "''", "'it''s'", "E'a\\\\b'", "'a\\b'", "'é ✓'", "U&'d\\0061t'", "$$x'y$$",
+    "'a\nb'", "true", "false", "NULL", "B'101'", "X'1F'"])
+def test_a_constant_is_written_as_pglast_writes_it(literal):
+    # The pushed-down constant's text (EXPLAIN, the NOTICEs) is written without pglast's
+    # printer; it must be the printer's, character for character.
+    node = parse(f"SELECT {literal}")[0].node.targetList[0].val
+    assert deparse(node) == RawStream()(node)
