@@ -38,9 +38,10 @@ from .nodes import (
     Condition,
     Predicate,
     Value,
-    calls_any,
+    calls_among,
     deparse,
     param_numbers,
+    params_among,
     renumber_params,
     walk,
 )
@@ -570,10 +571,11 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
         a.visit(node, root)
 
     FeedBuilder(a.feeds, a.resolve_item).build_all()
-    params = param_numbers(node)
+    nodes = list(walk(node))  # one walk for what the plan says of the whole tree
+    params = params_among(nodes)
     return Plan(
-        rescans=may_rescan(node),
-        sets_config=calls_any(node, frozenset(("set_config",))),
+        rescans=may_rescan(nodes),
+        sets_config=calls_among(nodes, frozenset(("set_config",))),
         sql=sql,
         node=node,
         references=tuple(a.refs),

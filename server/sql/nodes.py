@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,10 +28,12 @@ __all__ = [
     "Predicate",
     "Value",
     "call_arguments",
+    "calls_among",
     "calls_any",
     "const_value",
     "deparse",
     "param_numbers",
+    "params_among",
     "renumber_params",
     "set_config_calls",
     "walk",
@@ -130,8 +132,13 @@ SETTING_FUNCTIONS = frozenset(("set_config", "current_setting"))
 def calls_any(node: Any, names: frozenset[str]) -> bool:
     """Whether a tree calls a function of one of ``names``, in any schema and however
     its name is spelled (quoted, U&-escaped): by the name Postgres resolves."""
+    return calls_among(walk(node), names)
+
+
+def calls_among(nodes: Iterable[Any], names: frozenset[str]) -> bool:
+    """``calls_any`` over a tree's nodes (``walk``), walked once for several questions."""
     return any(isinstance(n, ast.FuncCall) and (n.funcname or ())[-1].sval in names
-               for n in walk(node))
+               for n in nodes)
 
 
 def call_arguments(call: Any, names: tuple[str, ...]) -> dict[str, Any]:
@@ -156,7 +163,12 @@ def set_config_calls(node: Any) -> list[dict[str, Any]]:
 
 
 def param_numbers(node: Any) -> set[int]:
-    return {n.number or 0 for n in walk(node) if isinstance(n, ast.ParamRef)}
+    return params_among(walk(node))
+
+
+def params_among(nodes: Iterable[Any]) -> set[int]:
+    """``param_numbers`` over a tree's nodes (``walk``)."""
+    return {n.number or 0 for n in nodes if isinstance(n, ast.ParamRef)}
 
 
 def renumber_params(node: Any) -> tuple[Any, list[int]]:

@@ -7,13 +7,11 @@ join has made nullable so far. ``analysis`` walks a statement scope by scope.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from pglast import ast, enums
-
-from .nodes import walk
 
 __all__ = ["Item", "Scope", "conjuncts", "item_columns", "may_rescan"]
 
@@ -83,10 +81,10 @@ def item_columns(item: Item) -> frozenset[str]:
     return frozenset()
 
 
-def may_rescan(node: Any) -> bool:
-    """Whether part of a statement may run more than once (a subquery, LATERAL, WITH
-    RECURSIVE): a reference read there is materialized once."""
-    for n in walk(node):
+def may_rescan(nodes: Iterable[Any]) -> bool:
+    """Whether part of a statement, given by its nodes (``walk``), may run more than once
+    (a subquery, LATERAL, WITH RECURSIVE): a reference read there is materialized once."""
+    for n in nodes:
         if isinstance(n, ast.SubLink) or (isinstance(n, ast.WithClause) and n.recursive) or (
                 isinstance(n, ast.RangeSubselect | ast.RangeFunction) and n.lateral):
             return True
