@@ -224,10 +224,10 @@ class Resource:
         elif not isinstance(rows, list):
             rows = list(_iterate(rows, self.name))
         if set(map(type, rows)) - {dict}:
-            rows = [row if type(row) is dict else dict(self._as_mapping(row)) for row in rows]
+            rows = [row if type(row) is dict else self._as_dict(row) for row in rows]
         return rows
 
-    def _as_mapping(self, row: Any) -> Mapping[str, Any]:
+    def _as_dict(self, row: Any) -> dict[str, Any]:
         if isinstance(row, BaseModel):
             # Validated again: a badly typed field is our error, not a serializer warning.
             return row.model_dump(by_alias=True, warnings=False)
@@ -237,7 +237,7 @@ class Resource:
                 f" {row!r}",
                 hint="A select resolver returns an iterable of pydantic models or dicts.",
             )
-        return row
+        return dict(row)
 
     def _validate_plain(self, rows: list[Any]) -> list[dict[str, Any]]:
         """Rows of a resource declared by columns: each column converted in one pass."""
