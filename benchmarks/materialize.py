@@ -42,7 +42,7 @@ CHECKED = 100_000
 TARGET_RATIO = 2.0
 COLUMNS = ["n", "i", "name", "value"]
 # Another client backend of the sidecar still running a statement: the server's work
-# after its own statement (ANALYZE of a kept table, the next spill table made ahead).
+# after its own statement (ANALYZE of a kept table, the drop of a spill table).
 _BUSY = ("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'"
          " AND state = 'active' AND pid <> pg_backend_pid()")
 
