@@ -13,6 +13,8 @@ Rules:
 - What the statement wrapper does for a statement, this does: the result cut at
   the row limit and its notices shown (``shape``), and the end counted, logged and
   cleared from ``scratchpad.activity`` (``end``, given the outcome's SQLSTATE class).
+- A reply with nothing to cut and nothing to notice comes as the sidecar sent it (a
+  ``StepResult``, rows and tag), and goes to the client so: no ``Result`` is made.
 """
 
 from __future__ import annotations
@@ -21,13 +23,15 @@ import asyncio
 from collections.abc import Callable
 
 from glove_scratchpad import errors
+from glove_scratchpad.catalog import StepResult
 
 from .result import Result
 from .timeouts import timed_out
 
 __all__ = ["Answer", "Done"]
 
-Done = Callable[[Result | errors.SqlError], None]
+# A result to send: the sidecar's reply as it came, a Result, or the error.
+Done = Callable[[Result | StepResult | errors.SqlError], None]
 
 
 class Answer:
@@ -42,18 +46,19 @@ class Answer:
         self.abandon: Callable[[], None] | None = None  # set once it is sent
         self._timer = asyncio.get_running_loop().call_later(timeout, self._timed_out)
 
-    def replied(self, outcome: Result | errors.SqlError) -> None:
-        """The sidecar's reply is whole: its result, or its first error."""
+    def replied(self, outcome: Result | StepResult | errors.SqlError) -> None:
+        """The sidecar's reply is whole: its result (a ``StepResult`` needs no shaping:
+        ``sidecar.start``), or its first error."""
         if self.finished:
             return
         self.finished = True
         self._timer.cancel()
-        if not isinstance(outcome, errors.SqlError):
+        if isinstance(outcome, Result):
             try:
                 outcome = self._shape(outcome)
             except errors.SqlError as exc:
                 outcome = exc
-        self._end("00" if isinstance(outcome, Result) else outcome.sqlstate[:2])
+        self._end(outcome.sqlstate[:2] if isinstance(outcome, errors.SqlError) else "00")
         self._done(outcome)
 
     def stop(self, error: errors.SqlError | None) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 from .result import Notice, Touched
 
-__all__ = ["CallArgs", "CallKey", "Request", "StatementContext", "args_key"]
+__all__ = ["CallArgs", "CallKey", "Request", "StatementContext", "args_key", "touch_key"]
 
 CallKey = tuple[str, Any]  # (resource, arguments key): a call's identity
 
@@ -32,6 +32,11 @@ def args_key(binding: dict[str, Any]) -> Any:
     except TypeError:
         return json.dumps(binding, sort_keys=True, default=str)
     return key
+
+
+def touch_key(resource: str, verb: str, args: dict[str, Any]) -> tuple[str, str, Any]:
+    """What tells a statement's distinct calls apart (``StatementContext.touch``)."""
+    return resource, verb, args_key(args)
 
 
 def _frozen(value: Any) -> Any:
@@ -115,8 +120,12 @@ class StatementContext:
         if notice not in self.notices:
             self.notices.append(notice)
 
-    def touch(self, resource: str, verb: str, args: dict[str, Any], called: bool) -> Touched:
-        key = (resource, verb, args_key(args))
+    def touch(self, resource: str, verb: str, args: dict[str, Any], called: bool,
+              key: tuple[str, str, Any] | None = None) -> Touched:
+        """The statement's record of a distinct call (``key``: ``touch_key`` of it, when
+        it is known already), counted when it was ``called``."""
+        if key is None:
+            key = touch_key(resource, verb, args)
         t = self.touched.get(key)
         if t is None:
             t = self.touched[key] = Touched(resource, verb, dict(args))

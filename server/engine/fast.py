@@ -85,7 +85,8 @@ def reads(st: Statement, compiled: Compiled, params: Sequence[Param]
                            formats=st.formats)
     rows: dict[int, list[dict] | Kept] = {}
     for ref, call, answer in found:
-        touched = ctx.touch(ref.resource.name, "select", call.shown, called=False)
+        touched = ctx.touch(ref.resource.name, "select", call.shown, called=False,
+                            key=call.touched)
         if isinstance(answer, Kept):
             answer.hits += 1
             metrics.kept("hit")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from cachetools import LRUCache
 
-from .context import CallArgs
+from .context import CallArgs, touch_key
 
 if TYPE_CHECKING:
     from ..sql.analysis import Plan, Reference
@@ -33,10 +33,13 @@ class CachedCall:
     args: CallArgs
     key: tuple[str, Any]  # (resource, identity): the memory cache's
     shown: dict[str, Any]  # what Result.touched shows
+    touched: tuple[str, str, Any]  # its ``touch_key``
 
     @classmethod
     def of(cls, ref: Reference, args: CallArgs) -> CachedCall:
-        return cls(args, (ref.resource.name, args.identity), args.shown())
+        shown = args.shown()
+        name = ref.resource.name
+        return cls(args, (name, args.identity), shown, touch_key(name, "select", shown))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,15 +10,18 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from operator import attrgetter
 
 from glove_scratchpad import errors
+from glove_scratchpad.wire import DataRow
 
 from .guard import Limits
 from .result import Notice, Result
 
-__all__ = ["bounded", "shown"]
+__all__ = ["bounded", "shown", "within"]
 
+_RAW_BODY = attrgetter("raw_body")
 _SEVERITY_RANK = {"DEBUG": 0, "LOG": 1, "INFO": 2, "NOTICE": 3, "WARNING": 4, "ERROR": 5}
 
 
@@ -33,12 +36,19 @@ def shown(result: Result, settings: Mapping[str, str]) -> Result:
     return result
 
 
+def within(rows: Sequence[DataRow], limits: Limits, role_row_limit: int | None) -> bool:
+    """Whether ``bounded`` would leave these rows as they are: none over the row limit,
+    and few enough bytes to send."""
+    cut = _cut(limits, role_row_limit)
+    return ((cut is None or len(rows) <= cut)
+            and sum(map(len, map(_RAW_BODY, rows))) <= limits.max_result_bytes)
+
+
 def bounded(result: Result, limits: Limits, role_row_limit: int | None) -> Result:
     """Cut a result at the row limit (with a NOTICE); refuse one too large to send."""
-    cuts = [n for n in (limits.row_limit, role_row_limit) if n]
+    n = _cut(limits, role_row_limit)
     rows = result.data_rows
-    if cuts and len(rows) > min(cuts):
-        n = min(cuts)
+    if n is not None and len(rows) > n:
         del rows[n:]
         if result.command_tag.startswith("SELECT"):
             result.command_tag = f"SELECT {n}"
@@ -46,9 +56,15 @@ def bounded(result: Result, limits: Limits, role_row_limit: int | None) -> Resul
             f"result truncated to {n} rows (the row limit)",
             hint="Add WHERE or LIMIT to read the rows you need, or ORDER BY to choose "
             "which come first."))
-    size = sum(len(r.raw_body) for r in rows)
+    size = sum(map(len, map(_RAW_BODY, rows)))
     if size > limits.max_result_bytes:
         raise errors.ProgramLimitExceeded(
             f"the result is {size} bytes; at most {limits.max_result_bytes} may "
             "be sent", hint="Select fewer columns or rows.")
     return result
+
+
+def _cut(limits: Limits, role_row_limit: int | None) -> int | None:
+    """The row limit in force: the server's or the role's, the lower; None for none."""
+    cuts = [n for n in (limits.row_limit, role_row_limit) if n]
+    return min(cuts) if cuts else None

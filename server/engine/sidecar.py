@@ -44,6 +44,7 @@ from .context import StatementContext
 from .kept import Kept
 from .result import Result, ResultColumn
 from .session_settings import SHOWN_ONLY, changes, configured, reported_values
+from .shown import within
 from .transaction import TxState
 
 if TYPE_CHECKING:
@@ -149,12 +150,14 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
 
 def start(st: Statement, conn: SidecarConnection, plan: Plan,
           rows: dict[int, list[dict] | Kept], params: list[Param], ctx: StatementContext,
-          done: Callable[[Result | errors.SqlError], None]) -> Callable[[], None]:
+          done: Callable[[Result | StepResult | errors.SqlError], None]) -> Callable[[], None]:
     """``run`` of a compiled read (``fast.py``) on ``conn`` (the pool's ``take_now``),
     answered from the sidecar socket's callbacks: ``done`` gets its result or error,
-    once, and the connection goes back to the pool. What it returns abandons the run
-    (a cancel, a timeout, a client gone): the connection is closed after a cancel,
-    and ``done`` is not called."""
+    once, and the connection goes back to the pool. A result with nothing to cut at the
+    row limit and no notice is the sidecar's reply itself (a ``StepResult``: no
+    ``Result`` is made); any other is a ``Result``, for ``shown`` and ``bounded``. What
+    it returns abandons the run (a cancel, a timeout, a client gone): the connection is
+    closed after a cancel, and ``done`` is not called."""
     param_of, args, tables = materialize(plan, rows, params)
     rw = _rewritten(st, plan, param_of, tables)
     main = Step(rw.sql, args, st.formats)
@@ -165,8 +168,12 @@ def start(st: Statement, conn: SidecarConnection, plan: Plan,
         pool.give_back(conn)
         if isinstance(outcome, errors.SqlError):
             done(_mapped(outcome, steps.index(main), rw))
+            return
+        out = outcome[-1]
+        if ctx.notices or not within(out.rows, st.services.limits, st.policy.row_limit):
+            done(result_of(st, f"SELECT {len(out.rows)}", out, ctx))  # to be shaped
         else:
-            done(result_of(st, f"SELECT {len(outcome[-1].rows)}", outcome[-1], ctx))
+            done(out)  # its rows and tag as the sidecar sent them: nothing to cut or add
 
     def abandon() -> None:
         conn.abandon()

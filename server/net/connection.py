@@ -45,6 +45,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from glove_scratchpad import errors, metrics
+from glove_scratchpad.catalog import StepResult
 from glove_scratchpad.stream import CodecProtocol
 from glove_scratchpad.wire import (
     NEED_DATA,
@@ -380,11 +381,15 @@ class ClientHandler(CodecProtocol):
         await self.sync()
         return True
 
-    def _send_run(self, run: PortalRun, outcome: Result | Exception) -> None:
+    def _send_run(self, run: PortalRun, outcome: Result | StepResult | Exception) -> None:
         """A fast read's messages but ReadyForQuery: as Bind, [Describe] and Execute
-        would answer, read one by one."""
+        would answer, read one by one. A ``StepResult`` is the sidecar's reply as it
+        came: its rows and its tag, relayed."""
         self.out.append(p.run_head(self.prepared[run.bind.statement], run))
-        if isinstance(outcome, Exception):
+        if isinstance(outcome, StepResult):
+            self.send_rows(outcome.rows)
+            self.out.append(p.tag_bytes(outcome.tag))
+        elif isinstance(outcome, Exception):
             self._failed(_EXECUTE, outcome)
         else:
             if outcome.notices:
@@ -418,7 +423,7 @@ class ClientHandler(CodecProtocol):
         self.answering, self.answered = stop, run
         return True
 
-    def _answered(self, outcome: Result | errors.SqlError) -> None:
+    def _answered(self, outcome: Result | StepResult | errors.SqlError) -> None:
         """A portal run answered in callbacks is over: its reply, in one write; then the
         next run that waits, or the task wakes."""
         run = self.answered

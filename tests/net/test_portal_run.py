@@ -85,6 +85,27 @@ async def test_a_prepared_lookup_is_one_portal_run_with_the_answers_of_the_full_
     assert portal_runs[0] > 5
 
 
+async def test_a_result_over_max_result_bytes_is_refused_in_callbacks_too(
+        sidecar: Any, monkeypatch: pytest.MonkeyPatch, portal_runs: list[int]) -> None:
+    # The run relays the sidecar's rows as they came when nothing is to be cut; a result
+    # over the size limit still gets 54000, never its rows in part, and the connection
+    # goes on.
+    limits = Limits(cache_min_rows=20, max_result_bytes=2000)
+    async with serve(sidecar, counting(monkeypatch), limits) as (_, dsn):
+        conn = await asyncpg.connect(dsn)
+        try:
+            padded = await conn.prepare(
+                "SELECT id, repeat(label, $2::int) AS l FROM big WHERE id = $1")
+            assert await padded.fetch(1, 1) == [(1, "label 1")]  # the full path: compiled
+            assert await padded.fetch(2, 100) == [(2, "label 2" * 100)]  # 700 bytes
+            with pytest.raises(asyncpg.ProgramLimitExceededError, match="at most 2000"):
+                await padded.fetch(3, 1000)
+            assert await padded.fetch(4, 1) == [(4, "label 4")]
+            assert portal_runs == [3, 3]
+        finally:
+            await conn.close()
+
+
 async def test_the_sidecars_error_ends_the_run_and_the_connection_goes_on(
         kept: tuple[Database, str], portal_runs: list[int]) -> None:
     _, dsn = kept

@@ -307,6 +307,7 @@ def test_validated_data_row_fails_on_arrival():
         BackendKeyData(1, b"abc"),
         ErrorResponse({"SC": "x"}),
         Parse("", "", (2**32,)),
+        DataRow(["not bytes"]),  # type: ignore[list-item]
     ],
 )
 def test_unencodable_messages_raise_local_error(msg):
