@@ -383,8 +383,7 @@ class ClientHandler(CodecProtocol):
 
     def _send_run(self, run: PortalRun, outcome: Result | StepResult | Exception) -> None:
         """A fast read's messages but ReadyForQuery: as Bind, [Describe] and Execute
-        would answer, read one by one. A ``StepResult`` is the sidecar's reply as it
-        came: its rows and its tag, relayed."""
+        would answer, read one by one (a ``StepResult``: the sidecar's reply, relayed)."""
         self.out.append(p.run_head(self.prepared[run.bind.statement], run))
         if isinstance(outcome, StepResult):
             self.send_rows(outcome.rows)
@@ -392,8 +391,7 @@ class ClientHandler(CodecProtocol):
         elif isinstance(outcome, Exception):
             self._failed(_EXECUTE, outcome)
         else:
-            if outcome.notices:
-                self.send_notices(outcome.notices)
+            self.send_notices(outcome.notices)
             self.send_rows(outcome.data_rows)
             self.out.append(p.tag_bytes(outcome.command_tag))
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.results import DASH, TIMES
+
 REPO = Path(__file__).resolve().parents[2]
 # big_ttl's ttl well inside the smoke run, so its kept call expires and is made again
 # (its statements span about 1 s), and well above one call's making (0.15-0.3 s for its
@@ -38,6 +40,16 @@ NAMES = (
 )
 
 
+# The relay-grade hot path's six targets: each a row of the Targets table, with the
+# figure measured and its verdict (a dash where the smoke run's sizes leave it out).
+HOT_PATH_TARGETS = (
+    f"kept point lookup (`big`, c=1, prepared) ≤ 2{TIMES} direct latency",
+    f"kept point lookup (`big`) at c=8, one worker, ≥ 0.5{TIMES} the relay's throughput",
+    f"resolved lookup (a new call each time) at c=8 ≥ 0.25{TIMES} the relay",
+    f"throughput at c=32 with --workers 2 ≥ 1.8{TIMES} one worker's",
+    f"100,000 volatile rows (spilled), end to end, ≤ 2{TIMES} COPY",
+    "server CPU per kept lookup (`big`, c=1, prepared) ≤ 40 µs",
+)
 
 
 def _answers(name: str) -> str:
@@ -93,6 +105,10 @@ async def test_smoke_run_measures_every_benchmark(tmp_path: Path) -> None:
     written = report.read_text()
     for name in NAMES:
         assert f"| {_answers(name)} |" in written
+    targets = written.partition("## Targets")[2].partition("\n## ")[0]
+    for target in HOT_PATH_TARGETS:
+        row = rf"^\| {re.escape(target)} \| [^|]+ \| (\*\*PASS\*\*|\*\*FAIL\*\*|{DASH}) \|$"
+        assert re.search(row, targets, re.MULTILINE), f"no row for {target!r}:\n{targets}"
     for heading in (
         "## Machine",
         "## Targets",
