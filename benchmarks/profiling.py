@@ -6,6 +6,9 @@
   before and after; through the server, both the lookup of ``items`` (a call per
   new id, then the in-memory cache) and of ``big`` (a kept call: its table, on the
   fast path of a prepared statement), and ``big`` again at 8 clients.
+- System calls per statement (when strace may trace): the event loop's wake-ups,
+  reads and writes of the server for ``big`` and ``items``, and of the byte relay for
+  the same lookups (``syscalls.py``).
 - py-spy (when installed): the running server sampled during each such run; self
   and inclusive time by function, and self time by component.
 - cProfile: a second server process started under ``python -m cProfile`` for such a
@@ -31,7 +34,7 @@ from pathlib import Path
 
 import psutil
 
-from . import checks
+from . import checks, syscalls
 from .env import REPO, Endpoint, Env
 from .pgbench import LOOKUP_SCRIPT, PgbenchResult, lookup_script, pgbench, write_script
 from .results import Section
@@ -302,6 +305,37 @@ async def _cprofile(env: Env, script: Path, table: str) -> tuple[str, PgbenchRes
     return summarize_cprofile(prof, result.transactions), result
 
 
+async def _syscalls(env: Env, section: Section, items: Path, big: Path) -> None:
+    """The event loop's wake-ups, reads and writes per statement (``syscalls.count``):
+    the server's for ``big`` (the fast path) and ``items``, the byte relay's for the
+    same lookups."""
+    assert env.server is not None and env.server_process is not None
+    assert env.relay is not None and env.relay_process is not None
+    n = 200 if env.options.smoke else 3000
+    counted = {}
+    for name, ep, script, pid in (
+            ("big", env.server, big, env.server_process.pid),
+            ("items", env.server, items, env.server_process.pid),
+            ("relay", env.relay, items, env.relay_process.pid)):
+        found = await syscalls.count(ep, script, pid, n, env.workdir / f"strace_{name}.txt")
+        if found is None:
+            section.notes.append("System calls per statement: not counted (strace is not "
+                                 "installed, or may not trace the server here).")
+            return
+        counted[name] = found[0]
+    for kind, what in (("waits", "the event loop's wake-ups (`epoll_pwait`)"),
+                       ("reads", "reads"), ("writes", "writes")):
+        section.add(f"{what} per statement, `big`", "per statement",
+                    server=counted["big"][kind], relay=counted["relay"][kind])
+        section.add(f"{what} per statement, `items`", "per statement",
+                    server=counted["items"][kind])
+    section.notes.append(
+        f"System calls per statement: `strace -c -f` attached to the process for {n:,} "
+        "`-c 1` lookups (the byte relay's: of `items`, which it forwards to Postgres). "
+        "A relay wakes once per message it forwards: once for the client's request, once "
+        "for Postgres's reply.")
+
+
 def py_spy_exe() -> str | None:
     local = Path(sys.executable).parent / "py-spy"
     return str(local) if local.exists() else shutil.which("py-spy")
@@ -349,6 +383,7 @@ async def run(env: Env) -> Section:
     section.check(f"server CPU per kept lookup (`big`, c=1, prepared) ≤ {KEPT_CPU_US} µs",
                   f"{kept_cpu:.0f} µs (the byte relay alone: {relay_cpu:.0f} µs)",
                   kept_cpu <= KEPT_CPU_US)
+    await _syscalls(env, section, script, kept)
     print(
         f"  server CPU {server_cpu:.0f} µs/stmt ({kept_cpu:.0f} for big); sidecar CPU "
         f"{cluster_server:.0f} µs/stmt ({cluster_kept:.0f} for big; direct "

@@ -36,6 +36,8 @@ def _fmt(value: float | None, unit: str) -> str:
         return f"{value:,.0f}"
     if unit in ("", "count"):
         return f"{value:,.0f}"
+    if unit == "per statement":
+        return f"{value:.2f}"
     if unit == "µs":
         return f"{value:,.0f} µs"
     if unit == "MB":

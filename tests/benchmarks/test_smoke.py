@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import signal
 import sys
 import time
@@ -105,6 +106,13 @@ async def test_smoke_run_measures_every_benchmark(tmp_path: Path) -> None:
     written = report.read_text()
     for name in NAMES:
         assert f"| {_answers(name)} |" in written
+    # The event loop's wake-ups per statement, counted by strace (which make test installs).
+    if shutil.which("strace"):
+        waits = re.search(r"^\| the event loop's wake-ups \(`epoll_pwait`\) per statement, `big` "
+                          r"\| ([\d.]+) \| [^|]+ \| ([\d.]+) \|", written, re.MULTILINE)
+        assert waits is not None, written
+        # The fast path wakes for the request and for the sidecar's reply, as the relay does.
+        assert 1.5 < float(waits[1]) < 3 and 1.5 < float(waits[2]) < 3, waits[0]
     targets = written.partition("## Targets")[2].partition("\n## ")[0]
     for target in HOT_PATH_TARGETS:
         row = rf"^\| {re.escape(target)} \| [^|]+ \| (\*\*PASS\*\*|\*\*FAIL\*\*|{DASH}) \|$"
