@@ -5,15 +5,14 @@ Rules:
 - Each part is filled the first time a statement of that text needs it, and never
   changes afterwards: resources never change while they are served.
 - Describe results and rewrites vary with more than the text (parameter types,
-  settings, RETURNING, kept tables): each record keeps at most ``VARIANTS`` of them.
+  settings, RETURNING, kept tables): each record keeps at most ``VARIANTS`` of them,
+  the oldest going first (``Variants``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from cachetools import LRUCache
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .context import CallArgs, touch_key
 
@@ -21,9 +20,23 @@ if TYPE_CHECKING:
     from ..sql.analysis import Plan, Reference
     from ..sql.rewrite import Rewritten
 
-__all__ = ["VARIANTS", "CachedCall", "Compiled", "Prepared"]
+__all__ = ["VARIANTS", "CachedCall", "Compiled", "Prepared", "Variants"]
 
 VARIANTS = 16  # Describe results and rewrites one text keeps
+V = TypeVar("V")
+
+
+class Variants(dict[tuple[Any, ...], V]):
+    """A record's variants of one part, at most ``VARIANTS``: the oldest goes first (a
+    dict keeps its keys in order). A text has few (parameter types and settings,
+    RETURNING and kept tables), so which goes matters little, and a hit is one dict
+    lookup, not an LRU's bookkeeping: it comes with every statement of the text."""
+
+    def put(self, key: tuple[Any, ...], value: V) -> V:
+        if len(self) >= VARIANTS:
+            del self[next(iter(self))]
+        self[key] = value
+        return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,11 +71,9 @@ class Prepared:
     gated: bool = False  # passed the gate, whatever its parameters' values
     plan: Plan | None = None
     # Describe results by (parameter types, settings parsed under).
-    described: LRUCache[tuple[Any, ...], Any] = field(
-        default_factory=lambda: LRUCache(VARIANTS))
+    described: Variants[Any] = field(default_factory=lambda: Variants())
     # Rewritten texts by (RETURNING, kept tables, twin): a plan's references always get
     # the same CTEs.
-    rewrites: LRUCache[tuple[Any, ...], Rewritten] = field(
-        default_factory=lambda: LRUCache(VARIANTS))
+    rewrites: Variants[Rewritten] = field(default_factory=lambda: Variants())
     compiled: Compiled | None = None  # the fast path's read (``fast.py``)
     compile_tried: bool = False  # whether ``fast.compile`` judged it (None: never)

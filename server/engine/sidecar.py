@@ -108,7 +108,7 @@ async def check(st: Statement, sql: str, params: Sequence[Param]) -> Any:
     if described is None:
         async with st.view.pool.acquire() as conn:
             described = await conn.describe(sql, oids, settings)
-        known[oids, settings] = described
+        known.put((oids, settings), described)
     return described
 
 
@@ -195,9 +195,9 @@ def _rewritten(st: Statement, plan: Plan, param_of: dict[int, int], tables: dict
     key: tuple[Any, ...] = (returning, tuple(tables.items()), twin)
     found = rewrites.get(key)
     if found is None:
-        found = rewrites[key] = rewrite(plan, param_of, populate=populate_sql,
-                                        returning=returning, schemas=st.services.schemas,
-                                        tables=tables, twin=twin)
+        found = rewrites.put(key, rewrite(plan, param_of, populate=populate_sql,
+                                          returning=returning, schemas=st.services.schemas,
+                                          tables=tables, twin=twin))
     return found
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from glove_scratchpad.server.engine import fast, resolve
 from glove_scratchpad.server.engine.guard import Limits
+from glove_scratchpad.server.engine.prepared import VARIANTS, Variants
 from glove_scratchpad.server.engine.view import PLAN_CACHE_SIZE
 
 from .fix_kept import BIG, serve
@@ -232,3 +233,12 @@ async def test_a_flood_of_distinct_texts_does_not_stop_the_gate_remembering(serv
             await conn.execute(f"SELECT {i}")
         await conn.execute("SELECT label FROM small WHERE id = %s", (3,), prepare=True)
     assert db.main.prepared("SELECT label FROM small WHERE id = $1").gated
+
+
+def test_a_records_variants_are_the_newest_sixteen() -> None:
+    # Describe results and rewrites of one text: a bounded dict, the oldest going first.
+    variants: Variants[int] = Variants()
+    for i in range(VARIANTS + 4):
+        assert variants.put((i,), i) == i
+    assert list(variants) == [(i,) for i in range(4, VARIANTS + 4)]
+    assert variants.get((3,)) is None and variants[(VARIANTS + 3,)] == VARIANTS + 3
