@@ -285,11 +285,6 @@ def read_bind(body: bytes) -> Bind | None:
     return msg
 
 
-# The format codes' arrays of up to 31 codes (a Bind's two, with every execution), each
-# unpacked by a Struct made once.
-_CODES = tuple(struct.Struct(f"!{n}h") for n in range(32))
-
-
 def _read_bind(r: Reader) -> Bind | None:
     """Bind in one pass over its body, or None where any field is not well formed."""
     buf, size = r.buf, len(r.buf)
@@ -300,8 +295,7 @@ def _read_bind(r: Reader) -> Bind | None:
         statement = buf[start:end].decode()
         pos = end + 1
         n = U16.unpack_from(buf, pos)[0]
-        formats = (_CODES[n] if n < len(_CODES) else struct.Struct(f"!{n}h")).unpack_from(
-            buf, pos + 2)
+        formats = struct.unpack_from(f"!{n}h", buf, pos + 2)
         pos += 2 + 2 * n
         count = U16.unpack_from(buf, pos)[0]
         pos += 2
@@ -317,8 +311,7 @@ def _read_bind(r: Reader) -> Bind | None:
             else:
                 return None
         n = U16.unpack_from(buf, pos)[0]
-        result_formats = (_CODES[n] if n < len(_CODES) else struct.Struct(f"!{n}h")
-                          ).unpack_from(buf, pos + 2)
+        result_formats = struct.unpack_from(f"!{n}h", buf, pos + 2)
         pos += 2 + 2 * n
     except (ValueError, struct.error, UnicodeDecodeError):
         return None

@@ -71,9 +71,9 @@ class Prepared:
     gated: bool = False  # passed the gate, whatever its parameters' values
     plan: Plan | None = None
     # Describe results by (parameter types, settings parsed under).
-    described: Variants[Any] = field(default_factory=lambda: Variants())
+    described: Variants[Any] = field(default_factory=Variants)
     # Rewritten texts by (RETURNING, kept tables, twin): a plan's references always get
     # the same CTEs.
-    rewrites: Variants[Rewritten] = field(default_factory=lambda: Variants())
+    rewrites: Variants[Rewritten] = field(default_factory=Variants)
     compiled: Compiled | None = None  # the fast path's read (``fast.py``)
     compile_tried: bool = False  # whether ``fast.compile`` judged it (None: never)
