@@ -27,6 +27,8 @@ def encode_param(value: Any) -> Param:
     """A Python value as a text-format parameter whose type Postgres infers; a float or a
     Decimal keeps its own type (float8, numeric), so that ``age > $1`` with 39.5 compares
     39.5, as psycopg's does, rather than failing to read it as the column's integer."""
+    if type(value) is str:  # the most frequent (a column of rows, a setting): tested first
+        return _text_param(value)
     if isinstance(value, Param):
         return value
     if value is None:
@@ -48,6 +50,10 @@ def encode_param(value: Any) -> Param:
         text = f"{value.days} days {value.seconds} seconds {value.microseconds} microseconds"
     else:
         text = str(value)
+    return _text_param(text)
+
+
+def _text_param(text: str) -> Param:
     try:
         return Param(text.encode())
     except UnicodeEncodeError as exc:  # a lone surrogate: Python holds it, UTF-8 cannot

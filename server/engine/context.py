@@ -19,9 +19,13 @@ from typing import Any
 
 from .result import Notice, Touched
 
-__all__ = ["CallArgs", "CallKey", "Request", "StatementContext", "args_key", "touch_key"]
+__all__ = ["CallArgs", "CallKey", "Request", "StatementContext", "WorkedOut", "args_key",
+           "touch_key"]
 
 CallKey = tuple[str, Any]  # (resource, arguments key): a call's identity
+# A statement's calls worked out already, by the ``id`` of their reference (which each
+# entry holds, so that no other object takes that ``id`` meanwhile).
+WorkedOut = dict[int, tuple[Any, list["CallArgs"]]]
 
 
 def args_key(binding: dict[str, Any]) -> Any:
@@ -52,17 +56,33 @@ class CallArgs:
     """One call's arguments: its keys (one value each), its filters' conditions, its limit.
 
     Nothing else is part of a call's identity: two references whose arguments are
-    equal share one call."""
+    equal share one call. Its arguments never change once made, so its identity and
+    its touch's key are worked out once, when first asked for (a call is looked up by
+    them several times in one statement)."""
 
     keys: dict[str, Any]
     where: dict[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict)
     limit: int | None = None
+    _identity: Any = field(default=None, init=False, repr=False, compare=False)
+    _shown_key: Any = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def identity(self) -> Any:
-        where = tuple(sorted((c, tuple((op, _frozen(v)) for op, v in conds))
-                             for c, conds in self.where.items()))
-        return args_key(self.keys), args_key(dict(where)), self.limit
+        found = self._identity
+        if found is None:
+            where = tuple(sorted((c, tuple((op, _frozen(v)) for op, v in conds))
+                                 for c, conds in self.where.items()))
+            found = (args_key(self.keys), args_key(dict(where)), self.limit)
+            object.__setattr__(self, "_identity", found)
+        return found
+
+    def touch_key(self, resource: str, verb: str) -> tuple[str, str, Any]:
+        """``touch_key(resource, verb, self.shown())``, the shown arguments' key made once."""
+        found = self._shown_key
+        if found is None:
+            found = args_key(self.shown())
+            object.__setattr__(self, "_shown_key", found)
+        return resource, verb, found
 
     def covers(self, other: CallArgs) -> bool:
         """Whether this call's rows hold every row of ``other``'s: the same keys, no limit,

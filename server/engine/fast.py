@@ -34,7 +34,7 @@ from glove_scratchpad import metrics
 from glove_scratchpad.wire import Param
 
 from .bindings import bindings_now, pushed
-from .context import StatementContext
+from .context import StatementContext, WorkedOut
 from .kept import Kept, lasting
 from .prepared import CachedCall, Compiled
 from .transaction import TxState
@@ -60,11 +60,13 @@ def compile(st: Statement, plan: Plan) -> None:
     prepared.compiled, prepared.compile_tried = made, True
 
 
-def reads(st: Statement, compiled: Compiled, params: Sequence[Param]
+def reads(st: Statement, compiled: Compiled, params: Sequence[Param],
+          worked_out: WorkedOut | None = None
           ) -> tuple[StatementContext, dict[int, list[dict] | Kept]] | None:
     """The statement's context and each reference's cached answer (a kept table, or
     rows), their calls counted as the full path counts them; None when the full path
-    must run (and nothing was counted)."""
+    must run (and nothing was counted). ``worked_out`` gets the calls it worked out
+    from the parameters, by reference: the full path's own (``Statement.worked_out``)."""
     if st.tx.state is TxState.FAILED or len(params) != compiled.plan.max_param:
         return None
     found: list[tuple[Reference, CachedCall, list[dict] | Kept]] = []
@@ -73,6 +75,8 @@ def reads(st: Statement, compiled: Compiled, params: Sequence[Param]
             return None
         if call is None:
             calls = bindings_now(ref, params)
+            if calls is not None and worked_out is not None:
+                worked_out[id(ref)] = (ref, calls)
             if calls is None or len(calls) != 1:
                 return None
             call = CachedCall.of(ref, calls[0])

@@ -224,7 +224,7 @@ class Guard:
         try:
             if inline:
                 out = fn(*args, **kwargs)
-                if inspect.isawaitable(out):
+                if not isinstance(out, list) and inspect.isawaitable(out):
                     async with self._slots[resource]:
                         out = await self._bounded(out)
             else:

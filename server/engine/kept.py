@@ -206,7 +206,8 @@ class KeptCalls:
         if found is not None:
             found.hits += 1
             metrics.kept("hit")
-            ctx.touch(resource.name, "select", call.shown(), called=False).rows = found.rows
+            ctx.touch(resource.name, "select", call.shown(), called=False,
+                      key=call.touch_key(resource.name, "select")).rows = found.rows
             self.index_for(found, ref.lookups, ref.resource.keys)
             return found
         metrics.kept("miss")

@@ -10,14 +10,17 @@ Rules:
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from glove_scratchpad import errors
 from glove_scratchpad.resources import Resource
 
-__all__ = ["missing_key", "missing_verb", "resolver_failed", "set_column"]
+__all__ = ["missing_key", "missing_verb", "quoted_value", "resolver_failed", "set_column"]
 
 log = logging.getLogger(__name__)
+
+_UNDEFINED_COLUMN = re.compile(r'column "(.+)" does not exist')
 
 
 def missing_key(resource: Resource, key: str, conditions: tuple[str, ...] = (),
@@ -83,3 +86,13 @@ def set_column(resource: Resource, name: str) -> Any:
             hint=f"\\d {resource.name} lists its columns.",
         )
     return column
+
+
+def quoted_value(exc: errors.SqlError, sql: str) -> errors.SqlError:
+    """An unknown column that the statement wrote in double quotes, where a string value
+    was meant (``WHERE name = "Ada"``): the error, with a hint that says so."""
+    quoted = _UNDEFINED_COLUMN.fullmatch(exc.message)
+    if exc.hint or quoted is None or f'"{quoted.group(1)}"' not in sql:
+        return exc
+    return exc.replaced(hint=f"Double quotes name a column; a string value takes single "
+                        f"quotes: '{quoted.group(1)}'.")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .context import CallArgs, touch_key
+from .context import CallArgs
 
 if TYPE_CHECKING:
     from ..sql.analysis import Plan, Reference
@@ -50,9 +50,8 @@ class CachedCall:
 
     @classmethod
     def of(cls, ref: Reference, args: CallArgs) -> CachedCall:
-        shown = args.shown()
         name = ref.resource.name
-        return cls(args, (name, args.identity), shown, touch_key(name, "select", shown))
+        return cls(args, (name, args.identity), args.shown(), args.touch_key(name, "select"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -211,7 +211,12 @@ def _answer(st: Statement, ref: Reference, calls: list[CallArgs],
 async def bindings(st: Statement, ref: Reference, params: list[Any],
                    ctx: StatementContext) -> list[CallArgs]:
     """Every call a reference makes: one per combination of its keys' values, each with
-    the reference's filter conditions and limit."""
+    the reference's filter conditions and limit (as the fast path worked them out for
+    these parameters, if it did)."""
+    if st.worked_out is not None:
+        known = st.worked_out.get(id(ref))
+        if known is not None and known[0] is ref:
+            return known[1]
     values = {id(value): await evaluate_value(st, value, column, params, ctx)
               for value, column in pushed(ref)}
     return calls_of(ref, values)
@@ -298,7 +303,7 @@ async def select(st: Statement, ref: Reference, call: CallArgs, ctx: StatementCo
     resource: Resource = ref.resource
     key = (resource.name, call.identity)
     immutable = st.services.immutable
-    shown = call.shown()
+    shown, touched = call.shown(), call.touch_key(resource.name, "select")
     while True:
         fut = ctx.memo.get(key) or _covering(ctx, resource.name, call)
         owner = False
@@ -319,7 +324,7 @@ async def select(st: Statement, ref: Reference, call: CallArgs, ctx: StatementCo
                     if cache is immutable:
                         st.services.kept.started(key, resource.ttl)
                     fut.add_done_callback(functools.partial(_forget_failure, cache, key))
-            ctx.touch(resource.name, "select", shown, called=owner)
+            ctx.touch(resource.name, "select", shown, called=owner, key=touched)
             ctx.memo[key] = fut
             ctx.calls[key] = call
         if owner:
@@ -337,7 +342,7 @@ async def select(st: Statement, ref: Reference, call: CallArgs, ctx: StatementCo
             # The owner was cancelled, not this statement: make the call here.
             if ctx.memo.get(key) is fut:
                 del ctx.memo[key]
-    ctx.touch(resource.name, "select", shown, called=False).rows = len(rows)
+    ctx.touch(resource.name, "select", shown, called=False, key=touched).rows = len(rows)
     return rows
 
 

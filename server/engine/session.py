@@ -23,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import itertools
-import re
 import secrets
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -51,9 +50,10 @@ from ..sql.statement_kinds import statement_name
 from . import backends, chains, commit, fast, resolve, settings, sidecar, writes
 from . import fns as fn_calls
 from .answering import Answer, Done
-from .context import Request, StatementContext
+from .context import Request, StatementContext, WorkedOut
 from .explain import explain_statement
 from .kept import system_call_name, system_call_text
+from .messages import quoted_value
 from .overlay import Overlay
 from .policy import Policy
 from .prepared import Prepared
@@ -79,7 +79,6 @@ _SAVEPOINT_VERBS = {
     enums.TransactionStmtKind.TRANS_STMT_RELEASE: "RELEASE SAVEPOINT",
     enums.TransactionStmtKind.TRANS_STMT_ROLLBACK_TO: "ROLLBACK TO SAVEPOINT",
 }
-_UNDEFINED_COLUMN = re.compile(r'column "(.+)" does not exist')
 
 
 class Session:
@@ -95,8 +94,10 @@ class Session:
         self.id = secrets.randbits(_SESSION_ID_BITS) or 1
         # SET and SET LOCAL's values; the transaction marks them at its boundaries.
         self.session_settings = SessionSettings()
-        # The text and parameters of the last fast read found not cached (``fast_read``).
+        # The last fast read found not cached (``fast_read``): its text and parameters, and
+        # the calls worked out for them.
         self._declined: tuple[str, list[Param]] | None = None
+        self._worked_out: WorkedOut | None = None
         self.tx = Transaction(self.session_settings)
         # Fired writes, for a while, and the transaction's staged ones.
         self.overlay = Overlay(self.tx, services.limits.read_your_writes_s)
@@ -358,13 +359,14 @@ class Session:
         conn = pool.take_now() if compiled is not None else None
         if st is None or compiled is None or conn is None:
             return None
+        worked: WorkedOut = {}
         try:
-            found = fast.reads(st, compiled, params)
+            found = fast.reads(st, compiled, params, worked)
         except errors.SqlError:
             found = None  # over the call budget: ``run`` refuses it where Postgres would
         if found is None:
             pool.give_back(conn)
-            self._declined = (stmt.sql, params)
+            self._declined, self._worked_out = (stmt.sql, params), worked
             return None
         started = time.perf_counter()
         self.current, self.query, self.query_start = st, stmt.sql, time.time()
@@ -449,10 +451,13 @@ class Session:
         """The run of a compiled read whose calls are all cached (``fast.py``), or None."""
         compiled = st.prepared.compiled if st.prepared is not None else None
         declined, self._declined = self._declined, None
+        worked, self._worked_out = self._worked_out, None
         if compiled is None or declined == (st.sql, params):
-            return None  # not compiled, or ``fast_read`` just found a call not cached
-        found = fast.reads(st, compiled, params)
+            st.worked_out = worked  # ``fast_read`` just found a call not cached: its calls
+            return None
+        found = fast.reads(st, compiled, params, worked := {})
         if found is None:
+            st.worked_out = self._worked_out = worked  # this run's, or the next one's
             return None
         ctx, rows = found
         return sidecar.run(st, compiled.plan, rows, params, ctx, formats=st.formats)
@@ -554,12 +559,7 @@ class Session:
         except errors.UndefinedFunction as exc:
             raise fn_calls.explained(st, exc) from None
         except errors.UndefinedColumn as exc:
-            quoted = _UNDEFINED_COLUMN.fullmatch(exc.message)
-            if exc.hint or quoted is None or f'"{quoted.group(1)}"' not in stmt.sql:
-                raise
-            raise exc.replaced(
-                hint=f'Double quotes name a column; a string value takes single quotes: '
-                f"'{quoted.group(1)}'.") from None
+            raise quoted_value(exc, stmt.sql) from None
 
     # -- transactions -------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from glove_scratchpad.resources import Resource
 from ..sql.analysis import Plan, analyze
 from ..sql.fn_calls import find_calls
 from ..sql.parse import ParsedStatement
-from .context import Request
+from .context import Request, WorkedOut
 from .overlay import Overlay
 from .policy import Policy
 from .prepared import Prepared
@@ -80,6 +80,9 @@ class Statement:
     sql: str = ""  # the client's text
     # The view's record of that text, looked up once per statement (``View.prepared``).
     prepared: Prepared | None = None
+    # Calls of its references that the fast path worked out from these parameters before
+    # it declined the run (``fast.reads``): by the ``id`` of the reference they are of.
+    worked_out: WorkedOut | None = None
 
     def __post_init__(self) -> None:
         self.timeout = self.timeout_now()

@@ -188,6 +188,38 @@ async def test_a_keyed_lookup_answered_from_memory_calls_once_per_id(served, cou
     assert counts.calls == {"item": 3}
 
 
+async def test_a_new_id_is_worked_out_once_and_called_with_its_own_value(
+        served, counts, full_runs, monkeypatch):
+    """A run the fast path declines (a new id: no cached call) hands the calls it worked
+    out to the full path, which calls the tool with them and does not work them out
+    again; a run with other parameters never gets another run's."""
+    from glove_scratchpad.server.engine import bindings
+
+    worked: list[Any] = []
+    real = bindings.calls_of
+
+    def counted(ref: Any, values: Any) -> Any:
+        got = real(ref, values)
+        worked.append([c.keys for c in got])
+        return got
+
+    monkeypatch.setattr(bindings, "calls_of", counted)
+    monkeypatch.setattr(resolve, "calls_of", counted)
+    _, dsn = served
+    conn = await asyncpg.connect(dsn)  # Bind, Execute, Sync: taken as a portal run
+    try:
+        lookup = await conn.prepare("SELECT label FROM item WHERE id = $1")
+        assert await lookup.fetchval(3) == "label 3"  # the full path: compiled after
+        worked.clear()
+        for i in (4, 5, 4):
+            assert await lookup.fetchval(i) == f"label {i}"
+    finally:
+        await conn.close()
+    assert counts.calls == {"item": 3} and full_runs == [3]  # 4 and 5 called, 4 kept
+    # Each run's calls worked out once, with its own id (the last from the cache).
+    assert worked == [[{"id": 4}], [{"id": 5}], [{"id": 4}]]
+
+
 async def test_binary_parameters_of_the_columns_type_take_it_and_others_do_not(
         served, counts, fast_runs):
     _, dsn = served
