@@ -343,8 +343,8 @@ class Session:
             work = self._fast(st, params)
         except errors.SqlError:
             return None  # over the call budget: ``run`` refuses it where Postgres would
-        if work is None:
-            self._declined = (stmt.sql, params)  # its run, next, need not look again
+        if work is None:  # its run, next, need not look again, nor work its calls out
+            self._declined, self._worked_out = (stmt.sql, params), st.worked_out
             return None
         return self._fast_read(stmt, st, work)
 
@@ -457,7 +457,7 @@ class Session:
             return None
         found = fast.reads(st, compiled, params, worked := {})
         if found is None:
-            st.worked_out = self._worked_out = worked  # this run's, or the next one's
+            st.worked_out = worked  # this run's (``fast_read`` keeps them for the next)
             return None
         ctx, rows = found
         return sidecar.run(st, compiled.plan, rows, params, ctx, formats=st.formats)
