@@ -17,23 +17,26 @@ Rules:
 
 from __future__ import annotations
 
+import datetime as dt
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pglast import ast
 
 from glove_scratchpad import errors
-from glove_scratchpad.catalog import Step
+from glove_scratchpad.catalog import SYSTEM_VIEWS, Step
 from glove_scratchpad.wire import FieldDescription
 
 from . import sidecar
 from .kept import call_number
 from .result import Notice, Result
+from .transaction import TxState
 
 if TYPE_CHECKING:
     from .statement import Statement
 
-__all__ = ["Backend", "answer", "described", "visible"]
+__all__ = ["Backend", "activity_row", "answer", "described", "visible"]
 
 _INT4, _BOOL = 23, 16
 
@@ -53,6 +56,27 @@ def visible(sessions: Iterable[Backend], user: str, admin: bool) -> list[dict[st
     """``scratchpad.activity``'s rows: the sessions ``user`` may see, by pid."""
     return sorted((s.activity_row() for s in list(sessions) if admin or s.user == user),
                   key=lambda row: row["pid"])
+
+
+def activity_row(pid: int, user: str, state: TxState, running: Statement | None, query: str,
+                 query_start: float | None, backend_start: float) -> dict[str, Any]:
+    """A session as a row of ``scratchpad.activity`` (``pg_stat_activity``'s)."""
+    now = time.time()
+    shown = ("active" if running is not None else
+             "idle in transaction" if state is TxState.OPEN else
+             "idle in transaction (aborted)" if state is TxState.FAILED else
+             "idle")
+    calls = [{"resource": r, "verb": v, "seconds": round(now - t, 3)}
+             for r, v, t in (running.in_flight.values() if running else ())
+             if r not in SYSTEM_VIEWS]  # the tools', not the views' own
+    return {"pid": pid, "usename": user, "state": shown, "query": query or None,
+            "query_start": _stamp(query_start), "backend_start": _stamp(backend_start),
+            "calls": calls if running is not None else None}
+
+
+def _stamp(seconds: float | None) -> Any:
+    """A time as the view's timestamptz columns take it."""
+    return None if seconds is None else dt.datetime.fromtimestamp(seconds, dt.UTC)
 
 
 def _column(call: Any, target: Any) -> str:

@@ -21,7 +21,6 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import itertools
 import secrets
 import time
@@ -33,7 +32,6 @@ from pglast import ast, enums
 from glove_scratchpad import errors, metrics, traces
 from glove_scratchpad.catalog import (
     CURRENT_VIEW_SOURCE,
-    SYSTEM_VIEWS,
     Step,
     encode_param,
     resource_row,
@@ -249,20 +247,8 @@ class Session:
         return backends.visible(self.services.sessions, self.user, self.policy.admin)
 
     def activity_row(self) -> dict[str, Any]:
-        """This session as a row of ``scratchpad.activity`` (``pg_stat_activity``'s)."""
-        running = self.current
-        now = time.time()
-        state = ("active" if running is not None else
-                 "idle in transaction" if self.tx.state is TxState.OPEN else
-                 "idle in transaction (aborted)" if self.tx.state is TxState.FAILED else
-                 "idle")
-        calls = [{"resource": r, "verb": v, "seconds": round(now - t, 3)}
-                 for r, v, t in (running.in_flight.values() if running else ())
-                 if r not in SYSTEM_VIEWS]  # the tools', not the views' own
-        return {"pid": self.pid, "usename": self.user, "state": state,
-                "query": self.query or None, "query_start": _stamp(self.query_start),
-                "backend_start": _stamp(self.backend_start),
-                "calls": calls if running is not None else None}
+        return backends.activity_row(self.pid, self.user, self.tx.state, self.current,
+                                     self.query, self.query_start, self.backend_start)
 
     def close(self) -> None:
         """The client is gone: the session leaves scratchpad.activity."""
@@ -594,7 +580,3 @@ class Session:
             f"transaction statement {kind.name} passed the gate but has no branch that runs it",
             hint="Report this to the server's operator.")
 
-
-def _stamp(seconds: float | None) -> Any:
-    """A time as the views' timestamptz columns take it."""
-    return None if seconds is None else dt.datetime.fromtimestamp(seconds, dt.UTC)
