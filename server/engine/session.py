@@ -2,7 +2,8 @@
 
 parse (cached) -> gate -> check on the sidecar -> plan -> resolve -> run on the
 sidecar -> reply; a read compiled for the fast path (``fast.py``), its calls all
-cached, goes from the gate straight to the run. The wire, the Python API and the
+cached, goes from the gate straight to the run, and one with a call to make goes
+from the gate to the check (``fast_read``). The wire, the Python API and the
 agent tool all call ``execute``/``run``/``describe``/``explain``/``preview``; none
 reaches further in.
 
@@ -41,7 +42,7 @@ from glove_scratchpad.wire import FieldDescription, Param
 
 from ..sql import gate
 from ..sql.allowlist import backend_call, system_call
-from ..sql.analysis import deparse
+from ..sql.analysis import Plan, deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, command_kind, is_script, parse
 from ..sql.statement_kinds import statement_name
@@ -54,7 +55,7 @@ from .kept import system_call_name, system_call_text
 from .messages import quoted_value
 from .overlay import Overlay
 from .policy import Policy
-from .prepared import Prepared
+from .prepared import Compiled, Prepared
 from .result import Result, StagedWrite
 from .services import Services
 from .session_settings import SessionSettings, changes
@@ -92,8 +93,8 @@ class Session:
         self.id = secrets.randbits(_SESSION_ID_BITS) or 1
         # SET and SET LOCAL's values; the transaction marks them at its boundaries.
         self.session_settings = SessionSettings()
-        # The last fast read found not cached (``fast_read``): its text and parameters, and
-        # the calls worked out for them.
+        # The last read the callbacks found not cached (``answer_read``): its text and
+        # parameters, and the calls worked out for them, for the task's run of it.
         self._declined: tuple[str, list[Param]] | None = None
         self._worked_out: WorkedOut | None = None
         self.tx = Transaction(self.session_settings)
@@ -316,35 +317,36 @@ class Session:
 
     def fast_read(self, stmt: ParsedStatement, params: list[Param], formats: tuple[int, ...]
                   ) -> Coroutine[Any, Any, Result] | None:
-        """The run of a compiled read whose calls are all cached (``fast.py``), outside
-        a transaction block, ready to await; None when it must take ``run``, and then
-        nothing was counted. What ``run`` would do for it, this does: the gate's verdict
-        (remembered), the call budget and the calls' touch (``fast.reads``), the
-        statement timeout, the row limit, ``scratchpad.activity``, the metrics and the
-        slow-statement log. A statement traced, or logged at its end, takes ``run``."""
-        st = self._fast_statement(stmt, params, formats)
-        if st is None:
+        """The run of a compiled read (``fast.py``) outside a transaction block, ready to
+        await: from its calls' caches when they hold it, else the full path's read of its
+        plan (``_planned``), without ``run``'s routing; None when it must take ``run``,
+        and then nothing was counted. What ``run`` would do for it, this does: the gate's
+        verdict (remembered), the call budget and the calls' touch, the statement timeout,
+        the row limit, ``scratchpad.activity``, the metrics and the slow-statement log. A
+        statement traced, or logged at its end, takes ``run``."""
+        chosen = self._fast_statement(stmt, params, formats)
+        if chosen is None:
             return None
+        st, compiled = chosen
         try:
             work = self._fast(st, params)
         except errors.SqlError:
             return None  # over the call budget: ``run`` refuses it where Postgres would
-        if work is None:  # its run, next, need not look again, nor work its calls out
-            self._declined, self._worked_out = (stmt.sql, params), st.worked_out
-            return None
-        return self._fast_read(stmt, st, work)
+        return self._fast_read(stmt, st, work or self._planned(st, stmt, compiled.plan, params))
 
     def answer_read(self, stmt: ParsedStatement, params: list[Param], formats: tuple[int, ...],
                     done: Done) -> Callable[[errors.SqlError | None], None] | None:
-        """``fast_read``'s run in the transports' callbacks (``answering.py``), started now
-        on an idle sidecar connection; what it returns stops it (a cancel; None: the client
-        is gone). None, with nothing counted: ``fast_read`` (no idle connection), or ``run``."""
-        st = self._fast_statement(stmt, params, formats)
-        compiled = st.prepared.compiled if st is not None and st.prepared is not None else None
+        """``fast_read``'s run from the calls' caches in the transports' callbacks
+        (``answering.py``), started now on an idle sidecar connection; what it returns stops
+        it (a cancel; None: the client is gone). None, with nothing counted: ``fast_read``
+        (a call to make, which it hands over, or no idle connection), or ``run``."""
+        chosen = (None if self._declined == (stmt.sql, params)
+                  else self._fast_statement(stmt, params, formats))
         pool = self.view.pool
-        conn = pool.take_now() if compiled is not None else None
-        if st is None or compiled is None or conn is None:
+        conn = pool.take_now() if chosen is not None else None
+        if chosen is None or conn is None:
             return None
+        st, compiled = chosen
         worked: WorkedOut = {}
         try:
             found = fast.reads(st, compiled, params, worked)
@@ -371,19 +373,18 @@ class Session:
         return answer.stop
 
     def _fast_statement(self, stmt: ParsedStatement, params: list[Param],
-                        formats: tuple[int, ...]) -> Statement | None:
-        """The statement of a fast read, or None when it must take ``run``: a transaction
-        block, traces or end-logging on, a text not gated or not compiled, or the same
-        run just found a call not cached (``_declined``)."""
-        if (self.tx.state is not TxState.IDLE or traces.enabled() or logs_ends()
-                or self._declined == (stmt.sql, params)):
+                        formats: tuple[int, ...]) -> tuple[Statement, Compiled] | None:
+        """The statement of a fast read and its compiled plan, or None when it must take
+        ``run``: a transaction block, traces or end-logging on, a text not gated or not
+        compiled."""
+        if self.tx.state is not TxState.IDLE or traces.enabled() or logs_ends():
             return None
         prepared = self.view.prepared(stmt.sql)
         if not prepared.gated or prepared.compiled is None:
             return None
         st = self.statement(Request(), formats)
         st.sql, st.prepared = stmt.sql, prepared
-        return st
+        return st, prepared.compiled
 
     async def _fast_read(self, stmt: ParsedStatement, st: Statement,
                          work: Coroutine[Any, Any, Result]) -> Result:
@@ -506,17 +507,7 @@ class Session:
             if chain is not None:  # writes in its WITH: each a statement of its own
                 await self._check(st, stmt, params)
                 return await chains.run_parts(st, chain)
-            plan = st.plan(stmt)
-            if plan.references or services.fns:  # else no tool runs: nothing to guard
-                await self._check(st, stmt, params)
-            ctx = StatementContext(st.request, stmt.sql, formats=st.formats)
-            try:
-                if isinstance(node, ast.SelectStmt):
-                    return await resolve.read(st, plan, params, ctx, st.formats)
-                return await writes.write(st, plan, params, ctx)
-            finally:
-                if ctx.spilled:
-                    services.kept.discard(ctx.spilled)
+            return await self._planned(st, stmt, st.plan(stmt), params)
         if isinstance(node, ast.ExplainStmt):
             return await explain_statement(st, stmt.sql, node.query, params, node)
         if isinstance(node, ast.VariableSetStmt | ast.VariableShowStmt):
@@ -527,6 +518,21 @@ class Session:
         raise errors.InternalError(
             f"{statement_name(node)} passed the gate but has no branch that runs it",
             hint="Report this to the server's operator.")
+
+    async def _planned(self, st: Statement, stmt: ParsedStatement, plan: Plan,
+                       params: list[Param]) -> Result:
+        """A SELECT, INSERT, UPDATE or DELETE of its plan: checked by the sidecar, then
+        its references called and the statement run over their rows."""
+        if plan.references or self.services.fns:  # else no tool runs: nothing to guard
+            await self._check(st, stmt, params)
+        ctx = StatementContext(st.request, stmt.sql, formats=st.formats)
+        try:
+            if isinstance(stmt.node, ast.SelectStmt):
+                return await resolve.read(st, plan, params, ctx, st.formats)
+            return await writes.write(st, plan, params, ctx)
+        finally:
+            if ctx.spilled:
+                self.services.kept.discard(ctx.spilled)
 
     async def _refresh(self, name: str) -> Result:
         """``SELECT scratchpad.refresh('resource')``: a resource this session sees."""
@@ -579,4 +585,3 @@ class Session:
         raise errors.InternalError(
             f"transaction statement {kind.name} passed the gate but has no branch that runs it",
             hint="Report this to the server's operator.")
-

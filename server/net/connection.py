@@ -28,8 +28,9 @@ Rules:
   outside a transaction block, is a portal run. When the session can answer it from
   its calls' caches, it is answered in one pass: in the transports' callbacks, the
   task left parked (``answer``: ``Session.answer_read``), or, with no idle sidecar
-  connection, by the task (``portal_run``: ``Session.fast_read``). Otherwise its
-  messages are read one by one. The client cannot tell these apart but by their time.
+  connection, by the task (``portal_run``: ``Session.fast_read``). A compiled read
+  with a call to make is answered in one pass by the task. Any other has its
+  messages read one by one. The client cannot tell these apart but by their time.
 - A protocol violation by the client ends its connection with 08P01. Our own
   bug answers XX000 with a generic message, and the traceback goes to the log.
   Neither disturbs any other connection.
@@ -350,11 +351,10 @@ class ClientHandler(CodecProtocol):
         return await self._cancellable(self.session.run(stmt, params, request, formats))
 
     async def portal_run(self, run: PortalRun, pending: p.Pending) -> bool:
-        """Bind, [Describe], Execute and Sync that arrived together. A prepared read the
-        session can answer from its calls' caches, outside a transaction block
-        (``Session.fast_read``), is answered in one pass (True); any other runs the
-        decoded messages one by one, as if read so (False). The client gets the same
-        messages either way."""
+        """Bind, [Describe], Execute and Sync that arrived together. A compiled read
+        outside a transaction block (``Session.fast_read``) is answered in one pass
+        (True); any other runs the decoded messages one by one, as if read so (False).
+        The client gets the same messages either way."""
         self.conn.take(run)
         assert self.session is not None
         try:

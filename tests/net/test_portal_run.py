@@ -3,7 +3,9 @@ Bind, [Describe], Execute and Sync together (as asyncpg and libpq send each exec
 is answered in one pass, and the client gets what the messages one by one would give
 it: the rows and their description, the sidecar's error (and the connection goes on),
 the statement timeout, a client's cancel and ``pg_cancel_backend``, and its row in
-``scratchpad.activity`` while it runs. Inside a transaction block it is not taken."""
+``scratchpad.activity`` while it runs. A compiled read with a call to make is answered
+in one pass by the connection's task, to the same answers, NOTICEs and errors. Inside a
+transaction block it is not taken."""
 
 from __future__ import annotations
 
@@ -15,11 +17,14 @@ import asyncpg
 import psycopg
 import pytest
 
+from glove_scratchpad.resources import Bindings, define_resource
 from glove_scratchpad.server import Database
 from glove_scratchpad.server.engine.guard import Limits
 from glove_scratchpad.server.net.connection import ClientHandler
 
-from ..engine.fix_kept import counting, serve
+from ..engine.fix_kept import BIG, counting, database_name, serve
+from ..fix_server import dsn as dsn_of
+from ..fix_server import serving
 
 LOOKUP = "SELECT id, label FROM big WHERE id = $1"
 
@@ -83,6 +88,80 @@ async def test_a_prepared_lookup_is_one_portal_run_with_the_answers_of_the_full_
             assert await cur.fetchall() == [(i, f"label {i}")]
             assert [d.name for d in cur.description or ()] == ["id", "label"]
     assert portal_runs[0] > 5
+
+
+async def test_a_compiled_read_with_a_call_to_make_is_one_portal_run_of_the_task(
+        sidecar: Any, monkeypatch: pytest.MonkeyPatch, portal_runs: list[int]) -> None:
+    # A new id each time: the callbacks find its call not cached, and the task makes the
+    # call and answers the run in one pass, as the messages one by one would.
+    counts = counting(monkeypatch)
+    async with serve(sidecar, counts) as (_, dsn):
+        conn = await asyncpg.connect(dsn)
+        try:
+            lookup = await conn.prepare("SELECT label FROM item WHERE id = $1")
+            assert await lookup.fetch(3) == [("label 3",)]  # the full path: compiled after
+            assert portal_runs == [0, 0]
+            for i in (4, 5, 6):
+                assert await lookup.fetch(i) == [(f"label {i}",)]
+            assert portal_runs == [3, 0]  # each by the task
+            assert await lookup.fetch(5) == [("label 5",)]  # kept in memory: in callbacks
+            assert portal_runs == [4, 1]
+            notices: list[str] = []
+            conn.add_log_listener(lambda _c, msg: notices.append(msg.message))
+            for _ in range(2):  # no rows: its NOTICE, each time
+                assert await lookup.fetch(BIG + 1) == []
+            await asyncio.sleep(0.05)
+            assert notices == [f'resource "item" returned no rows for id = {BIG + 1}'] * 2
+            assert portal_runs == [6, 1]
+            # The sidecar's error after the call, and the connection goes on.
+            quotient = await conn.prepare(
+                "SELECT label, 10 / $2::int AS q FROM item WHERE id = $1")
+            assert await quotient.fetch(10, 5) == [("label 10", 2)]  # compiled after
+            with pytest.raises(asyncpg.DivisionByZeroError):
+                await quotient.fetch(11, 0)
+            assert await quotient.fetch(12, 2) == [("label 12", 5)]
+            assert portal_runs == [8, 1]
+        finally:
+            await conn.close()
+        # libpq: Bind, Describe, Execute, Sync, with the portal's description.
+        sql = "SELECT label FROM item WHERE id = %s"
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as pc:
+            for i in (7, 8, 9):
+                cur = await pc.execute(sql, (i,), prepare=True)
+                assert await cur.fetchall() == [(f"label {i}",)]
+                assert [d.name for d in cur.description or ()] == ["label"]
+    assert portal_runs == [10, 1]  # psycopg's first execution sends its Parse with it
+    assert counts.calls == {"item": 11}  # 3 to 12 and the missing id: each once
+
+
+async def test_a_call_made_in_a_portal_run_of_the_task_times_out_and_is_canceled(
+        sidecar: Any, portal_runs: list[int]) -> None:
+    async def nap(b: Bindings) -> list[dict[str, Any]]:
+        await asyncio.sleep(b.one("ms") / 1000)
+        return [{"ms": b.one("ms"), "label": f"slept {b.one('ms')}"}]
+
+    db = await Database.create(
+        [define_resource("nap", columns=[("ms", "bigint"), ("label", "text")], keys=["ms"],
+                         volatility="immutable", select=nap)],
+        sidecar=sidecar, database=database_name())
+    try:
+        async with serving(db) as server:
+            conn = await asyncpg.connect(dsn_of(server))
+            try:
+                lookup = await conn.prepare("SELECT label FROM nap WHERE ms = $1")
+                assert await lookup.fetch(1) == [("slept 1",)]  # the full path: compiled
+                await conn.execute("SET statement_timeout = '200ms'")
+                with pytest.raises(asyncpg.QueryCanceledError, match="statement timeout"):
+                    await lookup.fetch(5000)
+                await conn.execute("RESET statement_timeout")
+                with pytest.raises(TimeoutError):  # asyncpg sends a CancelRequest
+                    await lookup.fetch(6000, timeout=0.3)
+                assert await lookup.fetch(2) == [("slept 2",)]  # the connection goes on
+                assert portal_runs == [3, 0]
+            finally:
+                await conn.close()
+    finally:
+        await db.close()
 
 
 async def test_a_result_over_max_result_bytes_is_refused_in_callbacks_too(
