@@ -130,6 +130,7 @@ class Resource:
     # make); given the call's Bindings, or None when its values are not known yet.
     explain: Callable[[str, Bindings | None], list[str]] | None = None
     _by_name: dict[str, Column] = field(init=False, repr=False)
+    _names: tuple[str, ...] = field(init=False, repr=False)
     _rows_adapter: TypeAdapter[Any] = field(init=False, repr=False)
     _with_ctx: frozenset[str] = field(init=False, repr=False)
     _on_loop: frozenset[str] = field(init=False, repr=False)
@@ -137,6 +138,7 @@ class Resource:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {c.name: c for c in self.columns})
+        object.__setattr__(self, "_names", tuple(c.name for c in self.columns))
         row_type = self.schema or dict[str, Any]
         object.__setattr__(self, "_rows_adapter", TypeAdapter(list[row_type]))  # type: ignore[valid-type]
         fns = {v: getattr(self, v) for v in VERBS if getattr(self, v) is not None}
@@ -153,7 +155,7 @@ class Resource:
 
     @property
     def column_names(self) -> tuple[str, ...]:
-        return tuple(c.name for c in self.columns)
+        return self._names
 
     def column(self, name: str) -> Column | None:
         return self._by_name.get(name)

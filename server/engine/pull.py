@@ -35,12 +35,12 @@ async def _here(work: Any) -> Any:
 async def pull(out: Any, cap: int, read: Reader = _here) -> list[Any]:
     """At most ``cap`` rows of a resolver's answer; ``next`` is called at most ``cap`` times.
     ``read`` runs the pulling: the guard's, so that it is bounded like the call itself."""
+    if isinstance(out, list | tuple):  # the most frequent: tested first
+        return list(out[:cap]) if len(out) > cap else list(out)
     if out is None:
         return []
     if isinstance(out, BaseModel | Mapping):
         return [out]
-    if isinstance(out, list | tuple):
-        return list(out[:cap]) if len(out) > cap else list(out)
     if hasattr(out, "__aiter__"):
         return await read(_pull_async(out, cap))
     if not hasattr(out, "__iter__"):
