@@ -378,12 +378,14 @@ class ClientHandler(CodecProtocol):
         except Exception as exc:
             outcome = exc
         self._send_run(run, outcome)
-        await self.sync()
+        await self.flush()
         return True
 
     def _send_run(self, run: PortalRun, outcome: Result | StepResult | Exception) -> None:
-        """A fast read's messages but ReadyForQuery: as Bind, [Describe] and Execute
-        would answer, read one by one (a ``StepResult``: the sidecar's reply, relayed)."""
+        """A fast read's messages: as Bind, [Describe], Execute and Sync would answer,
+        read one by one (a ``StepResult``: the sidecar's reply, relayed). Like a relayed
+        row, ReadyForQuery goes encoded: a message the normal phase always allows."""
+        self.portals.clear()  # outside a transaction block, as at Sync
         self.out.append(p.run_head(self.prepared[run.bind.statement], run))
         if isinstance(outcome, StepResult):
             self.send_rows(outcome.rows)
@@ -394,6 +396,7 @@ class ClientHandler(CodecProtocol):
             self.send_notices(outcome.notices)
             self.send_rows(outcome.data_rows)
             self.out.append(p.tag_bytes(outcome.command_tag))
+        self.out.append(p.READY_BYTES[self.tx_status()])
 
     def _fast_args(self, run: PortalRun) -> tuple[ParsedStatement, list[Param],
                                                   tuple[int, ...]] | None:
@@ -428,9 +431,7 @@ class ClientHandler(CodecProtocol):
         self.answering = self.answered = None
         assert run is not None
         try:
-            self.portals.clear()  # outside a transaction block, as at Sync
             self._send_run(run, outcome)
-            self.out.append(p.READY_BYTES[self.tx_status()])
             if not self.closed:
                 self.write(b"".join(self.out))
         except Exception:
