@@ -435,16 +435,17 @@ class Session:
                 metrics.transaction(1 if now_open else -1)
 
     def _fast(self, st: Statement, params: list[Param]) -> Coroutine[Any, Any, Result] | None:
-        """The run of a compiled read whose calls are all cached (``fast.py``), or None."""
+        """The run of a compiled read whose calls are all cached (``fast.py``), or None;
+        then ``st.worked_out`` holds the calls worked out for it, for the full path."""
         compiled = st.prepared.compiled if st.prepared is not None else None
         declined, self._declined = self._declined, None
         worked, self._worked_out = self._worked_out, None
         if compiled is None or declined == (st.sql, params):
-            st.worked_out = worked  # ``fast_read`` just found a call not cached: its calls
+            st.worked_out = worked  # the callbacks just found a call not cached: their calls
             return None
         found = fast.reads(st, compiled, params, worked := {})
         if found is None:
-            st.worked_out = worked  # this run's (``fast_read`` keeps them for the next)
+            st.worked_out = worked
             return None
         ctx, rows = found
         return sidecar.run(st, compiled.plan, rows, params, ctx, formats=st.formats)

@@ -206,18 +206,23 @@ async def test_a_new_id_is_worked_out_once_and_called_with_its_own_value(
     monkeypatch.setattr(bindings, "calls_of", counted)
     monkeypatch.setattr(resolve, "calls_of", counted)
     _, dsn = served
-    conn = await asyncpg.connect(dsn)  # Bind, Execute, Sync: taken as a portal run
+    conn = await asyncpg.connect(dsn)
     try:
         lookup = await conn.prepare("SELECT label FROM item WHERE id = $1")
         assert await lookup.fetchval(3) == "label 3"  # the full path: compiled after
         worked.clear()
-        for i in (4, 5, 4):
+        for i in (4, 5, 4):  # Execute of one row: its messages read one by one
             assert await lookup.fetchval(i) == f"label {i}"
+        assert counts.calls == {"item": 3} and full_runs == [3]  # 4 and 5 called, 4 kept
+        # Each run's calls worked out once, with its own id (the last from the cache).
+        assert worked == [[{"id": 4}], [{"id": 5}], [{"id": 4}]]
+        worked.clear()
+        for i in (6, 7, 6):  # a portal run: the callbacks decline it, the task runs it
+            assert await lookup.fetch(i) == [(f"label {i}",)]
     finally:
         await conn.close()
-    assert counts.calls == {"item": 3} and full_runs == [3]  # 4 and 5 called, 4 kept
-    # Each run's calls worked out once, with its own id (the last from the cache).
-    assert worked == [[{"id": 4}], [{"id": 5}], [{"id": 4}]]
+    assert counts.calls == {"item": 5} and full_runs == [5]
+    assert worked == [[{"id": 6}], [{"id": 7}], [{"id": 6}]]
 
 
 async def test_binary_parameters_of_the_columns_type_take_it_and_others_do_not(
