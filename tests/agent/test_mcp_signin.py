@@ -28,6 +28,8 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from glove_scratchpad.resources.openapi import OpenApiBridge
 from glove_scratchpad.server import Database
+from glove_scratchpad.server.config import load_config
+from glove_scratchpad.server.mcp_http import check_listen
 from glove_scratchpad.server.mcp_server import CATALOG_URI, http_app
 from glove_scratchpad.server.net.auth import User, make_verifier
 
@@ -280,3 +282,43 @@ async def test_mcp_http_signs_in_the_configs_users(tmp_path):
     assert tokens_sent(api) == ["Bearer ann-token", "Bearer bob-token"]
     assert token not in err.decode() and BOB_PASSWORD not in err.decode()
     assert "Traceback" not in err.decode()
+
+
+# -- the settings ------------------------------------------------------------------------------
+
+
+def test_a_container_gives_its_user_a_token_and_its_hosts_by_the_environment():
+    config = load_config(None, environ={
+        "GLOVE_SCRATCHPAD_USER": "agent", "GLOVE_SCRATCHPAD_PASSWORD": "s3cret",
+        "GLOVE_SCRATCHPAD_MCP_TOKEN": ANN_TOKEN,
+        "GLOVE_SCRATCHPAD_MCP_ALLOWED_HOSTS": "mcp.example.com, 10.0.0.7:55433",
+        "GLOVE_SCRATCHPAD_MCP_ALLOWED_ORIGINS": "https://app.example.com"})
+    token = config.users["agent"].mcp_token
+    assert token is not None and token.get_secret_value() == ANN_TOKEN
+    assert ANN_TOKEN not in repr(config)  # never shown
+    assert config.mcp_allowed_hosts == ["mcp.example.com", "10.0.0.7:55433"]
+    assert config.mcp_allowed_origins == ["https://app.example.com"]
+    with pytest.raises(ValueError, match="GLOVE_SCRATCHPAD_USER"):
+        load_config(None, environ={"GLOVE_SCRATCHPAD_MCP_TOKEN": ANN_TOKEN})
+
+
+@pytest.mark.parametrize(("token", "said"), [
+    ("sk-short-123", "mcp_token is shorter than 16 characters"),
+    ("${GLOVE_TEST_NOT_SET}", "the environment variable GLOVE_TEST_NOT_SET is not set"),
+])
+async def test_a_bad_token_stops_the_command_without_showing_it(tmp_path, token, said):
+    config = tmp_path / "glove.toml"
+    config.write_text(f'[users.ann]\npassword = "{make_verifier("ann-pw")}"\n'
+                      f'mcp_token = "{token}"\n')
+    proc = await asyncio.create_subprocess_exec(
+        *CLI, "--config", str(config), "--http", "--host", "0.0.0.0",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 2
+    assert said in err.decode() and "sk-short-123" not in err.decode()
+    assert out == b""
+
+
+def test_two_users_may_not_share_a_token():
+    with pytest.raises(ValueError, match="same mcp_token"):
+        check_listen("0.0.0.0", {"ann": users()["ann"], "eve": users()["ann"]})
