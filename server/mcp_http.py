@@ -119,8 +119,8 @@ def describe(host: str, users: Mapping[str, User], security: TransportSecuritySe
     """Who may call, in one line for the log: what the door enforces."""
     if users:
         tokens = sum(1 for u in users.values() if u.mcp_token)
-        who = (f"users: {len(users)} configured; each signs in with a bearer token ({tokens} "
-               "have one) or HTTP basic")
+        who = (f"users: {len(users)} configured ({tokens} with an mcp_token); each signs in "
+               "with its bearer token or HTTP basic")
     else:
         who = "no users configured: loopback clients only, without signing in"
     hosts = ", ".join(h for h in security.allowed_hosts if not h.endswith(":*"))
