@@ -40,6 +40,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from glove_scratchpad import errors, metrics, traces
+from glove_scratchpad.redaction import redact_error, redact_secrets
 from glove_scratchpad.catalog import Audit
 from glove_scratchpad.resources import CallContext, TransientError
 
@@ -194,7 +195,8 @@ class Guard:
         if attempts == 1:
             return exc  # the caller words a resolver's own error
         return errors.ExternalRoutineError(
-            f'resource "{resource}" failed in {verb}{tries}: {type(exc).__name__}: {exc}'[:1000],
+            redact_secrets(f'resource "{resource}" failed in {verb}{tries}: '
+                           f"{type(exc).__name__}: {exc}")[:1000],
             hint="The tool kept failing with an error it calls transient (a rate limit, an "
             "outage): wait, then try again.",
             table_name=resource)
@@ -240,9 +242,13 @@ class Guard:
             status, error = "canceled", "canceled"
             raise
         except Exception as exc:
-            status, error = "error", f"{type(exc).__name__}: {exc}"[:1000]
+            # Where a tool's text enters: no configured secret goes further.
+            clean = redact_error(exc)
+            status, error = "error", redact_secrets(f"{type(exc).__name__}: {clean}")[:1000]
             _failed(resource, verb, status, type(exc).__name__)
-            raise
+            if clean is exc:
+                raise
+            raise clean from None
         finally:
             user, session, statement, arguments = who
             seconds = time.monotonic() - started
@@ -286,6 +292,11 @@ class Guard:
             return await self._in_thread(resource, work, (), {})
         except ResolverTimeout as exc:
             raise self._final(resource, verb, exc, 1) from None
+        except errors.SqlError as exc:  # a tool's text, read lazily: as ``call`` redacts it
+            clean = redact_error(exc)
+            if clean is exc:
+                raise
+            raise clean from None
 
     async def _bounded(self, work: Any) -> Any:
         timer = asyncio.timeout(self.limits.resolver_timeout)
