@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pglast import parser
 
 from glove_scratchpad import errors
-from glove_scratchpad.redaction import redact_secrets
 from glove_scratchpad.catalog import EVALUATING, Step, quote_ident
+from glove_scratchpad.redaction import redact_secrets
 from glove_scratchpad.resources import Fn, FnCatalog
 from glove_scratchpad.wire import Param
 

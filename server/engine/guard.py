@@ -40,8 +40,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from glove_scratchpad import errors, metrics, traces
-from glove_scratchpad.redaction import redact_error, redact_secrets
 from glove_scratchpad.catalog import Audit
+from glove_scratchpad.redaction import redact_error, redact_secrets
 from glove_scratchpad.resources import CallContext, TransientError
 
 __all__ = ["Guard", "Limits", "TokenBucket"]
