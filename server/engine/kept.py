@@ -392,17 +392,19 @@ class KeptCalls:
         return out
 
     def explain_lines(self, refs: list[Reference], database: str, visible: frozenset[str],
-                      system: str) -> list[str]:
+                      system: str, user: str = "") -> list[str]:
         """EXPLAIN's line per lasting resource the references read, as the view of
-        ``database`` (its ``visible`` resources) keeps their calls."""
+        ``database`` (its ``visible`` resources) keeps their calls for ``user``: another
+        role's own calls are not shown."""
         lines = []
         limits = self.limits
         for resource in {r.resource.name: r.resource for r in refs}.values():
             if not lasting(resource) or resource.name not in visible:
                 continue
+            credential = resource.credential_of(user)
             kept = [k for key, k in self.entries.items()
-                    if key[0] == database and key[1] == resource.name
-                    and k.fresh()]
+                    if key[0] == database and key[1] == resource.name and k.fresh()
+                    and k.credential in (None, credential)]
             how = (f"for {resource.ttl:g} s" if resource.ttl is not None
                    else "until a write through it")
             line = (f"Cache: calls of {resource.name} with {limits.cache_min_rows} to "

@@ -9,6 +9,7 @@ error, the audit, the journal or a log line.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 from collections.abc import AsyncIterator
@@ -120,6 +121,8 @@ async def test_a_kept_call_is_each_roles_own(sidecar, monkeypatch):
         assert await s.rows("alice", cache) == [("alice", 500), (None, 500)]
         assert await s.rows("bob", cache) == [("bob", 500), (None, 500)]
         assert await s.rows("root", cache) == [("alice", 500), ("bob", 500), (None, 500)]
+        plan = "\n".join(r for (r,) in await s.rows("bob", "EXPLAIN SELECT * FROM c_many_kept"))
+        assert "2 kept now" in plan  # bob's and the shared one, not alice's
 
 async def _error(s: Served, user: str, sql: str) -> str:
     """The whole text of the error ``sql`` gives ``user``: message, DETAIL, HINT."""
@@ -150,4 +153,54 @@ async def test_no_secret_comes_back_from_an_echoing_api(sidecar, monkeypatch, ca
     everything = "\n".join([*texts.values(), *(r for (r,) in audit),
                             *(r for (r,) in journal), *lines])
     leaked = [secret for secret in SECRETS if secret in everything]
+    assert leaked == []
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+async def test_no_secret_reaches_a_servers_log_or_traces(tmp_path: Path, log_format: str
+                                                         ) -> None:
+    """The same attack on ``serve``: its log (``-v``, in either format) and the spans it
+    exports hold neither a token nor base_url's password."""
+    from ..fix_cli import cli_server
+    from ..fix_otlp import otlp_receiver
+
+    port = free_port()
+    app, _ = make_app()
+    async with http_served(app) as url:
+        config = tmp_path / "glove.toml"
+        config.write_text(
+            f'[server]\nsidecar_dir = "{tmp_path / "pg"}"\nport = {port}\n\n'
+            f'[[openapi.apis]]\nnamespace = "c"\nspec = "{url}/openapi.json"\nretries = 0\n'
+            'headers = { Authorization = "Bearer ${ECHO_SHARED_TOKEN}" }\n'
+            f'[openapi.apis.roles.alice]\nheaders = {{ Authorization = "Bearer {ALICE}" }}\n\n'
+            f'[[openapi.apis]]\nnamespace = "down"\nspec = "{url}/openapi.json"\n'
+            f'include = ["mine"]\nretries = 0\n'
+            f'base_url = "http://scott:{PASSWORD}@127.0.0.1:{free_port()}"\n')
+        with otlp_receiver() as (endpoint, spans):
+            async with cli_server("--config", str(config), "--writes", "-v", "--log-format",
+                                  log_format, "--otlp-endpoint", endpoint,
+                                  env={"OTEL_BSP_SCHEDULE_DELAY": "100",
+                                       "ECHO_SHARED_TOKEN": SHARED}) as running:
+                dsn = f"postgresql://alice@127.0.0.1:{port}/scratchpad"
+                texts = []
+                async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as c:
+                    for sql in ("SELECT * FROM c_echo WHERE code = 401",
+                                "SELECT * FROM c_echo WHERE code = 500",
+                                "INSERT INTO c_notes (text) VALUES ('hi')",
+                                "SELECT * FROM down_mine"):
+                        with pytest.raises(psycopg.Error) as caught:
+                            await c.execute(sql)
+                        texts.append(str(caught.value))
+                    for view in ("calls", "journal"):
+                        cur = await c.execute(f"SELECT v::text FROM scratchpad.{view} v")
+                        texts += [r for (r,) in await cur.fetchall()]
+                async with asyncio.timeout(20):
+                    while not any(s.name == "http POST" for s in spans):
+                        await asyncio.sleep(0.1)
+                log = "".join(running.log)
+    assert "authorization: ***" in "\n".join(texts)  # the echo came, redacted
+    assert "tool call failed: c_notes insert" in log
+    assert any(s.name == "c_echo select" for s in spans)
+    exported = b"".join(s.SerializeToString() for s in spans)
+    leaked = [s for s in SECRETS if s in "\n".join([*texts, log]) or s.encode() in exported]
     assert leaked == []
