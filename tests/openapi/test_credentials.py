@@ -204,3 +204,20 @@ async def test_no_secret_reaches_a_servers_log_or_traces(tmp_path: Path, log_for
     exported = b"".join(s.SerializeToString() for s in spans)
     leaked = [s for s in SECRETS if s in "\n".join([*texts, log]) or s.encode() in exported]
     assert leaked == []
+
+
+async def test_a_document_that_cannot_be_fetched_is_an_error_without_its_password(
+        tmp_path: Path) -> None:
+    import sys
+
+    config = tmp_path / "glove.toml"
+    config.write_text(f'[[openapi.apis]]\nnamespace = "c"\n'
+                      f'spec = "http://scott:{PASSWORD}@127.0.0.1:{free_port()}/openapi.json"\n')
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "glove_scratchpad.server.cli", "serve", "--config",
+        str(config), "--port", "0", stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 2, err
+    assert "could not fetch http://scott:***@127.0.0.1:" in err.decode()
+    assert PASSWORD.encode() not in out + err
