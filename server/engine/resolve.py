@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import SYSTEM_VIEWS, Step, result_format
+from glove_scratchpad.redaction import redact_error
 from glove_scratchpad.resources import Bindings, CallContext, Resource
 from glove_scratchpad.wire import Param
 
@@ -415,7 +416,13 @@ async def _call_select(st: Statement, ref: Reference, call: CallArgs,
             f"{resource.name}), or add LIMIT."))
     snapshot = memory and not (into_table and st.services.kept.keeps(st.view.database,
                                                                       len(raw)))
-    return resource.validate_rows(raw, call.keys, snapshot=snapshot)
+    try:
+        return resource.validate_rows(raw, call.keys, snapshot=snapshot)
+    except errors.SqlError as exc:  # it quotes the tool's values: as the guard redacts them
+        clean = redact_error(exc)
+        if clean is exc:
+            raise
+        raise clean from None
 
 
 async def gather(coros: Iterable[Any]) -> list[Any]:

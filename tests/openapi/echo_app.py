@@ -5,6 +5,7 @@ and errors whose bodies echo the request's headers (as careless error pages do).
 - ``GET /many``: 500 such rows (a call large enough to be kept in a sidecar table).
 - ``GET /echo/{code}``: the status ``code``, with a body that quotes every header.
 - ``POST /notes``: a write refused with 400, its body quoting every header.
+- ``GET /odd``: a row whose number is the request's authorization header.
 
 ``Seen`` counts the requests each token made, by path.
 """
@@ -76,5 +77,10 @@ def make_app() -> tuple[FastAPI, Seen]:
     @app.post("/notes", operation_id="notes", status_code=201, response_model=NoteIn)
     def notes(body: NoteIn, request: Request) -> Any:
         return _echo(request, 400)
+
+    @app.get("/odd", operation_id="odd", response_model=list[Row])
+    def odd(request: Request) -> Any:
+        said = request.headers.get("authorization", "")
+        return JSONResponse([{"n": said, "owner": "x"}])
 
     return app, seen

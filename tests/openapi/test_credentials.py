@@ -143,6 +143,8 @@ async def test_no_secret_comes_back_from_an_echoing_api(sidecar, monkeypatch, ca
         texts["shared"] = await _error(s, "carol", "SELECT * FROM c_echo WHERE code = 400")
         texts["write"] = await _error(s, "bob", "INSERT INTO c_notes (text) VALUES ('hi')")
         assert "authorization: ***" in texts["write"]
+        texts["row"] = await _error(s, "alice", "SELECT * FROM c_odd")
+        assert "***" in texts["row"]  # the value quoted, redacted
         texts["down"] = await _error(s, "alice", "SELECT * FROM down_mine")
         assert "base_url (http://127.0.0.1:" in texts["down"]
         audit = await s.rows("root", "SELECT c::text FROM scratchpad.calls c")
