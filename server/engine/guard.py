@@ -16,6 +16,9 @@ Rules:
 - A read with ``retries`` is made again on ``TransientError`` or a timeout, after
   an exponential backoff with jitter (at least the ``retry_after`` asked for),
   while the statement's deadline allows. A write is never retried here.
+- A resolver's error is where a tool's text enters: every configured secret is
+  taken out of it (``glove_scratchpad.redaction``) before the audit records it or
+  it goes further, for the call and for the lazy read of its rows alike.
 - The number of calls a statement will make is checked against ``call_budget``
   before any is made, with the estimate in the error.
 - Results are cut at ``row_limit`` rows (with a NOTICE) and refused beyond
