@@ -11,9 +11,8 @@ Rules:
 - A secret is remembered when the configuration gives it (``remember_header``,
   ``remember_url``), never shown: a header's value after ``${VAR}`` substitution
   (and its credential alone, after a scheme such as ``Bearer``; a ``Basic`` one
-  decoded too), the user and password of a URL and the values of its query
-  parameters whose names say they hold a secret (the Basic header a URL's userinfo
-  becomes, encoded, too).
+  decoded too), the password of a URL (and the Basic header its userinfo becomes)
+  and the values of its query parameters whose names say they hold a secret.
 - Each is also remembered as a URL would carry it (percent-encoded), since an echo
   may quote a URL.
 - A value shorter than ``MIN_SECRET`` characters is not remembered: replacing it
