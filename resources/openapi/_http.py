@@ -19,7 +19,9 @@ Rules:
   query value whose name says it is a secret, appears in an error, a log or the
   audit. (httpx logs every request's whole URL at INFO, a next page's signature
   with it, and httpcore every header at DEBUG, credentials with them: their
-  loggers are kept at WARNING, whatever the server's own level.)
+  loggers are kept at WARNING, whatever the server's own level.) An API's own words
+  (its error body, its status line's reason) are redacted (``said``): an error page
+  that echoes the request's headers gives back ``***`` for every configured secret.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import email.utils
 import json
 import logging
 import random
+import re
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -37,11 +40,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import httpx
 
 from glove_scratchpad import errors
-from glove_scratchpad.redaction import SECRET_NAME, redact_secrets, remember_url
+from glove_scratchpad.redaction import redact_secrets, remember_url
 
 from ._config import ApiConfig
 
-__all__ = ["Api", "redact", "said"]
+__all__ = ["Api", "redact"]
 
 log = logging.getLogger(__name__)
 for _chatty in ("httpx", "httpcore"):
@@ -52,7 +55,8 @@ BACKOFF_BASE = 0.2  # seconds before the first retry with no Retry-After; double
 BACKOFF_CAP = 10.0
 MESSAGE_CHARS = 500  # of an API's error body, in an error's DETAIL
 _READ_CHARS = 4 * MESSAGE_CHARS  # read of it before secrets are redacted, then cut
-_SECRET = SECRET_NAME
+_SECRET = re.compile(r"token|key|secret|sig|password|passwd|auth|credential|session",
+                     re.IGNORECASE)
 
 
 def redact(url: str) -> str:
