@@ -19,7 +19,9 @@ Rules:
   query value whose name says it is a secret, appears in an error, a log or the
   audit. (httpx logs every request's whole URL at INFO, a next page's signature
   with it, and httpcore every header at DEBUG, credentials with them: their
-  loggers are kept at WARNING, whatever the server's own level.)
+  loggers are kept at WARNING, whatever the server's own level.) An API's own words
+  (its error body, its status line's reason) are redacted (``said``): an error page
+  that echoes the request's headers gives back ``***`` for every configured secret.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import httpx
 
 from glove_scratchpad import errors
+from glove_scratchpad.redaction import redact_secrets, remember_url
 
 from ._config import ApiConfig
 
@@ -51,6 +54,7 @@ RETRIED = frozenset({429, 502, 503, 504})
 BACKOFF_BASE = 0.2  # seconds before the first retry with no Retry-After; doubled each time
 BACKOFF_CAP = 10.0
 MESSAGE_CHARS = 500  # of an API's error body, in an error's DETAIL
+_READ_CHARS = 4 * MESSAGE_CHARS  # read of it before secrets are redacted, then cut
 _SECRET = re.compile(r"token|key|secret|sig|password|passwd|auth|credential|session",
                      re.IGNORECASE)
 
@@ -64,8 +68,8 @@ def redact(url: str) -> str:
         netloc += f":{parts.port}"
     query = [(k, "***" if _SECRET.search(k) else v)
              for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe=",*"),
-                       ""))
+    return redact_secrets(urlunsplit((parts.scheme, netloc, parts.path,
+                                      urlencode(query, safe=",*"), "")))
 
 
 class _Bucket:
@@ -91,8 +95,16 @@ class _Bucket:
                 await asyncio.sleep((1 - self.tokens) * self.interval)
 
 
+def said(response: httpx.Response) -> str:
+    """What an API said about an error, as it may be shown: every configured secret
+    redacted (an error page may echo the request's headers), then cut short. All of an
+    answer's text that reaches an error comes through here."""
+    return redact_secrets(_message(response))[:MESSAGE_CHARS]
+
+
 def _message(response: httpx.Response) -> str:
-    """What an API said about an error: its JSON message, else its text, cut short."""
+    """What an API said about an error: its JSON message, else its text, cut a little
+    longer than shown (a secret cut in two would not be recognised)."""
     try:
         body = response.json()
     except ValueError:
@@ -102,8 +114,8 @@ def _message(response: httpx.Response) -> str:
             value = body.get(key)
             if value:
                 text = value if isinstance(value, str) else json.dumps(value)
-                return text[:MESSAGE_CHARS]
-    return " ".join(response.text.split())[:MESSAGE_CHARS]
+                return text[:_READ_CHARS]
+    return " ".join(response.text.split())[:_READ_CHARS]
 
 
 def _retry_after(response: httpx.Response, attempt: int) -> float:
@@ -125,6 +137,9 @@ class Api:
     def __init__(self, config: ApiConfig, base_url: str) -> None:
         self.config = config
         self.base_url = base_url.rstrip("/")
+        self.shown_url = redact(self.base_url)  # without its credentials, for a HINT
+        for url in (base_url, config.base_url, config.spec):
+            remember_url(url)
         self.origin = urlsplit(self.base_url)[:2]
         self.bucket = _Bucket(*config.rate) if config.rate else None
         self._client: httpx.AsyncClient | None = None
@@ -176,7 +191,7 @@ class Api:
                 self._report(ctx, method, url, params, None, started, 0, "error")
                 raise errors.IoError(
                     f"{what}: the API could not be reached: {type(exc).__name__}",
-                    hint=f"Check base_url ({self.base_url}) and the network.") from None
+                    hint=f"Check base_url ({self.shown_url}) and the network.") from None
             self._report(ctx, method, url, params, response, started,
                          len(response.content), "ok" if response.is_success else "error")
             if response.status_code not in RETRIED or attempt >= retries:
@@ -205,23 +220,23 @@ class Api:
         code = response.status_code
         if response.is_success:
             return
-        said = _message(response)
+        text, reason = said(response), redact_secrets(response.reason_phrase)
         if code == 401:
             raise errors.InvalidAuthorizationSpecification(
-                f"{what}: the API refused the credentials (401): {said}",
+                f"{what}: the API refused the credentials (401): {text}",
                 hint=f"Set the credentials in {self.entry(user)}.")
         if code == 403:
             raise errors.InsufficientPrivilege(
-                f"{what}: the API refused the request (403): {said}",
+                f"{what}: the API refused the request (403): {text}",
                 hint=f"The credentials in {self.entry(user)} do not allow it.")
         if code >= 500:
             raise errors.IoError(
-                f"{what}: the API failed ({code} {response.reason_phrase})",
-                detail=said or None,
+                f"{what}: the API failed ({code} {reason})",
+                detail=text or None,
                 hint="The API is down or overloaded; try again later.")
         raise errors.ExternalRoutineError(
-            f"{what}: the API refused the request ({code} {response.reason_phrase})",
-            detail=f"status {code}: {said}" if said else f"status {code}",
+            f"{what}: the API refused the request ({code} {reason})",
+            detail=f"status {code}: {text}" if text else f"status {code}",
             hint="Check the values against the column descriptions (\\d+ the table).")
 
     async def aclose(self) -> None:
