@@ -15,7 +15,9 @@ Rules:
   waits for its turn (the statement's timeout bounds the wait); it never fails.
 - A read with ``retries`` is made again on ``TransientError`` or a timeout, after
   an exponential backoff with jitter (at least the ``retry_after`` asked for),
-  while the statement's deadline allows. A write is never retried here.
+  while the statement's deadline allows. A write is never retried here, and one
+  that outlives ``resolver_timeout`` is 08007: it started, and was abandoned, not
+  undone, so it may have happened.
 - The number of calls a statement will make is checked against ``call_budget``
   before any is made, with the estimate in the error.
 - Results are cut at ``row_limit`` rows (with a NOTICE) and refused beyond
@@ -49,6 +51,7 @@ log = logging.getLogger(__name__)
 
 RETRY_BASE = 0.1  # seconds: the first backoff; each retry doubles it
 RETRY_CAP = 10.0  # seconds: no backoff is longer, however many retries
+_WRITES = frozenset({"insert", "update", "delete"})  # verbs whose outcome a timeout leaves unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +188,12 @@ class Guard:
                ) -> BaseException:
         """The error of a call that will not be tried again."""
         tries = f" ({attempts} attempts)" if attempts > 1 else ""
+        if isinstance(exc, ResolverTimeout) and verb in _WRITES:
+            return errors.TransactionResolutionUnknown(
+                f'resource "{resource}" {verb} did not answer within '
+                f"{self.limits.resolver_timeout:g} s, so the write may have happened",
+                hint="It was abandoned while it ran, not undone: read the table to see "
+                "whether it took effect before sending it again.", table_name=resource)
         if isinstance(exc, ResolverTimeout):
             return errors.ExternalRoutineError(
                 f'resource "{resource}" {verb} timed out after '
