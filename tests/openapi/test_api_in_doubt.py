@@ -20,7 +20,7 @@ from typing import Annotated, Any
 
 import psycopg
 import pytest
-from fastapi import FastAPI, Header
+from fastapi import FastAPI, Header, Response
 from pydantic import BaseModel
 
 from ..fix_http import http_served
@@ -50,6 +50,7 @@ class SlowNotes:
     keys: list[str | None] = field(default_factory=list)  # each POST's Idempotency-Key
     hold: bool = True
     release: asyncio.Event = field(default_factory=asyncio.Event)
+    gateway: int | None = None  # a status a gateway in front answers instead, once made
 
     def app(self) -> FastAPI:
         app = FastAPI(title="Slow notes")
@@ -58,12 +59,14 @@ class SlowNotes:
         def list_notes() -> list[Note]:
             return list(self.notes.values())
 
-        @app.post("/notes", operation_id="createNote", status_code=201)
+        @app.post("/notes", operation_id="createNote", status_code=201, response_model=Note)
         async def create(body: NoteIn,
-                         idempotency_key: Annotated[str | None, Header()] = None) -> Note:
+                         idempotency_key: Annotated[str | None, Header()] = None) -> Any:
             self.keys.append(idempotency_key)
             note = Note(id=len(self.notes) + 1, title=body.title)
             self.notes[note.id] = note
+            if self.gateway is not None:
+                return Response(status_code=self.gateway)
             if self.hold:
                 await self.release.wait()
             return note
@@ -187,3 +190,20 @@ async def test_a_connection_dropped_after_sending_is_in_doubt_and_one_never_open
         cur = await conn.execute(f"SELECT scratchpad.restage({txid})")  # no force needed
         assert (await cur.fetchone())[0].startswith(f"staged 1 write of transaction {txid}")
         await conn.execute("ROLLBACK")
+
+
+@pytest.mark.parametrize(("status", "doubt"), [(504, True), (502, True), (503, False)])
+async def test_a_gateways_504_or_502_to_a_post_is_in_doubt(sidecar, status, doubt):
+    # A 504 says the API behind the gateway did not answer in time, a 502 that it answered
+    # with what the gateway could not relay: it may have made the note. A 503 is a refusal.
+    async with slow_notes(sidecar) as (api, t), await t.connect() as conn:
+        api.gateway = status
+        expected = psycopg.errors.TransactionResolutionUnknown if doubt else \
+            psycopg.errors.IoError
+        with pytest.raises(expected) as info:
+            await conn.execute("INSERT INTO t_list_notes (title) VALUES ('x')")
+        [(outcome,)] = await rows(conn, "SELECT status FROM scratchpad.journal")
+    assert len(api.keys) == 1
+    assert outcome == ("in doubt" if doubt else "failed")
+    if doubt:
+        assert f"the request was sent and its gateway answered {status} " in str(info.value)
