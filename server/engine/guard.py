@@ -15,13 +15,13 @@ Rules:
   waits for its turn (the statement's timeout bounds the wait); it never fails.
 - A read with ``retries`` is made again on ``TransientError`` or a timeout, after
   an exponential backoff with jitter (at least the ``retry_after`` asked for),
-  while the statement's deadline allows. A write is never retried here, and one
-  that outlives ``resolver_timeout`` is 08007: it started, and was abandoned, not
-  undone, so it may have happened.
+  while the statement's deadline allows. A write is never retried here.
 - The number of calls a statement will make is checked against ``call_budget``
   before any is made, with the estimate in the error.
 - Results are cut at ``row_limit`` rows (with a NOTICE) and refused beyond
   ``max_result_bytes``.
+- A write that outlives ``resolver_timeout`` is 08007, not a failure: it started,
+  and was abandoned, not undone, so it may have happened.
 """
 
 from __future__ import annotations
