@@ -17,11 +17,12 @@ Rules:
 - ``SYSTEM_FUNCTIONS`` (``scratchpad.restage``, ``scratchpad.refresh``) are the
   server's own: each is a statement of its own, ``SELECT scratchpad.<name>(<a
   number, for restage; a table's name, for refresh; or $n>)`` with nothing
-  else, and is refused anywhere else. Restage also takes ``force => <a boolean,
-  or $n>`` (or a boolean second argument).
+  else, and is refused anywhere else.
 - ``CHECKED_FUNCTIONS`` read or change settings: the gate checks their
   arguments like SHOW and SET (``setting_rules``), so they cannot be called in
   attribute notation, where it cannot.
+- ``scratchpad.restage`` also takes ``force => <a boolean, or $n>`` (or a boolean
+  second argument), which it needs to stage a write in doubt again.
 - Names are lower case, as the parser folds them.
 """
 
