@@ -10,6 +10,11 @@ Rules:
 - A GET is made again on 429, 502, 503 and 504, ``retries`` times, after the
   ``Retry-After`` the API asked for (seconds or a date) or an exponential backoff,
   never past the call's deadline. A write is never made again by itself.
+- A write whose request may have reached the API without its answer reaching us
+  (``outcome_unknown``: a read timeout, a connection lost after sending, a
+  gateway's 502 or 504) is 08007: it may have happened. One that failed before
+  its first byte left (no connection, no pool slot) did not, and is an error as
+  any other.
 - The API's requests share one token bucket (``rate``), whatever table makes them.
 - Errors: 401 is 28000 and 403 42501, each with the API's message and a HINT
   naming the credentials entry; any other 4xx is 38000 with the status and the
@@ -44,7 +49,7 @@ from glove_scratchpad.redaction import redact_secrets, remember_url
 
 from ._config import ApiConfig
 
-__all__ = ["Api", "redact"]
+__all__ = ["Api", "outcome_unknown", "redact"]
 
 log = logging.getLogger(__name__)
 for _chatty in ("httpx", "httpcore"):
@@ -57,6 +62,33 @@ MESSAGE_CHARS = 500  # of an API's error body, in an error's DETAIL
 _READ_CHARS = 4 * MESSAGE_CHARS  # read of it before secrets are redacted, then cut
 _SECRET = re.compile(r"token|key|secret|sig|password|passwd|auth|credential|session",
                      re.IGNORECASE)
+
+
+# What httpx raises before a request's first byte is written, so the API cannot have
+# seen it: no connection (refused, no route, the TLS handshake failed: ConnectError), none
+# in time (ConnectTimeout), no free connection in the pool (PoolTimeout), a proxy that
+# would not open the tunnel (ProxyError), a scheme httpx does not speak, and h11 refusing
+# the request's head (LocalProtocolError: httpx sets Content-Length from the body it
+# encodes itself, so h11 can only refuse the head, which it checks before any byte).
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.ProxyError,
+             httpx.UnsupportedProtocol, httpx.LocalProtocolError)
+# A gateway saying the API behind it did not answer in time (504), or answered with what
+# it could not relay, a reset among them (502): the API may have had the whole request.
+_GATEWAY_LOST = frozenset({502, 504})
+
+
+def outcome_unknown(failure: BaseException | httpx.Response) -> bool:
+    """Whether a request that ended so may have been acted on with no answer to tell: any
+    failure of httpx but those before the first byte left (``_NOT_SENT``), and a gateway's
+    502 or 504. Among them: ReadTimeout and ReadError (the request was sent whole),
+    RemoteProtocolError (the connection closed before an answer: a reused connection the
+    API had closed looks the same as a crash of the API mid-request), WriteTimeout and
+    WriteError (some bytes left; a proxy may have buffered them and sent them on), and
+    DecodingError (the API answered, and its answer could not be read). A write that
+    ended so is in doubt, never sent again by itself; a read, merely failed."""
+    if isinstance(failure, httpx.Response):
+        return failure.status_code in _GATEWAY_LOST
+    return isinstance(failure, httpx.HTTPError) and not isinstance(failure, _NOT_SENT)
 
 
 def redact(url: str) -> str:
@@ -163,9 +195,11 @@ class Api:
                 f"[openapi.apis.roles.{user or '<user>'}])")
 
     async def request(self, method: str, url: str, *, params: Any = None, body: Any = None,
-                      headers: Mapping[str, str], ctx: Any, what: str) -> httpx.Response:
+                      headers: Mapping[str, str], ctx: Any, what: str,
+                      write: bool = False) -> httpx.Response:
         """One request, retried as a GET may be, reported to ``ctx`` (the audit); the
-        response, 2xx or not (``raise_for``)."""
+        response, 2xx or not (``raise_for``). A ``write`` whose outcome is unknown is
+        08007 (``_sent``)."""
         if urlsplit(url)[:2] != self.origin:
             raise errors.ExternalRoutineError(
                 f"{what}: the next page is on another host ({redact(url)}); it is not "
@@ -179,8 +213,8 @@ class Api:
                 await self.bucket.take()
             started = time.monotonic()
             try:
-                response = await self.client.request(method, url, params=params, json=body,
-                                                     headers=dict(headers))
+                response = await self._sent(method, url, params, body, headers, write, ctx,
+                                            what)
             except httpx.TimeoutException:
                 self._report(ctx, method, url, params, None, started, 0, "timeout")
                 raise errors.ExternalRoutineError(
@@ -201,6 +235,40 @@ class Api:
                 return response
             attempt += 1
             await asyncio.sleep(wait)
+
+    async def _sent(self, method: str, url: str, params: Any, body: Any,
+                    headers: Mapping[str, str], write: bool, ctx: Any, what: str
+                    ) -> httpx.Response:
+        """The request sent and its answer. A write that may have reached the API with no
+        answer to tell what it did (``outcome_unknown``) is 08007, reported to ``ctx``;
+        any other failure is raised as httpx raised it."""
+        started = time.monotonic()
+        try:
+            response = await self.client.request(method, url, params=params, json=body,
+                                                 headers=dict(headers))
+        except httpx.HTTPError as exc:
+            if not (write and outcome_unknown(exc)):
+                raise
+            timeout = isinstance(exc, httpx.TimeoutException)
+            self._report(ctx, method, url, params, None, started, 0,
+                         "timeout" if timeout else "error")
+            why = (f"the request was being sent when {self.config.timeout:g} s ran out"
+                   if isinstance(exc, httpx.WriteTimeout) else
+                   f"the request was sent and no answer came within {self.config.timeout:g} s"
+                   if timeout else "the connection failed once the request had left "
+                   f"({type(exc).__name__})")
+        else:
+            if not (write and outcome_unknown(response)):
+                return response
+            self._report(ctx, method, url, params, response, started,
+                         len(response.content), "error")
+            why = (f"the request was sent and its gateway answered {response.status_code} "
+                   f"{response.reason_phrase}")
+        raise errors.TransactionResolutionUnknown(
+            f"{what}: {why}, so the write may have happened",
+            hint="Its outcome is unknown: read the table to see whether it took effect "
+            "before sending it again. If the API is often this slow, raise timeout in its "
+            "[[openapi.apis]] entry.") from None
 
     def _report(self, ctx: Any, method: str, url: str, params: Any,
                 response: httpx.Response | None, started: float, size: int,

@@ -367,7 +367,7 @@ class ApiTable:
                     if c.body and values.get(c.name) is not None}
             response = await self.api.request(op.method, self._path(op, values), body=body,
                                               params=self._query(op, values) or None,
-                                              headers=headers, ctx=ctx,
+                                              headers=headers, ctx=ctx, write=True,
                                               what=f"{self.plan.name}: {op.label}")
             self.api.raise_for(response, f"{self.plan.name}: {op.label}", user)
             try:
@@ -405,7 +405,7 @@ class ApiTable:
             headers["Idempotency-Key"] = ctx.idempotency_key
         response = await self.api.request(op.method, self._path(op, values), body=body,
                                           params=self._query(op, values) or None,
-                                          headers=headers, ctx=ctx, what=what)
+                                          headers=headers, ctx=ctx, what=what, write=True)
         if op.method == "DELETE" and response.status_code == 404:
             return None  # gone already
         self.api.raise_for(response, what, user)

@@ -23,6 +23,8 @@ Rules:
   before any is made, with the estimate in the error.
 - Results are cut at ``row_limit`` rows (with a NOTICE) and refused beyond
   ``max_result_bytes``.
+- A write that outlives ``resolver_timeout`` is 08007, not a failure: it started,
+  and was abandoned, not undone, so it may have happened.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ log = logging.getLogger(__name__)
 
 RETRY_BASE = 0.1  # seconds: the first backoff; each retry doubles it
 RETRY_CAP = 10.0  # seconds: no backoff is longer, however many retries
+_WRITES = frozenset({"insert", "update", "delete"})  # verbs whose outcome a timeout leaves unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +192,12 @@ class Guard:
                ) -> BaseException:
         """The error of a call that will not be tried again."""
         tries = f" ({attempts} attempts)" if attempts > 1 else ""
+        if isinstance(exc, ResolverTimeout) and verb in _WRITES:
+            return errors.TransactionResolutionUnknown(
+                f'resource "{resource}" {verb} did not answer within '
+                f"{self.limits.resolver_timeout:g} s, so the write may have happened",
+                hint="It was abandoned while it ran, not undone: read the table to see "
+                "whether it took effect before sending it again.", table_name=resource)
         if isinstance(exc, ResolverTimeout):
             return errors.ExternalRoutineError(
                 f'resource "{resource}" {verb} timed out after '
