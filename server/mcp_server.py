@@ -280,6 +280,8 @@ async def serve_mcp(
     """
     from glove_scratchpad.resources.mcp import McpBridge
 
+    from .loader import sources
+
     shape = {"catalog": catalog, "full_limit": full_limit, "list_limit": list_limit}
     bridge = McpBridge(mcp_servers)
 
@@ -287,11 +289,8 @@ async def serve_mcp(
     async def open_db() -> AsyncIterator[Database]:
         try:
             served = resources
-            if apis is not None and apis.configs:
-                served = [*(served or []), *await apis.load()]
-            if bridge.connections:
-                await bridge.start()
-                served = [*(served or []), *bridge.resources]
+            if (apis is not None and apis.configs) or bridge.connections:
+                served = await sources(list(resources or ()) or None, apis, bridge)
             db = await Database.create(served, writes=writes, sidecar_dsn=sidecar_dsn,
                                        sidecar_dir=sidecar_dir, fns=fns, limits=limits)
             try:
