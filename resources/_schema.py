@@ -30,7 +30,7 @@ __all__ = ["MAX_IDENTIFIER", "MAX_SCHEMA_NODES", "MAX_WALK_STEPS", "SYSTEM_COLUM
 MAX_IDENTIFIER = 63  # NAMEDATALEN - 1: Postgres truncates longer names
 _MAX_DEPTH = 16  # $ref chains followed before a schema counts as unknown
 # Schema nodes one walk (one tool's schemas, one API's document) may visit, each once:
-# far above what a real document needs (GitHub's whole REST API: 27,000).
+# far above what a real document needs (GitHub's whole REST API: under 300).
 MAX_WALK_STEPS = 500_000
 # Nodes one schema may stand for once its references are expanded (each path through
 # its anyOf, oneOf and allOf counted; a cycle counted once): a real one stands for a few

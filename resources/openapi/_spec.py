@@ -121,7 +121,7 @@ class _Reading:
     def _file(self, path: Path) -> str:
         size = self.limits.max_document_bytes
         try:
-            if not path.resolve().is_file():
+            if path.exists() and not path.resolve().is_file():  # /dev/zero, a FIFO
                 raise DocumentRefused(f"{path} is not a regular file: refused, and not read")
             with path.open("rb") as f:
                 data = f.read(size + 1)
