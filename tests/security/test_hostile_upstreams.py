@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -40,29 +39,40 @@ def _admin(sidecar: Any, database: str) -> str:
     return f"host={sidecar.host} port={sidecar.port} user={sidecar.user} dbname={database}"
 
 
-@pytest.fixture
-async def legacy(sidecar: Any) -> AsyncIterator[tuple[str, str]]:
-    """A sidecar database kept for legacy applications: its sessions start with
-    ``standard_conforming_strings = off``, so a backslash escapes a quote. Yields the
-    ``--sidecar-dsn`` of it, and its name."""
-    name = f"hostile_legacy_{next(_databases)}"
+async def _database(sidecar: Any, *settings: str) -> tuple[str, str]:
+    """A new database of the session's sidecar, with ``settings`` (``name = value``) as
+    its sessions' defaults: its ``--sidecar-dsn``, and its name."""
+    name = f"hostile_{next(_databases)}"
     async with await psycopg.AsyncConnection.connect(_admin(sidecar, "postgres"),
                                                      autocommit=True) as admin:
         await admin.execute(f"DROP DATABASE IF EXISTS {name}")
         await admin.execute(f"CREATE DATABASE {name}")
-        await admin.execute(f"ALTER DATABASE {name} SET standard_conforming_strings = off")
-    async with await psycopg.AsyncConnection.connect(_admin(sidecar, name)) as conn:
+        for setting in settings:
+            await admin.execute(f"ALTER DATABASE {name} SET {setting}")
+    return (f"postgresql://{sidecar.user}@/{name}?host={quote(sidecar.host)}"
+            f"&port={sidecar.port}", name)
+
+
+@pytest.fixture
+async def legacy(sidecar: Any) -> tuple[str, str]:
+    """A sidecar database kept for legacy applications: its sessions start with
+    ``standard_conforming_strings = off``, so a backslash escapes a quote."""
+    found = await _database(sidecar, "standard_conforming_strings = off")
+    async with await psycopg.AsyncConnection.connect(_admin(sidecar, found[1])) as conn:
         assert (await (await conn.execute("SHOW standard_conforming_strings")).fetchone()) \
             == ("off",)
-    yield (f"postgresql://{sidecar.user}@/{name}?host={quote(sidecar.host)}"
-           f"&port={sidecar.port}", name)
+    return found
 
 
-def _config(tmp_path: Path, port: int, dsn: str | None, body: str) -> Path:
+@pytest.fixture
+async def fresh(sidecar: Any) -> str:
+    """The ``--sidecar-dsn`` of a new database of the session's sidecar."""
+    return (await _database(sidecar))[0]
+
+
+def _config(tmp_path: Path, port: int, dsn: str, body: str) -> Path:
     config = tmp_path / "glove.toml"
-    server = f'[server]\nport = {port}\n' + (
-        f'sidecar_dsn = "{dsn}"\n' if dsn else f'sidecar_dir = "{tmp_path / "pg"}"\n')
-    config.write_text(server + "\n" + body)
+    config.write_text(f'[server]\nport = {port}\nsidecar_dsn = "{dsn}"\n\n{body}')
     return config
 
 
@@ -97,7 +107,7 @@ async def test_a_summary_cannot_run_ddl_on_a_legacy_sidecar(
         assert made == (None,)
 
 
-async def test_one_hostile_source_costs_only_its_own_tables(tmp_path: Path) -> None:
+async def test_one_hostile_source_costs_only_its_own_tables(tmp_path: Path, fresh: str) -> None:
     """System column names, NUL in a summary and in a tool's description, a table name
     taken by another source and an MCP server none of whose tools can be mapped: the
     server starts, serves every other table, and says what it left out."""
@@ -110,7 +120,7 @@ async def test_one_hostile_source_costs_only_its_own_tables(tmp_path: Path) -> N
             summary="Lists\u0000 b.")))
         body = (_api("evil_b", f"{api.url}/evil_b.json") + _mcp("evil", "evil")
                 + _mcp("boom", "explosive"))
-        async with cli_server("--config", str(_config(tmp_path, port, None, body))) as srv:
+        async with cli_server("--config", str(_config(tmp_path, port, fresh, body))) as srv:
             dsn = f"postgresql://agent@127.0.0.1:{port}/scratchpad"
             tables = {t for (t,) in await fetch(
                 dsn, "SELECT table_name FROM information_schema.tables "
@@ -146,11 +156,12 @@ async def test_one_hostile_source_costs_only_its_own_tables(tmp_path: Path) -> N
         assert line in log, log
 
 
-async def test_hostile_documents_are_refused_within_limits(tmp_path: Path) -> None:
+async def test_hostile_documents_are_refused_within_limits(tmp_path: Path, fresh: str) -> None:
     """An exponential anyOf, a YAML alias bomb, a file: and a foreign host's $ref in a
     remote document, a $ref out of a local document's folder, and a document served a
     byte at a time: each API is refused with a message naming the limit, nothing is read
-    or contacted past it, and the server starts within 30 s serving the good APIs."""
+    or contacted past it, and the server starts within 30 s serving the good APIs (one
+    of a $ref to a sibling file, one of a $ref to a host allow_refs names)."""
     (tmp_path / "localsecret.json").write_text(json_secret())
     folder = tmp_path / "specs"
     folder.mkdir()
@@ -161,7 +172,11 @@ async def test_hostile_documents_are_refused_within_limits(tmp_path: Path) -> No
     (folder / "far.json").write_text(_json(document(list_of(
         {"$ref": "../localsecret.json#/Item"}))))
     port = free_port()
-    async with hostile_served() as api, trap_listening() as trap:
+    async with hostile_served() as api, hostile_served() as other, \
+            trap_listening() as trap:
+        other.serve_json("/defs.json", {"Item": {"type": "object", "properties": {
+            "id": {"type": "integer"}}}})
+        api.serve_json("/allowed.json", document(list_of({"$ref": f"{other.url}/defs.json#/Item"})))
         api.serve_json("/anyof.json", exponential())
         api.serve_text("/bomb.yaml", alias_bomb())
         api.serve_json("/fileref.json", document(list_of(
@@ -178,13 +193,15 @@ async def test_hostile_documents_are_refused_within_limits(tmp_path: Path) -> No
             _api("slow", f"{api.url}{SLOW}", "load_timeout = 2"),
             _api("far", str(folder / "far.json"), f'base_url = "{api.url}"'),
             _api("near", str(folder / "near.json"), f'base_url = "{api.url}"'),
-            _api("good", f"{api.url}/good.json")])
+            _api("good", f"{api.url}/good.json"),
+            _api("allowed", f"{api.url}/allowed.json", f'allow_refs = ["{other.url}/"]')])
         started = time.monotonic()
-        async with cli_server("--config", str(_config(tmp_path, port, None, body))) as srv:
+        async with cli_server("--config", str(_config(tmp_path, port, fresh, body))) as srv:
             took = time.monotonic() - started
             dsn = f"postgresql://agent@127.0.0.1:{port}/scratchpad"
             assert await fetch(dsn, "SELECT id FROM good_list") == [(7,)]
             assert await fetch(dsn, "SELECT id FROM near_list") == [(7,)]
+            assert await fetch(dsn, "SELECT id FROM allowed_list") == [(7,)]
             tables = {t for (t,) in await fetch(
                 dsn, "SELECT table_name FROM information_schema.tables "
                 "WHERE table_schema = 'glove'")}
@@ -192,7 +209,8 @@ async def test_hostile_documents_are_refused_within_limits(tmp_path: Path) -> No
                                  "scratchpad.resources r")
             log = "".join(srv.log)
     assert took < 30, took  # the whole start-up, the slow document's deadline included
-    assert tables == {"good_list", "near_list"}
+    assert tables == {"good_list", "near_list", "allowed_list"}
+    assert other.asked == ["/defs.json"]  # allowed, and fetched once
     assert trap.connections == 0
     assert SECRET not in log and SECRET not in str(served)
     assert "Traceback" not in log, log
