@@ -40,12 +40,17 @@ def exponential(depth: int = 20, options: int = 8) -> dict[str, Any]:
 
 
 def alias_bomb() -> str:
-    """A billion laughs: 9 levels of 9 aliases, under 1 KB of YAML."""
+    """A billion laughs: 9 levels of 9 aliases (under 1 KB of YAML), the last one the
+    enum of a column, whose values its comment lists."""
     lines = ['openapi: "3.0.3"', "info: {title: bomb, version: '1'}",
              'x0: &x0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
-    for n in range(1, 10):
+    for n in range(1, 9):
         lines.append(f"x{n}: &x{n} [" + ", ".join([f"*x{n - 1}"] * 9) + "]")
-    lines.append("paths: {}")
+    lines += ["paths:", "  /items:", "    get:", "      responses:", "        '200':",
+              "          description: ok", "          content:", "            application/json:",
+              "              schema:", "                type: array", "                items:",
+              "                  type: object", "                  properties:",
+              "                    v: {type: string, enum: *x8}"]
     return "\n".join(lines) + "\n"
 
 
