@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
-from ._resource import ResourceDefinitionError
+from ._resource import SYSTEM_COLUMNS, ResourceDefinitionError
 
 __all__ = ["MAX_IDENTIFIER", "MAX_SCHEMA_NODES", "MAX_WALK_STEPS", "SYSTEM_COLUMNS",
            "SchemaTooLarge", "Walk", "json_type", "resolve", "schema_type", "snake", "sql_name",
@@ -36,8 +36,6 @@ MAX_WALK_STEPS = 500_000
 # its anyOf, oneOf and allOf counted; a cycle counted once): a real one stands for a few
 # hundred, a schema of unions of references nested 20 deep for 8**20.
 MAX_SCHEMA_NODES = 100_000
-# Postgres' system columns: a table cannot have a column of these names.
-SYSTEM_COLUMNS = frozenset({"tableoid", "xmin", "cmin", "xmax", "cmax", "ctid", "oid"})
 T = TypeVar("T")
 _UNDER_WAY: Any = object()  # memoized while its own resolution is under way
 

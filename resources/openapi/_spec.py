@@ -160,15 +160,30 @@ class _Reading:
                         self.check(url)  # a redirect goes where a reference may go
                         continue
                     response.raise_for_status()
-                    if int(response.headers.get("content-length") or 0) > size:
+                    if _length(response.headers.get("content-length")) > size:
                         raise too_long
                     body = bytearray()
                     async for chunk in response.aiter_bytes():
                         body += chunk
                         if len(body) > size:
                             raise too_long
-                    return body.decode(response.charset_encoding or "utf-8", errors="replace")
+                    return _text(bytes(body), response.charset_encoding)
         raise UpstreamError(f"could not fetch {uri}: more than {MAX_REDIRECTS} redirects")
+
+
+def _length(header: str | None) -> int:
+    """A Content-Length as a number (0 when it is none: the body is counted as read)."""
+    try:
+        return int(header or 0)
+    except ValueError:
+        return 0
+
+
+def _text(body: bytes, charset: str | None) -> str:
+    try:
+        return body.decode(charset or "utf-8", errors="replace")
+    except LookupError:  # a charset Python does not know
+        return body.decode("utf-8", errors="replace")
 
 
 def _origin(parts: Any) -> tuple[str, str | None, int | None]:
@@ -209,8 +224,7 @@ def _parse(text: str, where: str) -> Any:
     except RecursionError:
         raise DocumentRefused(f"{where} nests deeper than MAX_DOCUMENT_DEPTH "
                               f"({MAX_DOCUMENT_DEPTH})") from None
-    if "&" in text:  # an anchor: aliases may share nodes, or hold their own
-        _measure(document, where)
+    _measure(document, where)  # YAML's aliases may share nodes, or hold their own
     return document
 
 
