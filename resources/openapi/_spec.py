@@ -222,8 +222,7 @@ def _parse(text: str, where: str) -> Any:
     except (ValueError, yaml.YAMLError) as exc:
         raise UpstreamError(f"{where} is neither JSON nor YAML: {exc}") from None
     except RecursionError:
-        raise DocumentRefused(f"{where} nests deeper than MAX_DOCUMENT_DEPTH "
-                              f"({MAX_DOCUMENT_DEPTH})") from None
+        raise DocumentRefused(f"{where} nests deeper than its parser goes") from None
     _measure(document, where)  # YAML's aliases may share nodes, or hold their own
     return document
 
