@@ -158,10 +158,11 @@ async def test_one_hostile_source_costs_only_its_own_tables(tmp_path: Path, fres
 
 async def test_hostile_documents_are_refused_within_limits(tmp_path: Path, fresh: str) -> None:
     """An exponential anyOf, a YAML alias bomb, a file: and a foreign host's $ref in a
-    remote document, a $ref out of a local document's folder, and a document served a
-    byte at a time: each API is refused with a message naming the limit, nothing is read
-    or contacted past it, and the server starts within 30 s serving the good APIs (one
-    of a $ref to a sibling file, one of a $ref to a host allow_refs names)."""
+    remote document, a $ref out of a local document's folder, a document served a byte
+    at a time, and one longer than max_document_bytes: each API is refused with a
+    message naming the limit, nothing is read or contacted past it, and the server starts
+    within 30 s serving the good APIs (one of a $ref to a sibling file, one of a $ref to
+    a host allow_refs names)."""
     (tmp_path / "localsecret.json").write_text(json_secret())
     folder = tmp_path / "specs"
     folder.mkdir()
@@ -193,6 +194,7 @@ async def test_hostile_documents_are_refused_within_limits(tmp_path: Path, fresh
             _api("slow", f"{api.url}{SLOW}", "load_timeout = 2"),
             _api("far", str(folder / "far.json"), f'base_url = "{api.url}"'),
             _api("near", str(folder / "near.json"), f'base_url = "{api.url}"'),
+            _api("huge", f"{api.url}/good.json", "max_document_bytes = 100"),
             _api("good", f"{api.url}/good.json"),
             _api("allowed", f"{api.url}/allowed.json", f'allow_refs = ["{other.url}/"]')])
         started = time.monotonic()
@@ -224,6 +226,7 @@ async def test_hostile_documents_are_refused_within_limits(tmp_path: Path, fresh
         "foreign": f"refers to {trap.url}/x.json, outside its own origin (http://{origin})",
         "slow": f"{api.url}{SLOW} was not read within load_timeout (2 s, for the document "
                 "and every reference it needs)",
+        "huge": f"{api.url}/good.json is longer than max_document_bytes (100 bytes)",
         "far": f"refers to {(tmp_path / 'localsecret.json').as_uri()}, outside its own "
                f"folder ({folder})",
     }
