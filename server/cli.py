@@ -396,7 +396,8 @@ def _mcp(args: argparse.Namespace) -> int:
     except asyncio.CancelledError:  # SIGTERM or SIGINT on stdio
         return 0
     except Exception as exc:
-        # The sidecar is another's, or an API's document cannot be read or mapped.
+        # The sidecar is another's, or an API's entry is a mistake (a local document
+        # that cannot be read, a hand table naming nothing).
         found = _find(exc, SidecarBusy) or _find(exc, ResourceDefinitionError)
         if found is None:
             raise

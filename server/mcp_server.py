@@ -272,11 +272,13 @@ async def serve_mcp(
 
     ``resources`` default to the demo set. ``mcp_servers`` (``[[mcp.servers]]``)
     and ``apis`` (``[[openapi.apis]]``) add their tables, as ``glove-scratchpad
-    serve`` does: with them and no ``resources``, only their tables are served; an
-    MCP server that does not start is left out (logged), an API document that
-    cannot be read is an error. Over HTTP, ``port`` 0 picks a free port; the URL is
-    printed (and passed to ``ready``) once the server listens. ``catalog``,
-    ``full_limit`` and ``list_limit`` choose the catalog's form (``create_server``).
+    serve`` does (``loader.sources``): with them and no ``resources``, only their
+    tables are served; an MCP server that does not start, or an API whose document
+    cannot be fetched or breaks a limit, is left out (logged), and a mistake of the
+    configuration (a local document that cannot be read) is an error. Over HTTP,
+    ``port`` 0 picks a free port; the URL is printed (and passed to ``ready``) once the
+    server listens. ``catalog``, ``full_limit`` and ``list_limit`` choose the catalog's
+    form (``create_server``).
     """
     from glove_scratchpad.resources.mcp import McpBridge
 
