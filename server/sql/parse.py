@@ -10,7 +10,9 @@ Rules:
   A text longer than ``OFF_LOOP_BYTES`` is parsed on a thread of its own with a
   large stack (``parse_later``), once libpg_query's serializer, which checks its
   own stack, has found it not too deep; a shorter text cannot nest deep enough to
-  harm the caller's stack. The tree of a text longer than ``SHALLOW_BYTES`` is
+  harm the caller's stack. A run of operator characters longer than
+  ``MAX_OPERATOR_RUN``, which the lexer reads in quadratic time, is refused (54001)
+  before it is parsed. The tree of a text longer than ``SHALLOW_BYTES`` is
   measured (``ParsedStatement.nodes``, and its depth) before it is returned; how
   many nodes a statement may have is the caller's to judge.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import queue
+import re
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -54,6 +57,12 @@ OFF_LOOP_BYTES = 8 * 1024
 # open levels: "memory exhausted"), and pglast needs some 340 bytes a level to build them.
 PARSER_STACK_BYTES = 64 * 1024 * 1024
 PARSER_THREADS = 2  # a huge text parses on one while another client's parses on the other
+# Postgres's lexer reads a run of operator characters whole, then gives back all but its
+# first when they end in + or - ("-+-+1" nests prefix operators): a run costs it the
+# square of its length (a run of 8,192 takes half a second). No operator is longer than
+# 63 characters; this leaves room for a literal's long line of dashes.
+MAX_OPERATOR_RUN = 512
+_OPERATOR_RUN = re.compile(f"[-+*/<>=~!@#%^&|`?]{{{MAX_OPERATOR_RUN}}}")
 _TOO_DEEP = "stack depth limit exceeded"  # libpg_query's words when its stack check fails
 _LESS_NESTING = ("Write it with less nesting: a long chain of + or || as one function "
                  "call (sum over VALUES, concat), nested subqueries as WITH.")
@@ -77,6 +86,11 @@ class ParsedStatement:
 def parse(sql: str) -> tuple[ParsedStatement, ...]:
     """The statements of a SQL text, each with its own text (positions relative to it).
     A long text is parsed on a parser thread, waited for (``parse_later`` awaits it)."""
+    if len(sql) >= MAX_OPERATOR_RUN and _OPERATOR_RUN.search(sql):
+        raise errors.StatementTooComplex(
+            f"statement has a run of more than {MAX_OPERATOR_RUN} operator characters",
+            hint="Put spaces between operators; pass a literal that holds such a run as "
+                 "a parameter.")
     if len(sql) > OFF_LOOP_BYTES and threading.current_thread() not in _PARSER.threads:
         return parse_later(sql).result()
     if len(sql) > OFF_LOOP_BYTES:
