@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING
 
 from glove_scratchpad import errors
 
-from ..sql.parse import MAX_DEPTH, OFF_LOOP_BYTES, ParsedStatement, parse, parse_later
+from ..sql.parse import (
+    MAX_DEPTH,
+    OFF_LOOP_BYTES,
+    ParsedStatement,
+    parse,
+    parse_later,
+    too_many_nodes,
+)
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
@@ -45,16 +52,12 @@ async def parsed(sql: str, config: ServerConfig) -> tuple[ParsedStatement, ...]:
             hint="Send the data as a prepared statement's parameters, or in several "
                  "statements; the operator may raise max_statement_bytes.")
     if size > OFF_LOOP_BYTES:
-        statements = await asyncio.wrap_future(parse_later(sql))
+        statements = await asyncio.wrap_future(parse_later(sql, max_nodes))
     else:
         statements = parse(sql)
     nodes = sum(s.nodes for s in statements)
     if nodes > max_nodes:
-        raise errors.StatementTooComplex(
-            f"statement is too complex: {nodes} parts of its parse tree, at most "
-            f"{max_nodes} (max_statement_nodes)",
-            hint="Split it into several statements (a long IN list into several "
-                 "shorter ones); the operator may raise max_statement_nodes.")
+        raise too_many_nodes(str(nodes), max_nodes)
     return statements
 
 

@@ -14,7 +14,8 @@ Rules:
   ``MAX_OPERATOR_RUN``, which the lexer reads in quadratic time, is refused (54001)
   before it is parsed. The tree of a text longer than ``SHALLOW_BYTES`` is
   measured (``ParsedStatement.nodes``, and its depth) before it is returned; how
-  many nodes a statement may have is the caller's to judge.
+  many nodes a statement may have is the caller's to judge (``parse_later`` refuses
+  a text sure to have more than its limit before pglast builds the tree).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from glove_scratchpad import errors
 from .statement_kinds import statement_name
 
 __all__ = ["MAX_DEPTH", "OFF_LOOP_BYTES", "PARSE_CACHE_SIZE", "ParsedStatement",
-           "command_kind", "is_script", "parse", "parse_later"]
+           "command_kind", "is_script", "parse", "parse_later", "too_many_nodes"]
 
 PARSE_CACHE_SIZE = 4096  # distinct SQL texts whose parse trees are kept
 # How deep a tree's nodes may nest. The server's own walks of a tree recurse in Python,
@@ -117,20 +118,50 @@ def parse(sql: str) -> tuple[ParsedStatement, ...]:
     return tuple(out)
 
 
-def parse_later(sql: str) -> Future[tuple[ParsedStatement, ...]]:
+def parse_later(sql: str, max_nodes: int | None = None
+                ) -> Future[tuple[ParsedStatement, ...]]:
     """``parse(sql)`` on a parser thread, with its large stack: what a caller that must
-    not wait (the event loop) awaits."""
-    return _PARSER.submit(parse, sql)
+    not wait (the event loop) awaits. With ``max_nodes``, a text whose tree is sure to
+    have more is refused (54001) before pglast builds it, which takes the GIL and much
+    memory: libpg_query's JSON of it has more than ``JSON_OBJECTS_A_NODE`` objects a
+    node allowed. The caller counts the nodes of what is returned."""
+    if max_nodes is None:
+        return _PARSER.submit(parse, sql)
+    return _PARSER.submit(functools.partial(_parse_within, max_nodes=max_nodes), sql)
 
 
-def _check_depth(sql: str) -> None:
+# A node is two or three objects of libpg_query's JSON ({"A_Const": {"ival": {…}}}):
+# a text whose JSON has this many times more objects than its limit of nodes is surely
+# over it, and is refused before pglast builds it.
+JSON_OBJECTS_A_NODE = 4
+
+
+def _parse_within(sql: str, max_nodes: int) -> tuple[ParsedStatement, ...]:
+    objects = _check_depth(sql)
+    if objects > JSON_OBJECTS_A_NODE * max_nodes:
+        raise too_many_nodes(f"more than {max_nodes}", max_nodes)
+    return parse(sql)
+
+
+def too_many_nodes(found: str, max_nodes: int) -> errors.SqlError:
+    return errors.StatementTooComplex(
+        f"statement is too complex: {found} parts of its parse tree, at most {max_nodes} "
+        "(max_statement_nodes)",
+        hint="Split it into several statements (a long IN list into several shorter "
+             "ones); the operator may raise max_statement_nodes.")
+
+
+def _check_depth(sql: str) -> int:
     """libpg_query's word on how deep a text nests, before pglast builds its tree: its
-    serializer checks its stack as it goes, in C. A syntax error is left to ``parse``."""
+    serializer checks its stack as it goes, in C, without the GIL. The number of objects
+    of its JSON, counted where they open (inside a string a quote is escaped); 0 for a
+    syntax error, which is left to ``parse``."""
     try:
-        parse_sql_json(sql)
+        return parse_sql_json(sql).count('{"')
     except ParseError as exc:
         if _TOO_DEEP in str(exc.args[0]):
             raise _too_deep(None) from None
+    return 0
 
 
 def _measured(sql: str, node: Any, offset: int = 0) -> ParsedStatement:

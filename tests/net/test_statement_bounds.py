@@ -38,14 +38,16 @@ def _in_list(values: int) -> str:
 
 
 async def _outcome(conn: psycopg.AsyncConnection[Any], sql: str) -> str:
-    """"ok", or the SQLSTATE of the error, which must carry a HINT."""
+    """"ok", or the SQLSTATE of the error (with "no hint" if it has none), or "gone"
+    when the connection is."""
     try:
         cur = await conn.execute(sql)
         if cur.description is not None:
             await cur.fetchall()
     except psycopg.Error as exc:
-        assert exc.diag.message_hint, (exc.sqlstate, str(exc))
-        return exc.sqlstate or "?"
+        if exc.sqlstate is None:  # no answer: the connection (or the server) is gone
+            return "gone"
+        return f"{exc.sqlstate}{'' if exc.diag.message_hint else ' no hint'}"
     return "ok"
 
 
@@ -69,10 +71,9 @@ async def test_a_chain_of_50000_terms_is_refused_and_the_process_serves_on(sidec
         dsn = f"postgresql://agent@127.0.0.1:{port}/scratchpad"
         async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
             longest = (MAX_BYTES - len("SELECT 1")) // 2
-            for terms in (MAX_DEPTH - 10, MAX_DEPTH + 10, 600, 1000, 5000, 25_000, 50_000,
-                          longest):
-                expected = "ok" if terms < MAX_DEPTH else "54001"
-                assert await _outcome(conn, _chain(terms)) == expected, terms
+            walk = (MAX_DEPTH - 10, MAX_DEPTH + 10, 600, 1000, 5000, 25_000, 50_000, longest)
+            outcomes = [await _outcome(conn, _chain(terms)) for terms in walk]
+            assert outcomes == [("ok" if terms < MAX_DEPTH else "54001") for terms in walk]
             # A prefix operator nests a level a byte or two; the lexer reads a run of
             # them in quadratic time, and the grammar's own stack stops them (42601).
             for levels in (1000, 20_000, MAX_BYTES // 2 - 20):
@@ -138,7 +139,6 @@ async def test_select_1_of_another_client_waits_at_most_250_ms(dsn):
         "ROLLBACK",
         "SELECT length('" + "x" * (MAX_BYTES - 64) + "')",  # the most bytes
         _in_list((MAX_BYTES - 64) // 7),  # the most bytes of nodes: parsed, refused
-        _chain((MAX_BYTES - 16) // 2),  # the deepest: refused by the parse
     ]
     stop, latencies = asyncio.Event(), []
     probe = asyncio.create_task(_probe(dsn, stop, latencies))
@@ -151,6 +151,6 @@ async def test_select_1_of_another_client_waits_at_most_250_ms(dsn):
     finally:
         stop.set()
         await probe
-    assert outcomes == ["ok", "ok", "ok", "ok", "ok", "54001", "54001"]
     assert len(latencies) > 5
     assert max(latencies) <= LATENCY_BOUND_S, sorted(latencies)[-5:]
+    assert outcomes == ["ok", "ok", "ok", "ok", "ok", "54001"]
