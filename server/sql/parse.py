@@ -21,6 +21,7 @@ Rules:
 from __future__ import annotations
 
 import functools
+import os
 import queue
 import re
 import threading
@@ -211,6 +212,10 @@ class _Parsers:
 
     def __init__(self, count: int, stack_bytes: int) -> None:
         self.count, self.stack_bytes = count, stack_bytes
+        self.forget()
+
+    def forget(self) -> None:
+        """No threads yet (and, in a forked child, none of the parent's, which are gone)."""
         self.threads: frozenset[threading.Thread] = frozenset()
         self.jobs: queue.SimpleQueue[tuple[Callable[[str], Any], str, Future[Any]]] = \
             queue.SimpleQueue()
@@ -251,6 +256,7 @@ class _Parsers:
 
 
 _PARSER = _Parsers(PARSER_THREADS, PARSER_STACK_BYTES)
+os.register_at_fork(after_in_child=_PARSER.forget)
 
 
 def is_script(statements: Sequence[ParsedStatement]) -> bool:
