@@ -23,6 +23,7 @@ from glove_scratchpad import errors
 from ..sql.parse import (
     MAX_DEPTH,
     OFF_LOOP_BYTES,
+    SHALLOW_BYTES,
     ParsedStatement,
     parse,
     parse_later,
@@ -43,8 +44,10 @@ _MAX_CHAR_BYTES = 4
 
 async def parsed(sql: str, config: ServerConfig) -> tuple[ParsedStatement, ...]:
     """The statements of a client's text, within the limits (errors.SqlError if not)."""
-    max_bytes, max_nodes = config.max_statement_bytes, config.max_statement_nodes
     size = len(sql)
+    if size <= SHALLOW_BYTES:  # the usual statement: too short to be over either limit,
+        return parse(sql)  # whose least values (ServerConfig's) are far above its size
+    max_bytes, max_nodes = config.max_statement_bytes, config.max_statement_nodes
     if size * _MAX_CHAR_BYTES > max_bytes and (size > max_bytes
                                                or len(sql.encode()) > max_bytes):
         raise errors.ProgramLimitExceeded(

@@ -37,7 +37,7 @@ from glove_scratchpad import errors
 
 from .statement_kinds import statement_name
 
-__all__ = ["MAX_DEPTH", "OFF_LOOP_BYTES", "PARSE_CACHE_SIZE", "ParsedStatement",
+__all__ = ["MAX_DEPTH", "OFF_LOOP_BYTES", "PARSE_CACHE_SIZE", "SHALLOW_BYTES", "ParsedStatement",
            "command_kind", "is_script", "parse", "parse_later", "too_many_nodes"]
 
 PARSE_CACHE_SIZE = 4096  # distinct SQL texts whose parse trees are kept
