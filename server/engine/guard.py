@@ -83,6 +83,11 @@ class Limits:
     # A statement that takes at least this many seconds is logged as slow (a WARNING
     # event of its own); None: none is.
     slow_statement_s: float | None = None
+    # The fair share of a sidecar pool (docs/operations.md, "The sidecar pool"): a user
+    # holding sidecar_share of a pool's connections takes another only while
+    # sidecar_reserve stay free for the other users.
+    sidecar_share: float = 0.5
+    sidecar_reserve: int = 2
 
 
 class ResolverTimeout(TimeoutError):
