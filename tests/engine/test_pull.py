@@ -1,9 +1,12 @@
 """A lazy resolver's rows are read like the call itself: a plain generator off the event
-loop, within the resolver timeout; one that fails midway fails with its own message."""
+loop, within the resolver timeout; one that fails midway fails with its own message, and
+its call is audited (``scratchpad.calls``) and counted (``glove_tool_calls_total``) as
+failed."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +17,7 @@ import pytest
 from glove_scratchpad.resources import Bindings, define_resource
 from glove_scratchpad.server.engine.guard import Limits
 
+from ..fix_metrics import counted
 from .fix_reliability import serve
 
 
@@ -60,3 +64,27 @@ async def test_a_generator_failing_midway_fails_with_its_own_message(sidecar):
         cur = await conn.execute("SELECT 1")  # the session goes on
         assert await cur.fetchall() == [(1,)]
         await conn.close()
+
+
+@pytest.mark.parametrize(("resource", "status", "error"), [
+    ("broken_pages", "error", "ConnectionError: the API dropped the connection after page 1"),
+    ("slow_pages", "timeout", "timed out after 0.3 s")])
+async def test_a_generator_failing_midway_is_audited_and_counted_as_failed(
+        sidecar, monkeypatch, resource, status, error):
+    sample = counted(monkeypatch)
+    calls = functools.partial(sample, "glove_tool_calls_total", resource=resource,
+                              verb="select")
+    before = {s: calls(outcome=s) for s in ("ok", status)}
+    async with serve(sidecar, RESOURCES, limits=Limits(resolver_timeout=0.3)) as served:
+        conn = await served.connect()
+        with pytest.raises(psycopg.errors.ExternalRoutineException):
+            await conn.execute(f"SELECT n FROM {resource} WHERE q = 'x'")
+        # A LIMIT the generator is not pulled past: the read is whole, its rows counted.
+        cur = await conn.execute(f"SELECT n FROM {resource} WHERE q = 'y' LIMIT 1")
+        assert await cur.fetchall() == [(0,)]
+        cur = await conn.execute(
+            "SELECT arguments->>'q', status, error, rows FROM scratchpad.calls "
+            "WHERE resource = %s AND verb = 'select' ORDER BY at", (resource,))
+        assert await cur.fetchall() == [("x", status, error, None), ("y", "ok", None, 1)]
+    assert calls(outcome=status) - before[status] == 1
+    assert calls(outcome="ok") - before["ok"] == 1
