@@ -5,7 +5,9 @@ locked, as a slow statement would hold its connection) on 16 connections: the po
 16. ``bob``'s reads are still answered at once, in the transports' callbacks (a compiled
 read) and by the full path (a text seen for the first time); ann's statements beyond
 what the pool leaves her wait on her own account, and all are answered once the lock
-goes. The bound is the task's: 2 s, for a read that takes milliseconds.
+goes. When bob and carol both wait too, the next connection given back goes to carol,
+who holds none, ahead of bob, who waited first. The bound is the task's: 2 s, for a
+read that takes milliseconds.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from glove_scratchpad.server.net.server import Server
 from ..engine.fix_kept import Counts, database_name, resources
 from ..fix_server import serving
 
-PASSWORDS = {"ann": "ann-pw", "bob": "bob-pw"}
+PASSWORDS = {"ann": "ann-pw", "bob": "bob-pw", "carol": "carol-pw"}
 LOOKUP = "SELECT id, label FROM big WHERE id = $1"  # reads big's kept table
 ANSWERED_WITHIN = 2.0  # seconds: the acceptance bound, for reads of a few milliseconds
 POOL = 16  # the pool's connections (``Pool``'s size)
@@ -50,9 +52,11 @@ async def _connect(server: Server, user: str) -> asyncpg.Connection:
 
 
 async def _waiting_on_lock(admin: asyncpg.Connection) -> int:
+    """The statements' connections waiting for the lock (not the kept table's ANALYZE,
+    which the server runs as the sidecar's owner, as ``admin`` is)."""
     return int(await admin.fetchval(
         "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-        "AND pid <> pg_backend_pid()"))
+        "AND usename <> current_user"))
 
 
 async def _opened(admin: asyncpg.Connection, agent: str) -> int:
@@ -63,10 +67,11 @@ async def _opened(admin: asyncpg.Connection, agent: str) -> int:
 
 
 @asynccontextmanager
-async def _ann_holds_the_sidecar(db: Database, server: Server
+async def _ann_holds_the_sidecar(db: Database, server: Server, outcomes: list[Any]
                                  ) -> AsyncIterator[tuple[asyncpg.Connection, int]]:
-    """ann's 16 statements held up in the sidecar while the block runs; then every one
-    is answered. Gives the sidecar's admin connection and how many were let in."""
+    """ann's 16 statements held up in the sidecar while the block runs; then each one's
+    answer or error is in ``outcomes``. Gives the sidecar's admin connection and how many
+    were let in."""
     clients = [await _connect(server, "ann") for _ in range(POOL)]
     admin = await asyncpg.connect(db.catalog.sidecar.dsn, database=db.catalog.database)
     try:
@@ -93,9 +98,7 @@ async def _ann_holds_the_sidecar(db: Database, server: Server
             await asyncio.sleep(0.3)  # the rest of them take what they can
             let_in = await _waiting_on_lock(admin)
             yield admin, let_in
-            assert not any(h.done() for h in held)  # still held up by the lock
-        answers = await asyncio.wait_for(asyncio.gather(*held), 10)
-        assert answers == [[(100 + i, f"label {100 + i}")] for i in range(POOL)]
+        outcomes += await asyncio.wait_for(asyncio.gather(*held, return_exceptions=True), 10)
     finally:
         for c in (*clients, admin):
             await c.close()
@@ -114,7 +117,8 @@ async def test_one_users_slow_statements_leave_another_users_reads_a_connection(
         try:
             compiled = await bob.prepare("SELECT label FROM item WHERE id = $1")
             assert await compiled.fetch(1) == [("label 1",)]  # compiled for the fast path
-            async with _ann_holds_the_sidecar(db, server) as (admin, let_in):
+            anns: list[Any] = []
+            async with _ann_holds_the_sidecar(db, server, anns) as (admin, let_in):
                 # ann may take the pool but the reserve: 2 of 16 wait on her account.
                 assert let_in == POOL - Limits().sidecar_reserve
                 started = time.monotonic()
@@ -125,5 +129,43 @@ async def test_one_users_slow_statements_leave_another_users_reads_a_connection(
                     [3, 4]) == [(2,)]
                 assert time.monotonic() - started < ANSWERED_WITHIN
                 assert await _waiting_on_lock(admin) == let_in  # ann got no more of it
+            assert anns == [[(100 + i, f"label {100 + i}")] for i in range(POOL)]
         finally:
             await bob.close()
+
+
+async def test_a_connection_given_back_goes_to_the_waiting_user_holding_the_fewest(sidecar):
+    async with _served(sidecar) as (db, server):
+        bobs = [await _connect(server, "bob") for _ in range(3)]
+        carol = await _connect(server, "carol")
+        try:
+            bob_lookups = [await b.prepare(LOOKUP) for b in bobs]  # the locked table too
+            carols = await carol.prepare("SELECT label FROM item WHERE id = $1")
+            assert await carols.fetch(1) == [("label 1",)]  # compiled for the fast path
+            anns: list[Any] = []
+            async with _ann_holds_the_sidecar(db, server, anns) as (admin, _):
+                bob_held = [asyncio.ensure_future(lookup.fetch(200 + i))
+                            for i, lookup in enumerate(bob_lookups)]
+                async with asyncio.timeout(10):  # bob took the 2 left: the pool is full
+                    while await _waiting_on_lock(admin) < POOL:
+                        await asyncio.sleep(0.05)
+                await asyncio.sleep(0.3)  # bob's third waits for a connection
+                carol_read = asyncio.ensure_future(carols.fetch(2))
+                await asyncio.sleep(0.3)
+                assert not carol_read.done()  # carol waits too, after bob
+                # A statement in the sidecar is canceled (ann's or bob's): its connection
+                # is given back, to carol (none held) ahead of bob (one or two held) and
+                # of ann (over her share).
+                assert await admin.fetchval(
+                    "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE "
+                    "wait_event_type = 'Lock' AND usename <> current_user LIMIT 1") is True
+                assert await asyncio.wait_for(carol_read, ANSWERED_WITHIN) == [("label 2",)]
+            bobs_ = await asyncio.wait_for(asyncio.gather(*bob_held, return_exceptions=True),
+                                           10)
+            answered = [o for o in anns + bobs_ if isinstance(o, list)]
+            assert len(answered) == POOL + 2
+            assert [type(o) for o in anns + bobs_ if not isinstance(o, list)] == [
+                asyncpg.QueryCanceledError]
+        finally:
+            for c in (*bobs, carol):
+                await c.close()
