@@ -125,7 +125,7 @@ class Database:
     def _pool(self, catalog: Catalog) -> Pool:
         """Statements' connections to a sidecar database: as the agent role, each with the
         server's statement timeout (a backstop, and what current_setting says; a session
-        whose limit is lower sends its own), shared fairly among users (or sessions)."""
+        whose limit is lower sends its own), shared fairly among users."""
         agent = catalog.agent_sidecar
         limits = self.limits
         agent.parameters["statement_timeout"] = f"{int(limits.statement_timeout * 1000)}"
