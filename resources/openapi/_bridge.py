@@ -9,7 +9,9 @@ Rules:
   ``aclose`` closes the clients.
 - Two APIs with one namespace are refused.
 - A config entry that is wrong is one ValueError naming the entry, each key that is
-  wrong and why; never the values given (a header's value is a credential).
+  wrong and why; never the values given (a header's value is a credential). The
+  credentials of ``spec`` and ``base_url`` are secrets from the start: a document
+  that cannot be fetched is an error without them.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+
+from glove_scratchpad.redaction import redact_secrets, remember_url
 
 from .._resource import Resource, ResourceDefinitionError
 from ._config import ApiConfig
@@ -51,6 +55,8 @@ class OpenApiBridge:
             if config.namespace in seen:
                 raise ValueError(f"two OpenAPI APIs have the namespace {config.namespace!r}")
             seen.add(config.namespace)
+            remember_url(config.spec)
+            remember_url(config.base_url)
         self.base = base
         self.apis: list[Api] = []
         self.skipped: list[str] = []  # operations that make no table (no column at all)
@@ -63,7 +69,10 @@ class OpenApiBridge:
     def _load(self) -> list[Resource]:
         out: list[Resource] = []
         for config in self.configs:
-            spec = Spec.load(config.spec, self.base)
+            try:
+                spec = Spec.load(config.spec, self.base)
+            except ResourceDefinitionError as exc:  # it may quote the document's URL
+                raise ResourceDefinitionError(redact_secrets(str(exc))) from None
             base_url = config.base_url or spec.base_url()
             if not base_url:
                 raise ResourceDefinitionError(

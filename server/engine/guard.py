@@ -21,10 +21,15 @@ Rules:
 - A read with ``retries`` is made again on ``TransientError`` or a timeout, after
   an exponential backoff with jitter (at least the ``retry_after`` asked for),
   while the statement's deadline allows. A write is never retried here.
+- A resolver's error is where a tool's text enters: every configured secret is
+  taken out of it (``glove_scratchpad.redaction``) before the audit records it or
+  it goes further, for the call and for the lazy read of its rows alike.
 - The number of calls a statement will make is checked against ``call_budget``
   before any is made, with the estimate in the error.
 - Results are cut at ``row_limit`` rows (with a NOTICE) and refused beyond
   ``max_result_bytes``.
+- A write that outlives ``resolver_timeout`` is 08007, not a failure: it started,
+  and was abandoned, not undone, so it may have happened.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from typing import Any
 
 from glove_scratchpad import errors, metrics, traces
 from glove_scratchpad.catalog import Audit
+from glove_scratchpad.redaction import redact_error, redact_secrets
 from glove_scratchpad.resources import CallContext, TransientError
 
 __all__ = ["Guard", "Limits", "Rows", "TokenBucket"]
@@ -54,6 +60,7 @@ log = logging.getLogger(__name__)
 
 RETRY_BASE = 0.1  # seconds: the first backoff; each retry doubles it
 RETRY_CAP = 10.0  # seconds: no backoff is longer, however many retries
+_WRITES = frozenset({"insert", "update", "delete"})  # verbs whose outcome a timeout leaves unknown
 
 # A read's rows pulled from what its resolver returned, each pull run by the reader given.
 Rows = Callable[[Any, Callable[[Any], Awaitable[Any]]], Awaitable[list[Any]]]
@@ -201,6 +208,12 @@ class Guard:
                ) -> BaseException:
         """The error of a call that will not be tried again."""
         tries = f" ({attempts} attempts)" if attempts > 1 else ""
+        if isinstance(exc, ResolverTimeout) and verb in _WRITES:
+            return errors.TransactionResolutionUnknown(
+                f'resource "{resource}" {verb} did not answer within '
+                f"{self.limits.resolver_timeout:g} s, so the write may have happened",
+                hint="It was abandoned while it ran, not undone: read the table to see "
+                "whether it took effect before sending it again.", table_name=resource)
         if isinstance(exc, ResolverTimeout):
             return errors.ExternalRoutineError(
                 f'resource "{resource}" {verb} timed out after '
@@ -210,7 +223,8 @@ class Guard:
         if attempts == 1:
             return exc  # the caller words a resolver's own error
         return errors.ExternalRoutineError(
-            f'resource "{resource}" failed in {verb}{tries}: {type(exc).__name__}: {exc}'[:1000],
+            redact_secrets(f'resource "{resource}" failed in {verb}{tries}: '
+                           f"{type(exc).__name__}: {exc}")[:1000],
             hint="The tool kept failing with an error it calls transient (a rate limit, an "
             "outage): wait, then try again.",
             table_name=resource)
@@ -262,9 +276,13 @@ class Guard:
             status, error = "canceled", "canceled"
             raise
         except Exception as exc:
-            status, error = "error", f"{type(exc).__name__}: {exc}"[:1000]
+            # Where a tool's text enters: no configured secret goes further.
+            clean = redact_error(exc)
+            status, error = "error", redact_secrets(f"{type(exc).__name__}: {clean}")[:1000]
             _failed(resource, verb, status, type(exc).__name__)
-            raise
+            if clean is exc:
+                raise
+            raise clean from None
         finally:
             user, session, statement, arguments = who
             seconds = time.monotonic() - started
@@ -298,7 +316,8 @@ class Guard:
     async def _read(self, resource: str, inline: bool, work: Callable[[], Any] | Any) -> Any:
         """Reading the rows of an iterator a resolver returned, under the same rules as the
         call: a plain ``work()`` in a worker thread with the resource's slot (unless
-        ``inline``), an awaitable as it is, each within the resolver timeout."""
+        ``inline``), an awaitable as it is, each within the resolver timeout. It runs
+        within the attempt (``_recorded``), which redacts its errors as the call's."""
         if not callable(work):
             return await self._bounded(work)
         if inline:
