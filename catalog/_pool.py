@@ -1,8 +1,11 @@
-"""The pool of sidecar connections: borrowed one per statement, at most ``size`` at once.
+"""The pool of sidecar connections: borrowed one per statement, at most ``size`` at once,
+shared fairly among their owners (the users whose statements they run).
 
 Rules:
-- ``acquire`` waits for a slot (FIFO), then takes an idle connection or opens one,
-  retrying while the sidecar restarts (``connect``).
+- ``acquire`` waits for a slot its owner's share allows (``_Slots``: an owner's
+  statements beyond it queue on its own account, and other owners' still get one),
+  then takes an idle connection or opens one, retrying while the sidecar restarts
+  (``connect``).
 - ``take_now`` gives an idle connection at once, or none: a statement answered
   from the transports' callbacks never waits. ``give_back`` returns it.
 - A connection found closed is dropped; one left broken (cancelled mid-reply,
@@ -16,6 +19,7 @@ import collections
 import logging
 import random
 import time
+from collections.abc import Hashable
 
 from glove_scratchpad import errors
 from glove_scratchpad.background import hold
@@ -36,58 +40,120 @@ RETRY_STATES = frozenset(("57P01", "57P02", "57P03", "08000", "08001", "08003", 
 
 
 class _Slots:
-    """A counting semaphore that can also be taken at once, without awaiting (FIFO)."""
+    """The pool's slots, shared fairly among their owners (users), each owner's waiters
+    first come first served. A slot can also be taken at once, without
+    awaiting (``take_now``). The owner None (the server's own statements) is never held
+    back by a share.
 
-    __slots__ = ("_free", "_waiters")
+    The rules (the why is in docs/operations.md, "The sidecar pool"):
+    - An owner holding fewer than ``share`` slots takes any free one.
+    - An owner holding ``share`` or more takes one only while ``reserve`` others stay
+      free: other owners find one at once, however many statements it sends.
+    - A slot given back goes to a waiting owner that may take it, the one holding the
+      fewest first (the oldest waiter first among equals); an owner's further waiters
+      queue on its own account.
+    - Whenever a slot is free, no waiter may take it: ``take_now`` needs no look at
+      the waiters.
+    """
 
-    def __init__(self, size: int) -> None:
+    __slots__ = ("_free", "_held", "_waiters", "reserve", "share")
+
+    def __init__(self, size: int, share: int | None = None, reserve: int = 0) -> None:
         self._free = size
-        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+        self.share = size if share is None else max(1, min(share, size))
+        self.reserve = reserve
+        self._held: dict[Hashable, int] = {}  # slots held, by owner (None's are not counted)
+        # Owners waiting, in the order they began to wait, each with its waiters.
+        self._waiters: dict[Hashable, collections.deque[asyncio.Future[None]]] = {}
 
-    @property
-    def free(self) -> bool:
-        """Whether a slot is free and nobody waits for one."""
-        return self._free > 0 and not self._waiters
+    def take_now(self, owner: Hashable) -> bool:
+        """Take a slot for ``owner`` if one is free and its share allows it."""
+        free = self._free
+        if free <= 0:
+            return False
+        if owner is not None:
+            held = self._held.get(owner, 0)
+            if held >= self.share and free <= self.reserve:
+                return False
+            self._held[owner] = held + 1
+        self._free = free - 1
+        return True
 
-    def take_now(self) -> bool:
-        """Take a slot if one is ``free``."""
-        if self.free:
-            self._free -= 1
-            return True
-        return False
-
-    async def take(self) -> None:
-        if self.take_now():
+    async def take(self, owner: Hashable) -> None:
+        if self.take_now(owner):
             return
         waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
+        queue = self._waiters.get(owner)
+        if queue is None:
+            queue = self._waiters[owner] = collections.deque()
+        queue.append(waiter)
         try:
             await waiter
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():
-                self.release()  # handed a slot as it was cancelled: pass it on
+                self.release(owner)  # handed a slot as it was cancelled: pass it on
             else:
-                self._waiters.remove(waiter)
+                self._unqueue(owner, waiter)
             raise
 
-    def release(self) -> None:
-        while self._waiters:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                waiter.set_result(None)  # the slot goes to it
-                return
+    def release(self, owner: Hashable) -> None:
         self._free += 1
+        if owner is not None:
+            held = self._held[owner] - 1
+            if held:
+                self._held[owner] = held
+            else:
+                del self._held[owner]
+        if self._waiters:
+            self._hand_over()
+
+    def _unqueue(self, owner: Hashable, waiter: asyncio.Future[None]) -> None:
+        queue = self._waiters.get(owner)
+        if queue is not None and waiter in queue:  # else ``_hand_over`` dropped it
+            queue.remove(waiter)
+            if not queue:
+                del self._waiters[owner]
+
+    def _hand_over(self) -> None:
+        """Free slots to the waiters that may take them, the owner holding fewest first."""
+        while self._free > 0:
+            chosen: Hashable = _NOBODY
+            fewest = 0
+            for owner in self._waiters:
+                if owner is None:
+                    chosen = None
+                    break
+                held = self._held.get(owner, 0)
+                if (held < self.share or self._free > self.reserve) and (
+                        chosen is _NOBODY or held < fewest):
+                    chosen, fewest = owner, held
+            if chosen is _NOBODY:
+                return
+            queue = self._waiters[chosen]
+            waiter = queue.popleft()
+            if not queue:
+                del self._waiters[chosen]
+            if waiter.done():  # cancelled, not yet unqueued
+                continue
+            taken = self.take_now(chosen)
+            assert taken
+            waiter.set_result(None)  # the slot is its own
+
+
+_NOBODY: Hashable = object()  # no owner chosen (None is one: the server's own)
 
 
 class Pool:
-    """Sidecar connections, borrowed one per statement; at most ``size`` at once."""
+    """Sidecar connections, borrowed one per statement; at most ``size`` at once. An
+    owner holding its ``share`` of them (a fraction of ``size``, at least one) leaves
+    ``reserve`` free for the others (``_Slots``)."""
 
     def __init__(self, sidecar: Sidecar, database: str, size: int = 16,
-                 user: str | None = None) -> None:
+                 user: str | None = None, *, share: float = 1.0, reserve: int = 0) -> None:
         self.sidecar, self.database, self.size = sidecar, database, size
         self.user = user
         self._idle: list[SidecarConnection] = []
-        self._slots = _Slots(size)
+        self._slots = _Slots(size, int(size * share), reserve)
         self._all: set[SidecarConnection] = set()
         self.parameters: dict[str, str] = {}
 
@@ -111,18 +177,20 @@ class Pool:
             await asyncio.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, RECONNECT_MAX_DELAY)
 
-    def acquire(self) -> _Lease:
-        """``async with pool.acquire() as conn``: a connection for one statement."""
-        return _Lease(self)
+    def acquire(self, owner: Hashable = None) -> _Lease:
+        """``async with pool.acquire(owner) as conn``: a connection for one statement of
+        ``owner`` (None: the server's own, held back by no share)."""
+        return _Lease(self, owner)
 
-    def take_now(self) -> SidecarConnection | None:
-        """An idle, open connection at once, its slot taken; None when none is (then
-        ``acquire`` waits for one). ``give_back`` returns it."""
-        if not self._idle or not self._slots.take_now():
+    def take_now(self, owner: Hashable = None) -> SidecarConnection | None:
+        """An idle, open connection at once, its slot taken for ``owner``; None when none
+        is, or its share allows none now (then ``acquire`` waits for one). ``give_back``
+        returns it, for the same owner."""
+        if not self._idle or not self._slots.take_now(owner):
             return None
         conn = self._open_idle()
         if conn is None:
-            self._slots.release()
+            self._slots.release(owner)
         return conn
 
     def _open_idle(self) -> SidecarConnection | None:
@@ -135,8 +203,10 @@ class Pool:
             conn.close_now()
         return None
 
-    def give_back(self, conn: SidecarConnection, *, cut: bool = False) -> None:
-        """Return what ``take_now`` gave: to the idle ones, or closed if it is broken.
+    def give_back(self, conn: SidecarConnection, owner: Hashable = None, *,
+                  cut: bool = False) -> None:
+        """Return what ``take_now`` gave ``owner``: to the idle ones, or closed if it is
+        broken.
         ``cut``: its reply was cut short, and the sidecar is asked to cancel it first."""
         if conn.broken:
             self._all.discard(conn)
@@ -146,7 +216,7 @@ class Pool:
                 conn.close_now()
         else:
             self._idle.append(conn)
-        self._slots.release()
+        self._slots.release(owner)
 
     async def close(self) -> None:
         for conn in list(self._all):
@@ -161,15 +231,15 @@ _CLOSING: set[asyncio.Task[None]] = set()  # broken connections being cancelled 
 class _Lease:
     """One borrowing of a pooled connection (a plain class: this runs per statement)."""
 
-    __slots__ = ("conn", "pool")
+    __slots__ = ("conn", "owner", "pool")
 
-    def __init__(self, pool: Pool) -> None:
-        self.pool = pool
+    def __init__(self, pool: Pool, owner: Hashable) -> None:
+        self.pool, self.owner = pool, owner
         self.conn: SidecarConnection | None = None
 
     async def __aenter__(self) -> SidecarConnection:
         pool = self.pool
-        await pool._slots.take()
+        await pool._slots.take(self.owner)
         try:
             conn = pool._open_idle()
             if conn is None:
@@ -177,7 +247,7 @@ class _Lease:
                 pool.parameters = conn.parameters
                 pool._all.add(conn)
         except BaseException:
-            pool._slots.release()
+            pool._slots.release(self.owner)
             raise
         self.conn = conn
         return conn
@@ -189,4 +259,4 @@ class _Lease:
             if kind is not None and issubclass(kind, asyncio.CancelledError) and conn.broken:
                 await conn.cancel()  # the sidecar may still be running the statement
         finally:
-            pool.give_back(conn)
+            pool.give_back(conn, self.owner)

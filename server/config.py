@@ -125,6 +125,12 @@ class ServerConfig(BaseModel):
                                    "relative paths in it (an API's spec) start")
     users: dict[str, User] = Field(default_factory=dict,
                                    description="[users.NAME] tables; none: loopback trust")
+    # The fair share of the sidecar pool (docs/operations.md, "The sidecar pool").
+    sidecar_share: float = Field(0.5, gt=0, le=1, description="The fraction of a sidecar "
+                                 "pool that one user takes freely; beyond it, it leaves "
+                                 "sidecar_reserve connections to the others (1: no share)")
+    sidecar_reserve: int = Field(2, ge=0, description="Sidecar connections that a user "
+                                 "beyond its share leaves free for the others")
 
 
     @field_validator("name")
@@ -143,7 +149,8 @@ class ServerConfig(BaseModel):
                       cache_max_rows=self.cache_max_rows, cache_bytes=self.cache_bytes,
                       spill_min_rows=self.spill_min_rows, retention_days=self.retention_days,
                       read_your_writes_s=self.read_your_writes_s,
-                      slow_statement_s=self.slow_statement_s)
+                      slow_statement_s=self.slow_statement_s,
+                      sidecar_share=self.sidecar_share, sidecar_reserve=self.sidecar_reserve)
 
 
 def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:

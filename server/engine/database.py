@@ -125,10 +125,12 @@ class Database:
     def _pool(self, catalog: Catalog) -> Pool:
         """Statements' connections to a sidecar database: as the agent role, each with the
         server's statement timeout (a backstop, and what current_setting says; a session
-        whose limit is lower sends its own)."""
+        whose limit is lower sends its own), shared fairly among users."""
         agent = catalog.agent_sidecar
-        agent.parameters["statement_timeout"] = f"{int(self.limits.statement_timeout * 1000)}"
-        return Pool(agent, catalog.database)
+        limits = self.limits
+        agent.parameters["statement_timeout"] = f"{int(limits.statement_timeout * 1000)}"
+        return Pool(agent, catalog.database, share=limits.sidecar_share,
+                    reserve=limits.sidecar_reserve)
 
     @classmethod
     async def create(

@@ -6,6 +6,11 @@ Rules:
   seconds, and each attempt is recorded in the audit, whatever its outcome. A
   resolver that asks for its ``ctx`` may record what it did on the way (each HTTP
   request of an API's table) with ``ctx.report``, as rows of their own.
+- A read's attempt is the call and the reading of its rows (``rows``: an iterator
+  is pulled within the attempt, ``pull.py``), so its audit row and its metrics
+  carry the outcome of the whole read: a generator that raises part-way, or a
+  later page that fails or times out, is a failed attempt, and its rows are
+  counted. A read with ``retries`` that fails so is made again from the start.
 - A plain resolver runs in a worker thread (a pool of ``worker_threads``), under
   the same slot, timeout and cancellation as an async one, so a slow tool never
   holds up the event loop. A thread that outlives its timeout or cancel keeps its
@@ -39,7 +44,7 @@ import logging
 import random
 import time
 from collections import defaultdict
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -49,13 +54,16 @@ from glove_scratchpad.catalog import Audit
 from glove_scratchpad.redaction import redact_error, redact_secrets
 from glove_scratchpad.resources import CallContext, TransientError
 
-__all__ = ["Guard", "Limits", "TokenBucket"]
+__all__ = ["Guard", "Limits", "Rows", "TokenBucket"]
 
 log = logging.getLogger(__name__)
 
 RETRY_BASE = 0.1  # seconds: the first backoff; each retry doubles it
 RETRY_CAP = 10.0  # seconds: no backoff is longer, however many retries
 _WRITES = frozenset({"insert", "update", "delete"})  # verbs whose outcome a timeout leaves unknown
+
+# A read's rows pulled from what its resolver returned, each pull run by the reader given.
+Rows = Callable[[Any, Callable[[Any], Awaitable[Any]]], Awaitable[list[Any]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +98,11 @@ class Limits:
     # A statement that takes at least this many seconds is logged as slow (a WARNING
     # event of its own); None: none is.
     slow_statement_s: float | None = None
+    # The fair share of a sidecar pool (docs/operations.md, "The sidecar pool"): a user
+    # holding sidecar_share of a pool's connections takes another only while
+    # sidecar_reserve stay free for the other users.
+    sidecar_share: float = 0.5
+    sidecar_reserve: int = 2
 
 
 class ResolverTimeout(TimeoutError):
@@ -139,10 +152,13 @@ class Guard:
                    args: Sequence[Any] = (), *, arguments: Any, user: str, session: int,
                    statement: str, inline: bool = True, retries: int = 0,
                    rate: tuple[int, float] | None = None, deadline: float | None = None,
-                   context: CallContext | None = None) -> Any:
+                   context: CallContext | None = None,
+                   rows: tuple[Rows, bool] | None = None) -> Any:
         """``fn(*args)``, its result awaited if it is awaitable; a plain ``fn`` runs in a
-        worker thread unless ``inline``. An iterator it returns is the caller's to pull
-        (``pull``): lazily, so that a LIMIT stops it.
+        worker thread unless ``inline``. ``rows``, for a read, pulls the result's rows in
+        the same attempt (``pull.pull``: lazily, so that a LIMIT stops it), and whether a
+        plain iterator is read on the loop (else in a worker thread, as a plain resolver
+        runs), within the resolver timeout.
 
         ``deadline`` (``time.monotonic()``) is the statement's: no retry waits past
         it. ``context``, if given, is passed as ``ctx=`` with each attempt's deadline.
@@ -161,7 +177,7 @@ class Guard:
             try:
                 return await self._attempt(
                     resource, verb, fn, args, kwargs, inline,
-                    (user, session, statement, arguments))
+                    (user, session, statement, arguments), rows)
             except (TimeoutError, TransientError) as exc:
                 delay = _backoff(attempt, getattr(exc, "retry_after", None))
                 if attempt >= attempts or (
@@ -215,24 +231,27 @@ class Guard:
 
     def _attempt(self, resource: str, verb: str, fn: Callable[..., Any],
                  args: Sequence[Any], kwargs: dict[str, Any], inline: bool,
-                 who: tuple[str, int, str, Any]) -> Coroutine[Any, Any, Any]:
+                 who: tuple[str, int, str, Any], rows: tuple[Rows, bool] | None
+                 ) -> Coroutine[Any, Any, Any]:
         """One attempt, in a span of its own when tracing is on (no coroutine of its own
         when it is off)."""
         if not traces.enabled():
-            return self._recorded(resource, verb, fn, args, kwargs, inline, who)
-        return self._traced(resource, verb, fn, args, kwargs, inline, who)
+            return self._recorded(resource, verb, fn, args, kwargs, inline, who, rows)
+        return self._traced(resource, verb, fn, args, kwargs, inline, who, rows)
 
     async def _traced(self, resource: str, verb: str, fn: Callable[..., Any],
                       args: Sequence[Any], kwargs: dict[str, Any], inline: bool,
-                      who: tuple[str, int, str, Any]) -> Any:
+                      who: tuple[str, int, str, Any], rows: tuple[Rows, bool] | None) -> Any:
         with traces.call(resource, verb, who[3]) as span:
-            return await self._recorded(resource, verb, fn, args, kwargs, inline, who, span)
+            return await self._recorded(resource, verb, fn, args, kwargs, inline, who, rows,
+                                        span)
 
     async def _recorded(self, resource: str, verb: str, fn: Callable[..., Any],
                         args: Sequence[Any], kwargs: dict[str, Any], inline: bool,
-                        who: tuple[str, int, str, Any], span: Any = None) -> Any:
+                        who: tuple[str, int, str, Any], pulled: tuple[Rows, bool] | None,
+                        span: Any = None) -> Any:
         """One attempt, recorded in the audit (and the metrics, and ``span``) whatever its
-        outcome."""
+        outcome: a read's once its rows are pulled (``pulled``), or failed."""
         started = time.monotonic()
         status, error, rows = "ok", None, None
         try:
@@ -243,6 +262,9 @@ class Guard:
                         out = await self._bounded(out)
             else:
                 out = await self._in_thread(resource, fn, args, kwargs)
+            if pulled is not None:
+                rows_of, on_loop = pulled
+                out = await rows_of(out, functools.partial(self._read, resource, on_loop))
             if isinstance(out, list | tuple):
                 rows = len(out)
             return out
@@ -291,24 +313,16 @@ class Guard:
             out = await self._bounded(out)  # a plain function that gave a coroutine
         return out
 
-    async def reading(self, resource: str, verb: str, work: Callable[[], Any] | Any,
-                      inline: bool) -> Any:
+    async def _read(self, resource: str, inline: bool, work: Callable[[], Any] | Any) -> Any:
         """Reading the rows of an iterator a resolver returned, under the same rules as the
         call: a plain ``work()`` in a worker thread with the resource's slot (unless
-        ``inline``), an awaitable as it is, each within the resolver timeout."""
-        try:
-            if not callable(work):
-                return await self._bounded(work)
-            if inline:
-                return work()
-            return await self._in_thread(resource, work, (), {})
-        except ResolverTimeout as exc:
-            raise self._final(resource, verb, exc, 1) from None
-        except errors.SqlError as exc:  # a tool's text, read lazily: as ``call`` redacts it
-            clean = redact_error(exc)
-            if clean is exc:
-                raise
-            raise clean from None
+        ``inline``), an awaitable as it is, each within the resolver timeout. It runs
+        within the attempt (``_recorded``), which redacts its errors as the call's."""
+        if not callable(work):
+            return await self._bounded(work)
+        if inline:
+            return work()
+        return await self._in_thread(resource, work, (), {})
 
     async def _bounded(self, work: Any) -> Any:
         timer = asyncio.timeout(self.limits.resolver_timeout)

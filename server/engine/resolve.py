@@ -365,8 +365,9 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
                  key: str | None = None, wanted: int | None = None) -> Any:
     """One resolver call, under the guard's threads, concurrency, timeout, rate, retries
     (reads only) and audit. ``statement`` is the one that staged a write (COMMIT fires
-    it); ``key`` its idempotency key; ``wanted`` the most rows a read's answer gives. A
-    resolver with a ``ctx`` parameter gets them."""
+    it); ``key`` its idempotency key; ``wanted`` the most rows a read's answer gives: they
+    are pulled within the call, which gives their list. A resolver with a ``ctx``
+    parameter gets them."""
     fn = resource.resolver(verb)
     assert fn is not None
     sql = ctx.sql if statement is None else statement
@@ -381,7 +382,9 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
             resource.name, verb, fn, args, arguments=arguments, user=st.user,
             session=st.session_id, statement=sql, inline=resource.on_loop(verb),
             retries=resource.retries if verb == "select" else 0, rate=resource.rate,
-            deadline=ctx.started + st.timeout if ctx.timed else None, context=context)
+            deadline=ctx.started + st.timeout if ctx.timed else None, context=context,
+            rows=None if wanted is None else (lambda out, read: pull(out, wanted, read),
+                                              getattr(resource, "inline", False)))
     except errors.SqlError:
         raise
     except Exception as exc:
@@ -399,15 +402,7 @@ async def _call_select(st: Statement, ref: Reference, call: CallArgs,
     cap = st.services.limits.call_row_cap
     # With only keys in its WHERE, a LIMIT is the statement's too: pull no more.
     wanted = min(call.limit, cap + 1) if call.limit is not None and ref.keys_only else cap + 1
-    out = await invoke(st, resource, "select", (b,), call.shown(), ctx, wanted=wanted)
-    try:
-        inline = getattr(resource, "inline", False)
-        raw = await pull(out, wanted, lambda work: st.services.guard.reading(
-            resource.name, "select", work, inline))
-    except errors.SqlError:
-        raise
-    except Exception as exc:
-        raise resolver_failed(resource, "select", exc) from exc
+    raw = await invoke(st, resource, "select", (b,), call.shown(), ctx, wanted=wanted)
     if len(raw) > cap:
         del raw[cap:]
         ctx.notices.append(Notice(

@@ -341,18 +341,20 @@ class Session:
         (a call to make, which it hands over, or no idle connection), or ``run``."""
         chosen = (None if self._declined == (stmt.sql, params)
                   else self._fast_statement(stmt, params, formats))
-        pool = self.view.pool
-        conn = pool.take_now() if chosen is not None else None
-        if chosen is None or conn is None:
+        if chosen is None:
             return None
         st, compiled = chosen
+        pool, owner = self.view.pool, st.user
+        conn = pool.take_now(owner)
+        if conn is None:
+            return None
         worked: WorkedOut = {}
         try:
             found = fast.reads(st, compiled, params, worked)
         except errors.SqlError:
             found = None  # over the call budget: ``run`` refuses it where Postgres would
         if found is None:
-            pool.give_back(conn)
+            pool.give_back(conn, owner)
             self._declined, self._worked_out = (stmt.sql, params), worked
             return None
         started = time.perf_counter()
@@ -366,7 +368,7 @@ class Session:
             answer.abandon = sidecar.start(st, conn, compiled.plan, found[1], params, found[0],
                                            answer.replied)
         except Exception:  # our bug: nothing was sent
-            pool.give_back(conn)
+            pool.give_back(conn, owner)
             answer.stop(None)
             raise
         return answer.stop

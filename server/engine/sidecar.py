@@ -106,7 +106,7 @@ async def check(st: Statement, sql: str, params: Sequence[Param]) -> Any:
     known = st.record(sql).described
     described = known.get((oids, settings))
     if described is None:
-        async with st.view.pool.acquire() as conn:
+        async with st.view.pool.acquire(st.user) as conn:
             described = await conn.describe(sql, oids, settings)
         known.put((oids, settings), described)
     return described
@@ -151,7 +151,8 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
 def start(st: Statement, conn: SidecarConnection, plan: Plan,
           rows: dict[int, list[dict] | Kept], params: list[Param], ctx: StatementContext,
           done: Callable[[Result | StepResult | errors.SqlError], None]) -> Callable[[], None]:
-    """``run`` of a compiled read (``fast.py``) on ``conn`` (the pool's ``take_now``),
+    """``run`` of a compiled read (``fast.py``) on ``conn`` (the pool's ``take_now``, for
+    its user),
     answered from the sidecar socket's callbacks: ``done`` gets its result or error,
     once, and the connection goes back to the pool. A result with nothing to cut at the
     row limit and no notice is the sidecar's reply itself (a ``StepResult``: no
@@ -162,10 +163,10 @@ def start(st: Statement, conn: SidecarConnection, plan: Plan,
     rw = _rewritten(st, plan, param_of, tables)
     main = Step(rw.sql, args, st.formats)
     steps, parsed_under = _with_settings(st, [main])
-    pool = st.view.pool
+    pool, owner = st.view.pool, st.user
 
     def replied(outcome: list[StepResult] | errors.SqlError) -> None:
-        pool.give_back(conn)
+        pool.give_back(conn, owner)
         if isinstance(outcome, errors.SqlError):
             done(_mapped(outcome, steps.index(main), rw))
             return
@@ -177,7 +178,7 @@ def start(st: Statement, conn: SidecarConnection, plan: Plan,
 
     def abandon() -> None:
         conn.abandon()
-        pool.give_back(conn, cut=True)
+        pool.give_back(conn, owner, cut=True)
 
     conn.start(steps, parsed_under, replied)
     return abandon
@@ -238,7 +239,7 @@ async def pipeline_results(st: Statement, steps: list[Step], main: Step, *,
     """Run steps on a pooled sidecar connection, each with its result. An error's
     position in ``main`` (``rewritten``'s text) is mapped back to the client's text."""
     steps, parsed_under = _with_settings(st, steps)
-    async with st.view.pool.acquire() as conn:
+    async with st.view.pool.acquire(st.user) as conn:
         try:
             return await conn.pipeline(steps, transaction=transaction,
                                        parsed_under=parsed_under)
