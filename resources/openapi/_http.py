@@ -16,8 +16,9 @@ Rules:
   said is the upstream's text: it is only ever the DETAIL, cut short and labelled
   ("the API said: …"), never the message or the HINT.
 - Every upstream byte is budgeted: an answer is read within ``max_response_bytes``,
-  as sent and once decompressed (54000 past it), and every request, a next page or
-  a retry too, counts against the statement's call budget (``ctx.charge``).
+  as sent and once decompressed (54000 past it), and every request of a read, a
+  next page or a retry too, counts against the statement's call budget
+  (``ctx.charge``, which a write's context does not carry).
 - A request goes under ``base_url`` only: its URL, as httpx will send it (dot
   segments removed), is checked against the prefix, and that URL is the one the
   audit shows.
@@ -192,7 +193,7 @@ class Api:
         attempt = 0
         while True:
             if charge is not None:
-                charge()  # every request counts against the statement's call budget
+                charge()  # a read's every request counts against the call budget
             if self.bucket is not None:
                 await self.bucket.take()
             started = time.monotonic()

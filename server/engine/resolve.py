@@ -10,7 +10,7 @@ Rules:
   and published on a future; if the owner is cancelled, another waiter makes it.
 - Every call goes through the guard (concurrency, timeout, audit) and counts
   against the statement's call budget before it is made; so does each request to
-  an upstream past a call's first (``CallContext.charge``: an API's next page).
+  an upstream past a read's first (``CallContext.charge``: an API's next page).
 - A value pushed down is converted to its column's type by pydantic when it is
   a plain literal or text parameter, else by Postgres (a sub-read).
 """
@@ -368,7 +368,8 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
     assert fn is not None
     sql = ctx.sql if statement is None else statement
     context = (CallContext(st.user, st.session_id, sql, idempotency_key=key,
-                           rows_wanted=wanted, charge=_charger(st, ctx))
+                           rows_wanted=wanted,
+                           charge=_charger(st, ctx) if verb == "select" else None)
                if resource.takes_context(verb) else None)
     flight = next(_FLIGHTS)
     st.calls += 1
@@ -388,8 +389,10 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
 
 
 def _charger(st: Statement, ctx: StatementContext) -> Callable[[], None]:
-    """What a call's upstream requests count with: the first is the call (planned
-    already), every other one more against the statement's call budget."""
+    """What a read's upstream requests count with: the first is the call (planned
+    already), every other one more against the statement's call budget. A write's
+    are not counted: its requests (one per row) are known when it is staged, and a
+    COMMIT cut off halfway through its rows would leave them half sent."""
     made = 0
 
     def charge() -> None:

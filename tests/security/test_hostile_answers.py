@@ -105,6 +105,9 @@ async def test_a_path_parameter_cannot_leave_the_apis_path(api: Answers, ev: str
                 await conn.execute("ROLLBACK")
         err = await _error(conn, "SELECT * FROM ev_issues WHERE owner = '..' AND repo = '..'")
         assert err.sqlstate == "22023"
+        plan = "\n".join(r for (r,) in await rows(
+            conn, "EXPLAIN SELECT uid FROM ev_users WHERE uid = 'a/../b'"))
+        assert f"Request: GET {api.url}/api/v1/users/a%2F..%2Fb " in plan, plan
         audit = await rows(conn, "SELECT arguments->>'url' FROM scratchpad.calls "
                            "WHERE verb LIKE 'http %' ORDER BY at")
     targets = api.targets()
