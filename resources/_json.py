@@ -33,7 +33,7 @@ from typing import Any
 
 from glove_scratchpad.errors import ExternalRoutineError
 
-__all__ = ["json_type", "json_value"]
+__all__ = ["AS_SENT", "json_type", "json_value"]
 
 # ISO 8601's extended form, as APIs write it; a basic form (20240501) or an epoch given
 # as a string is not one.
@@ -112,6 +112,11 @@ _RULES: dict[str, Callable[[Any], Any]] = {
     "time without time zone": _parsed(_TIME_ONLY, dt.time.fromisoformat),
     "uuid": _string,
 }
+# The Python type (as json.loads gives it) each column type takes as it is: a caller
+# may skip json_value for a value of exactly this type (most of an API's values).
+AS_SENT: dict[str, type] = {"boolean": bool, "bigint": int, "integer": int, "smallint": int,
+                            "double precision": float, "real": float, "numeric": float,
+                            "text": str, "uuid": str}
 _WHAT = {"timestamp with time zone": "an ISO 8601 timestamp", "timestamptz":
          "an ISO 8601 timestamp", "date": "an ISO 8601 date", "time without time zone":
          "an ISO 8601 time"}

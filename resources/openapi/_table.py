@@ -43,7 +43,7 @@ from pydantic_core import to_jsonable_python
 
 from glove_scratchpad import errors
 
-from .._json import json_value
+from .._json import AS_SENT, json_value
 from .._resource import Bindings, Resource, define_resource
 from ._http import Api, redact
 from ._mapping import NOT_COLUMNS, Col, TablePlan
@@ -94,7 +94,8 @@ class ApiTable:
         # (those the slow path, _row, checks one by one).
         self._fields = [(c.prop, c.name) for c in plan.columns if c.prop is not None]
         # The columns whose type limits the JSON they take (json_value): not jsonb.
-        self._typed = [(c.prop, c.name, c.pg_type) for c in plan.columns
+        self._typed = [(c.prop, c.name, c.pg_type, AS_SENT.get(c.pg_type))
+                       for c in plan.columns
                        if c.prop is not None and c.pg_type not in ("jsonb", "json")]
         self._source = f"{plan.name}: the API"
         self._checked = [c.prop for c in plan.columns
@@ -378,9 +379,10 @@ class ApiTable:
         for item in items:
             if type(item) is dict and None not in map(item.get, checked):
                 plain = {name: item.get(prop) for prop, name in fields}
-                for prop, name, pg_type in typed:
-                    if plain[name] is not None:
-                        plain[name] = json_value(plain[name], pg_type, source=self._source,
+                for prop, name, pg_type, as_sent in typed:
+                    value = plain[name]
+                    if value is not None and type(value) is not as_sent:
+                        plain[name] = json_value(value, pg_type, source=self._source,
                                                  field=prop)
                 rows.append(plain)
             else:
