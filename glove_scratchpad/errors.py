@@ -33,6 +33,7 @@ __all__ = [
     "ReadOnlySqlTransaction",
     "SqlError",
     "SyntaxError",
+    "TransactionResolutionUnknown",
     "UndefinedColumn",
     "UndefinedFunction",
     "UndefinedTable",
@@ -315,6 +316,11 @@ class AdminShutdown(SqlError, code="57P01"):
 
 class ConnectionFailure(SqlError, code="08006"):
     """The connection to the sidecar was lost, or could not be made again in time."""
+
+
+class TransactionResolutionUnknown(SqlError, code="08007"):
+    """A write was sent and no answer came (a timeout, a connection lost after sending):
+    it may have happened. Journaled ``in doubt``; never to be sent again blindly."""
 
 
 class IoError(SqlError, code="58030"):

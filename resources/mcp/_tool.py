@@ -177,7 +177,9 @@ class _ToolTable(ToolTable):
         created: list[dict[str, Any]] = []
         for done, (args, stamp) in enumerate(calls):
             try:
-                result = await self.connection.call_tool(self.tool.name, args, table=self.name)
+                result = await self.connection.call_tool(
+                    self.tool.name, args, table=self.name, write=True
+                )
                 out = self.rows_of(result)
             except SqlError as exc:
                 if done:

@@ -16,7 +16,9 @@ Rules:
   ``aclose`` closes the clients.
 - Two APIs with one namespace are refused.
 - A config entry that is wrong is one ValueError naming the entry, each key that is
-  wrong and why; never the values given (a header's value is a credential).
+  wrong and why; never the values given (a header's value is a credential). The
+  credentials of ``spec`` and ``base_url`` are secrets from the start: a document
+  that cannot be fetched is an error without them.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+
+from glove_scratchpad.redaction import redact_secrets, remember_url
 
 from .._resource import Resource, ResourceDefinitionError
 from .._schema import SchemaTooLarge
@@ -60,6 +64,8 @@ class OpenApiBridge:
             if config.namespace in seen:
                 raise ValueError(f"two OpenAPI APIs have the namespace {config.namespace!r}")
             seen.add(config.namespace)
+            remember_url(config.spec)
+            remember_url(config.base_url)
         self.base = base
         self.apis: list[Api] = []
         self.skipped: list[str] = []  # operations that make no table (no column at all)
@@ -79,7 +85,9 @@ class OpenApiBridge:
             except (UpstreamError, SchemaTooLarge) as exc:
                 self._left_out(config, exc)
                 continue
-            except ValueError:  # ResourceDefinitionError too: the configuration's
+            except ResourceDefinitionError as exc:  # it may quote the document's URL
+                raise ResourceDefinitionError(redact_secrets(str(exc))) from None
+            except ValueError:  # the configuration's
                 raise
             except Exception as exc:  # what a hostile document trips over
                 self._left_out(config, exc, trace=True)

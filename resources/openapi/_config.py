@@ -13,7 +13,10 @@ Rules:
 - ``${VAR}`` in a header value is read from the environment when a request is
   made, never earlier, and a header's value is never shown: ``Header`` keeps the
   template, and ``repr`` shows its name only. A variable that is not set is an
-  error at start, naming the variable.
+  error at start, naming the variable. Each value read is remembered as a secret
+  (``glove_scratchpad.redaction``), taken out of whatever an API answers.
+- A role's calls are its own (``credential_of``) when it has headers of its own:
+  lasting calls are kept per credential, never read by another role.
 - A namespace is a lower-case SQL identifier that cannot make a name start with
   ``pg_``; a hand table's name is one too.
 """
@@ -26,6 +29,8 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, field_validator
+
+from glove_scratchpad.redaction import remember_header
 
 from .._resource import MAX_RETRIES, Volatility
 from ._spec import LOAD_TIMEOUT, MAX_DOCUMENT_BYTES
@@ -61,8 +66,11 @@ class Headers(dict[str, str]):
         return "Headers(" + ", ".join(sorted(self)) + ")"
 
     def resolved(self) -> dict[str, str]:
-        """The headers with their ``${VAR}`` read now."""
-        return {name: expand(value) for name, value in self.items()}
+        """The headers with their ``${VAR}`` read now (each value a secret to redact)."""
+        out = {name: expand(value) for name, value in self.items()}
+        for value in out.values():
+            remember_header(value)
+        return out
 
 
 def _headers(value: Any) -> Headers:
@@ -70,7 +78,9 @@ def _headers(value: Any) -> Headers:
         raise ValueError("headers is a table of header names and values")
     out = Headers({str(k): str(v) for k, v in value.items()})
     for template in out.values():
-        expand(template)  # a variable that is not set is an error now, not at a call
+        # A variable that is not set is an error now, not at a call; the value is a
+        # secret from now on, redacted from whatever an API answers.
+        remember_header(expand(template))
     return out
 
 
@@ -184,6 +194,13 @@ class ApiConfig(BaseModel):
             raise ValueError(f"namespace {value!r} is not a lower-case SQL identifier of at "
                              "most 40 characters (not starting with pg)")
         return value
+
+    def credential_of(self, user: str) -> str | None:
+        """Whose credentials a user's requests carry: the user's role, when it has headers
+        of its own; None when they are the API's, the same for every user (its calls are
+        then shared by all)."""
+        role = self.roles.get(user)
+        return user if role is not None and role.headers else None
 
     def headers_for(self, user: str) -> dict[str, str]:
         """The credentials a role's requests carry: its own, else the API's."""
