@@ -42,6 +42,10 @@ class CallContext:
     # for its next page ahead while rows of this one are still pulled, when that page
     # is sure to be wanted. None: not said.
     rows_wanted: int | None = None
+    # A read: counts one request to an upstream (an HTTP API's page, retry) against
+    # the statement's call budget; the call's first is the call itself. Raises 54000
+    # past the budget. None: nothing counts them (a write's are known when staged).
+    charge: Callable[[], None] | None = None
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (None: no deadline)."""

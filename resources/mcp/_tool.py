@@ -116,6 +116,7 @@ class _ToolTable(ToolTable):
             node = step(node, segment)
         items = node if isinstance(node, list) else [] if node is None else [node]
         rows = []
+        source = f'MCP tool "{self.tool.name}" of server "{self.server}"'
         for item in items:
             row = {}
             for f in self.result_fields:
@@ -123,7 +124,8 @@ class _ToolTable(ToolTable):
                     value = item
                 else:
                     value = item.get(f.source) if isinstance(item, Mapping) else None
-                row[f.column] = cell(value, f.pg_type)
+                row[f.column] = cell(value, f.pg_type, source=source,
+                                     field=f.source or f.column)
             rows.append(row)
         return rows
 

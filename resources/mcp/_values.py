@@ -4,7 +4,9 @@ Rules:
 
 - An argument goes to the tool as JSON: a jsonb column's text is parsed,
   dates and times are ISO 8601, numerics are numbers, UUIDs strings.
-- A result value fits its column: a text column takes any JSON, as text.
+- A result value is what the tool sent: of its column's JSON type (a text column
+  takes a string, number or boolean), else an error naming the field
+  (``resources._json``, the rule of HTTP rows too); never converted.
 - A result's text is every text block (and embedded text resource) joined by
   newlines; it counts as JSON only when it is an object or an array.
 - A rows path (``"items.0.rows"``) steps through objects by key and lists by
@@ -22,6 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcp.types import CallToolResult
+
+from .._json import json_value
 
 __all__ = ["argument", "cell", "maybe_json", "result_text", "split_path", "step"]
 
@@ -42,11 +46,10 @@ def argument(value: Any, pg_type: str) -> Any:
     return value
 
 
-def cell(value: Any, pg_type: str) -> Any:
-    """A result value ready for its column (text columns take any JSON, as text)."""
-    if pg_type == "text" and value is not None and not isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
-    return value
+def cell(value: Any, pg_type: str, *, source: str, field: str) -> Any:
+    """A result value ready for its column, by the rule HTTP rows keep too
+    (``resources._json``): of its column's JSON type, or an error naming the field."""
+    return json_value(value, pg_type, source=source, field=field)
 
 
 def result_text(result: CallToolResult) -> str | None:

@@ -37,6 +37,9 @@ from ._spec import LOAD_TIMEOUT, MAX_DOCUMENT_BYTES
 
 __all__ = ["ApiConfig", "Headers", "PagingConfig", "RoleConfig", "TableConfig", "expand"]
 
+# 16 MiB: a page of a hundred large objects is a few hundred KB; a body past this is a
+# mistake or an attack, and reading it whole would hold it (and its rows) in memory.
+MAX_RESPONSE_BYTES = 16 * 2**20
 _NAMESPACE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _TABLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -165,6 +168,10 @@ class ApiConfig(BaseModel):
                                         "document and every $ref it needs, all together")
     max_document_bytes: PositiveInt = Field(MAX_DOCUMENT_BYTES, description="The largest "
                                             "document (and referenced document) read")
+    # The API's answers are the upstream's too: a body past this, as sent or once
+    # decompressed, is 54000 (docs/openapi.md, "Answers are untrusted").
+    max_response_bytes: PositiveInt = Field(MAX_RESPONSE_BYTES, description="The largest "
+                                            "answer read, as sent and once decompressed")
 
     @field_validator("headers", mode="before")
     @classmethod

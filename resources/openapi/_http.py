@@ -16,9 +16,17 @@ Rules:
   its first byte left (no connection, no pool slot) did not, and is an error as
   any other.
 - The API's requests share one token bucket (``rate``), whatever table makes them.
-- Errors: 401 is 28000 and 403 42501, each with the API's message and a HINT
-  naming the credentials entry; any other 4xx is 38000 with the status and the
-  API's message in its DETAIL; a 5xx, once retries are spent, 58030.
+- Errors: 401 is 28000 and 403 42501, each with a HINT naming the credentials
+  entry; any other 4xx is 38000; a 5xx, once retries are spent, 58030. What the API
+  said is the upstream's text: it is only ever the DETAIL, cut short and labelled
+  ("the API said: …"), never the message or the HINT.
+- Every upstream byte is budgeted: an answer is read within ``max_response_bytes``,
+  as sent and once decompressed (54000 past it), and every request of a read, a
+  next page or a retry too, counts against the statement's call budget
+  (``ctx.charge``, which a write's context does not carry).
+- A request goes under ``base_url`` only: its URL, as httpx will send it (dot
+  segments removed), is checked against the prefix, and that URL is the one the
+  audit shows.
 - Each request is reported to the call's context (the audit): its method, its URL
   without secrets, its status, milliseconds and bytes. No header value, and no
   query value whose name says it is a secret, appears in an error, a log or the
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import http
 import json
 import logging
 import random
@@ -150,6 +159,14 @@ def _message(response: httpx.Response) -> str:
     return " ".join(response.text.split())[:_READ_CHARS]
 
 
+def _phrase(response: httpx.Response) -> str:
+    """The status's standard reason phrase: the one the API sent is its own text."""
+    try:
+        return http.HTTPStatus(response.status_code).phrase
+    except ValueError:
+        return "unknown status"
+
+
 def _retry_after(response: httpx.Response, attempt: int) -> float:
     raw = response.headers.get("retry-after")
     if raw:
@@ -173,6 +190,8 @@ class Api:
         for url in (base_url, config.base_url, config.spec):
             remember_url(url)
         self.origin = urlsplit(self.base_url)[:2]
+        self.prefix = httpx.URL(self.base_url).raw_path.split(b"?", 1)[0].decode(
+            "ascii", "replace").rstrip("/")  # every request's path is under it
         self.bucket = _Bucket(*config.rate) if config.rate else None
         self._client: httpx.AsyncClient | None = None
 
@@ -205,29 +224,46 @@ class Api:
                 f"{what}: the next page is on another host ({redact(url)}); it is not "
                 "followed, since the API's credentials go to its base_url only",
                 hint="Set base_url to that host, or add LIMIT to read the first page only.")
+        request = self.client.build_request(method, url, params=params, json=body,
+                                            headers=dict(headers))
+        # The URL as it goes (httpx has removed dot segments by now): it is the one
+        # checked, and the one the audit shows.
+        sent = str(request.url)
+        path = request.url.raw_path.split(b"?", 1)[0].decode("ascii", "replace")
+        if self.prefix and path != self.prefix and not path.startswith(self.prefix + "/"):
+            raise errors.ExternalRoutineError(
+                f"{what}: the request would go to {redact(sent)}, outside the API's "
+                f"base_url ({self.shown_url}); it is not sent",
+                hint="The API's credentials go under its base_url only: check the values "
+                "given to its path parameters, or the next page the API named.")
         retries = self.config.retries if method == "GET" else 0
         deadline = getattr(ctx, "deadline", None)
+        charge = getattr(ctx, "charge", None)
         attempt = 0
         while True:
+            if charge is not None:
+                charge()  # a read's every request counts against the call budget
             if self.bucket is not None:
                 await self.bucket.take()
             started = time.monotonic()
             try:
-                response = await self._sent(method, url, params, body, headers, write, ctx,
-                                            what)
+                response, got = await self._sent(request, write, ctx, what)
             except httpx.TimeoutException:
-                self._report(ctx, method, url, params, None, started, 0, "timeout")
+                self._report(ctx, method, sent, None, started, 0, "timeout")
                 raise errors.ExternalRoutineError(
                     f"{what}: the API did not answer within {self.config.timeout:g} s",
                     hint="Try again, or raise timeout in the API's [[openapi.apis]] entry."
                 ) from None
             except httpx.HTTPError as exc:
-                self._report(ctx, method, url, params, None, started, 0, "error")
+                self._report(ctx, method, sent, None, started, 0, "error")
                 raise errors.IoError(
                     f"{what}: the API could not be reached: {type(exc).__name__}",
                     hint=f"Check base_url ({self.shown_url}) and the network.") from None
-            self._report(ctx, method, url, params, response, started,
-                         len(response.content), "ok" if response.is_success else "error")
+            except errors.ProgramLimitExceeded:
+                self._report(ctx, method, sent, None, started, 0, "error")
+                raise
+            self._report(ctx, method, sent, response, started, got,
+                         "ok" if response.is_success else "error")
             if response.status_code not in RETRIED or attempt >= retries:
                 return response
             wait = _retry_after(response, attempt)
@@ -236,21 +272,56 @@ class Api:
             attempt += 1
             await asyncio.sleep(wait)
 
-    async def _sent(self, method: str, url: str, params: Any, body: Any,
-                    headers: Mapping[str, str], write: bool, ctx: Any, what: str
-                    ) -> httpx.Response:
-        """The request sent and its answer. A write that may have reached the API with no
-        answer to tell what it did (``outcome_unknown``) is 08007, reported to ``ctx``;
-        any other failure is raised as httpx raised it."""
-        started = time.monotonic()
+    async def _read(self, response: httpx.Response, what: str
+                    ) -> tuple[httpx.Response, int]:
+        """A streamed answer read whole, within ``max_response_bytes`` as sent and once
+        decompressed (a gzip bomb stops at the limit, never at its end): the same
+        answer with its body decoded, and the bytes sent; 54000 past the limit."""
+        limit = self.config.max_response_bytes
+        declared = response.headers.get("content-length", "")
+        chunks: list[bytes] = []
+        size = int(declared) if declared.isdigit() else 0
         try:
-            response = await self.client.request(method, url, params=params, json=body,
-                                                 headers=dict(headers))
+            if size <= limit:
+                size = 0
+                async for chunk in response.aiter_bytes():
+                    size += len(chunk)
+                    if size > limit or response.num_bytes_downloaded > limit:
+                        break
+                    chunks.append(chunk)
+        finally:
+            await response.aclose()
+        if size > limit or response.num_bytes_downloaded > limit:
+            raise errors.ProgramLimitExceeded(
+                f"{what}: the API's answer is larger than max_response_bytes "
+                f"({limit:,} bytes, as sent or decompressed); it was not read",
+                hint="Ask for fewer rows (LIMIT, a narrower WHERE), or raise "
+                "max_response_bytes in the API's [[openapi.apis]] entry.")
+        framing = {"content-encoding", "content-length", "transfer-encoding"}
+        return httpx.Response(
+            response.status_code, request=response.request, content=b"".join(chunks),
+            headers=[(k, v) for k, v in response.headers.multi_items()
+                     if k.lower() not in framing],
+            extensions={k: v for k, v in response.extensions.items()
+                        if k in ("reason_phrase", "http_version")}
+        ), response.num_bytes_downloaded
+
+    async def _sent(self, request: httpx.Request, write: bool, ctx: Any, what: str
+                    ) -> tuple[httpx.Response, int]:
+        """The request sent and its answer read (``_read``), and the bytes sent. A write
+        that may have reached the API with no answer to tell what it did
+        (``outcome_unknown``) is 08007, reported to ``ctx``; any other failure is raised
+        as httpx raised it."""
+        started = time.monotonic()
+        method, url = request.method, str(request.url)
+        try:
+            response, got = await self._read(await self.client.send(request, stream=True),
+                                             what)
         except httpx.HTTPError as exc:
             if not (write and outcome_unknown(exc)):
                 raise
             timeout = isinstance(exc, httpx.TimeoutException)
-            self._report(ctx, method, url, params, None, started, 0,
+            self._report(ctx, method, url, None, started, 0,
                          "timeout" if timeout else "error")
             why = (f"the request was being sent when {self.config.timeout:g} s ran out"
                    if isinstance(exc, httpx.WriteTimeout) else
@@ -259,25 +330,22 @@ class Api:
                    f"({type(exc).__name__})")
         else:
             if not (write and outcome_unknown(response)):
-                return response
-            self._report(ctx, method, url, params, response, started,
-                         len(response.content), "error")
+                return response, got
+            self._report(ctx, method, url, response, started, got, "error")
             why = (f"the request was sent and its gateway answered {response.status_code} "
-                   f"{response.reason_phrase}")
+                   f"{_phrase(response)}")
         raise errors.TransactionResolutionUnknown(
             f"{what}: {why}, so the write may have happened",
             hint="Its outcome is unknown: read the table to see whether it took effect "
             "before sending it again. If the API is often this slow, raise timeout in its "
             "[[openapi.apis]] entry.") from None
 
-    def _report(self, ctx: Any, method: str, url: str, params: Any,
-                response: httpx.Response | None, started: float, size: int,
-                status: str) -> None:
+    def _report(self, ctx: Any, method: str, url: str, response: httpx.Response | None,
+                started: float, size: int, status: str) -> None:
         report = getattr(ctx, "report", None)
         if report is None:
             return
-        full = str(httpx.URL(url, params=params)) if params else url
-        arguments = {"url": redact(full), "bytes": size,
+        arguments = {"url": redact(url), "bytes": size,
                      "status": response.status_code if response is not None else None}
         report(f"http {method}", arguments, status, (time.monotonic() - started) * 1000,
                None, None if response is None or response.is_success
@@ -288,23 +356,25 @@ class Api:
         code = response.status_code
         if response.is_success:
             return
-        text, reason = said(response), redact_secrets(response.reason_phrase)
+        text = said(response)
+        # The API's words are the upstream's (redacted by ``said``): only in the DETAIL,
+        # cut short and labelled, never in the message or the HINT a model reads as ours.
+        detail = f"status {code}; the API said: {text}" if text else f"status {code}"
         if code == 401:
             raise errors.InvalidAuthorizationSpecification(
-                f"{what}: the API refused the credentials (401): {text}",
+                f"{what}: the API refused the credentials (401)", detail=detail,
                 hint=f"Set the credentials in {self.entry(user)}.")
         if code == 403:
             raise errors.InsufficientPrivilege(
-                f"{what}: the API refused the request (403): {text}",
+                f"{what}: the API refused the request (403)", detail=detail,
                 hint=f"The credentials in {self.entry(user)} do not allow it.")
         if code >= 500:
             raise errors.IoError(
-                f"{what}: the API failed ({code} {reason})",
-                detail=text or None,
+                f"{what}: the API failed ({code} {_phrase(response)})", detail=detail,
                 hint="The API is down or overloaded; try again later.")
         raise errors.ExternalRoutineError(
-            f"{what}: the API refused the request ({code} {reason})",
-            detail=f"status {code}: {text}" if text else f"status {code}",
+            f"{what}: the API refused the request ({code} {_phrase(response)})",
+            detail=detail,
             hint="Check the values against the column descriptions (\\d+ the table).")
 
     async def aclose(self) -> None:

@@ -43,14 +43,20 @@ from ._paging import Paging, detect
 from ._schemas import column_name, describe, pg_type_of, row_fields, shape
 from ._spec import Operation, Parameter, Schema, Spec
 
-__all__ = ["Col", "TablePlan", "plan_tables"]
+__all__ = ["NOT_COLUMNS", "Col", "TablePlan", "plan_tables"]
 
 # Where a list's rows are, in a response object holding more than one array.
 _ROW_FIELDS = ("items", "data", "results", "values", "entries", "records", "list", "nodes",
                "hits", "objects", "elements", "rows")
-# Headers a client sends by itself or that carry credentials: never columns.
-_NOT_COLUMNS = frozenset({"authorization", "accept", "content-type", "user-agent",
-                          "cookie", "idempotency-key", "x-api-key", "api-key"})
+# Headers a client sends by itself, that say how the request is framed or routed, or
+# that carry credentials: never columns, so that no WHERE value sets them.
+NOT_COLUMNS = frozenset({"authorization", "accept", "content-type", "user-agent",
+                         "cookie", "idempotency-key", "x-api-key", "api-key",
+                         "host", "content-length", "transfer-encoding", "connection",
+                         "te", "trailer", "upgrade", "keep-alive", "expect",
+                         "proxy-authorization", "proxy-connection", "forwarded",
+                         "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto",
+                         "x-auth-token", "x-access-token", "x-csrf-token"})
 
 
 @dataclass(slots=True)
@@ -176,6 +182,12 @@ class _Builder:
         self.config = config
         self.spec = spec
         self.taken: set[str] = set()
+        # The headers credentials travel in (the document's apiKey schemes, the config's
+        # headers): a header parameter of one of those names is never a column either.
+        self.not_columns = NOT_COLUMNS | {h.lower() for h in config.headers} | {
+            h.lower() for role in config.roles.values() for h in role.headers} | {
+            str(s.get("name") or "").lower() for s in spec.security_schemes().values()
+            if s.get("type") == "apiKey" and s.get("in") == "header"}
 
     def name(self, op: Operation, given: str | None = None) -> str:
         ns = self.config.namespace
@@ -195,7 +207,7 @@ class _Builder:
                   taken: set[str], role: str) -> Col | None:
         """A parameter's column (shared with a row field of its name), or None for one
         the server sets itself (paging, credentials)."""
-        if p.location == "header" and p.name.lower() in _NOT_COLUMNS:
+        if p.location == "header" and p.name.lower() in self.not_columns:
             return None
         if p.name in table.paging.parameters:
             return None

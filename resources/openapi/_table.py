@@ -17,8 +17,14 @@ Rules:
   security with none set is 28000 before any request. A role with headers of its
   own has calls of its own (``ApiConfig.credential_of``): a lasting call it made
   is never read by another role.
-- A row without a field the schema requires, or with a value of another type, is
-  an error naming the field (the resource's validation), never a NULL.
+- A row without a field the schema requires is an error naming the field; a value
+  of another JSON type than its column's is one too (``json_value``, the rule MCP
+  rows keep as well), never a NULL and never converted.
+- A path parameter's value is one segment, percent-encoded (``/`` too); ``.``,
+  ``..`` and the empty string are 22023. Header parameters the request frames
+  itself with, or that carry credentials, are never columns (``NOT_COLUMNS``).
+- Paging stops with an error at the first repeat: a page asked for again (the same
+  cursor, a ``Link`` to itself) or a body read already.
 - ``explain`` says the requests a call would make, secrets redacted, calling
   nothing.
 """
@@ -26,7 +32,9 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
+import json
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
@@ -37,15 +45,42 @@ from pydantic_core import to_jsonable_python
 
 from glove_scratchpad import errors
 
+from .._json import AS_SENT, json_value
 from .._resource import Bindings, Resource, define_resource
 from ._http import Api, redact
-from ._mapping import Col, TablePlan
+from ._mapping import NOT_COLUMNS, Col, TablePlan
 from ._spec import Operation
 
 __all__ = ["ApiTable"]
 
 # How an API's security scheme is given: the header that carries it.
 _BEARER = "authorization"
+
+
+def _segment(op: Operation, name: str, value: Any) -> str:
+    """A path parameter's value as one segment of the URL: every character but letters,
+    digits and ``-._~`` percent-encoded (a ``/`` too), so that no value adds a segment;
+    ``.``, ``..`` and the empty string, which would climb, stay or drop one once the URL
+    is normalized, are refused."""
+    text = str(to_jsonable_python(value))
+    if text in ("", ".", ".."):
+        raise errors.InvalidParameterValue(
+            f"{op.label}: the path parameter {name} cannot be {text!r}",
+            detail="As a whole segment it would change which URL the request goes to.",
+            hint=f"Give {name} the value of one item, as the API names it.")
+    return quote(text, safe="")
+
+
+def _page_key(url: str, query: Mapping[str, Any]) -> tuple[str, str]:
+    """What names a page: its URL and its query parameters, in order."""
+    return url, json.dumps(sorted((str(k), str(v)) for k, v in query.items()))
+
+
+def _repeated(what: str, said: str) -> errors.ExternalRoutineError:
+    return errors.ExternalRoutineError(
+        f"{what}: paging stopped: {said}",
+        hint="The API's paging does not advance: add LIMIT to read the first pages only, "
+        "or declare the table's paging in its [[openapi.apis.tables]] entry.")
 
 
 class ApiTable:
@@ -60,6 +95,11 @@ class ApiTable:
         # A row's columns by field, and the fields a row must not lack or give as null
         # (those the slow path, _row, checks one by one).
         self._fields = [(c.prop, c.name) for c in plan.columns if c.prop is not None]
+        # The columns whose type limits the JSON they take (json_value): not jsonb.
+        self._typed = [(c.prop, c.name, c.pg_type, AS_SENT.get(c.pg_type))
+                       for c in plan.columns
+                       if c.prop is not None and c.pg_type not in ("jsonb", "json")]
+        self._source = f"{plan.name}: the API"
         self._checked = [c.prop for c in plan.columns
                          if c.prop is not None and (c.required or not c.nullable)]
         # Arguments only: a parameter (or a search's body property) that no row holds.
@@ -111,9 +151,12 @@ class ApiTable:
                 + (f" for user {user!r}" if user else ""),
                 hint=f"Set them in {self.api.entry(user)}, e.g. headers = {{ Authorization = "
                 "\"Bearer ${TOKEN}\" }.")
+        own = {h.lower() for h in headers}
         for col in self.plan.columns:
             if col.location == "header" and col.name in given and given[col.name] is not None:
-                headers[col.param or col.name] = str(given[col.name])
+                header = col.param or col.name
+                if header.lower() not in own and header.lower() not in NOT_COLUMNS:
+                    headers[header] = str(given[col.name])
         return headers
 
     def _satisfied(self, op: Operation, headers: Mapping[str, str]) -> bool:
@@ -141,8 +184,7 @@ class ApiTable:
                 raise errors.InvalidParameterValue(
                     f"{op.label} needs its path parameter {p.name}",
                     hint=f"Give {col.name if col else p.name} a value in the WHERE (or the row).")
-            path = path.replace("{" + p.name + "}", quote(str(to_jsonable_python(value)),
-                                                          safe=""))
+            path = path.replace("{" + p.name + "}", _segment(op, p.name, value))
         return self.api.url(path)
 
     def _query(self, op: Operation, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -262,12 +304,22 @@ class ApiTable:
                 what=what))
 
         sent = 0
+        # The pages asked for and the bodies read: an API whose paging does not advance
+        # (a cursor that always answers the same, a Link to itself) is an error at its
+        # first repeat, not a loop until the statement's timeout.
+        asked = {_page_key(url, query)}
+        bodies: set[bytes] = set()
         pending: asyncio.Future[Any] | None = ask(url, query)
         try:
             while pending is not None:
                 response = await pending
                 pending = None
                 self.api.raise_for(response, what, user)
+                digest = hashlib.blake2b(response.content, digest_size=16).digest()
+                if digest in bodies:
+                    raise _repeated(what, f"the API answered the same page again ("
+                                    f"{redact(str(response.url))})")
+                bodies.add(digest)
                 found = self._json(response, op)
                 items = self._items(found)
                 links = {str(k): v for k, v in response.links.items()}
@@ -276,6 +328,12 @@ class ApiTable:
                     next_url, query = following
                     if next_url is not None:
                         url, query = urljoin(str(response.url), next_url), {}
+                    key = _page_key(url, query)
+                    if key in asked:
+                        raise _repeated(what, "the API named a page already read as the "
+                                        "next one (" + redact(str(httpx.URL(
+                                            url, params=query or None))) + ")")
+                    asked.add(key)
                     pending = ask(url, query)  # read ahead: its rows will be pulled
                 for row in self._stamped(self._rows_of(items), given):
                     yield row
@@ -319,10 +377,20 @@ class ApiTable:
 
     def _rows_of(self, items: list[Any]) -> list[dict[str, Any]]:
         """Items of a response as rows (each checked as ``_row`` does, a plain one fast)."""
-        fields, checked, row = self._fields, self._checked, self._row
-        return [{name: item.get(prop) for prop, name in fields}
-                if type(item) is dict and None not in map(item.get, checked)
-                else row(item) for item in items]
+        fields, checked, row, typed = self._fields, self._checked, self._row, self._typed
+        rows = []
+        for item in items:
+            if type(item) is dict and None not in map(item.get, checked):
+                plain = {name: item.get(prop) for prop, name in fields}
+                for prop, name, pg_type, as_sent in typed:
+                    value = plain[name]
+                    if value is not None and type(value) is not as_sent:
+                        plain[name] = json_value(value, pg_type, source=self._source,
+                                                 field=prop)
+                rows.append(plain)
+            else:
+                rows.append(row(item))
+        return rows
 
     def _row(self, item: Any) -> dict[str, Any]:
         """A JSON object as a row: each column from its field; a missing required field
@@ -341,7 +409,8 @@ class ApiTable:
                         f'{self.plan.name}: the API returned null for the field '
                         f'"{col.prop}", which its document says is never null',
                         hint="The document and the API disagree: the column is NOT NULL.")
-                row[col.name] = item[col.prop]
+                row[col.name] = json_value(item[col.prop], col.pg_type, source=self._source,
+                                           field=col.prop)
             elif col.required:
                 raise errors.ExternalRoutineError(
                     f'{self.plan.name}: the API returned a row without the field "{col.prop}", '

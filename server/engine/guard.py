@@ -334,10 +334,13 @@ class Guard:
                 raise ResolverTimeout from None
             raise
 
-    def check_budget(self, estimate: int) -> None:
+    def check_budget(self, estimate: int, made: str = "") -> None:
+        """54000 past the call budget: ``made`` says what the last one counted was, when
+        it was not a resolver call planned (``"upstream requests"``)."""
         if estimate > self.limits.call_budget:
+            counted = f"resolver calls and {made}" if made else "resolver calls"
             raise errors.ProgramLimitExceeded(
-                f"this statement would make {estimate} resolver calls; the budget is "
+                f"this statement would make {estimate} {counted}; the budget is "
                 f"{self.limits.call_budget} per statement",
                 hint="Narrow the IN lists or subqueries that fan out, or split the work "
                 "into several statements.")

@@ -9,7 +9,8 @@ Rules:
 - A call is made in the task of the statement that first needs it (its owner)
   and published on a future; if the owner is cancelled, another waiter makes it.
 - Every call goes through the guard (concurrency, timeout, audit) and counts
-  against the statement's call budget before it is made.
+  against the statement's call budget before it is made; so does each request to
+  an upstream past a read's first (``CallContext.charge``: an API's next page).
 - A value pushed down is converted to its column's type by pydantic when it is
   a plain literal or text parameter, else by Postgres (a sub-read).
 """
@@ -21,7 +22,7 @@ import functools
 import itertools
 import math
 import time
-from collections.abc import Iterable, MutableMapping, Sequence
+from collections.abc import Callable, Iterable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pglast import ast
@@ -372,7 +373,8 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
     assert fn is not None
     sql = ctx.sql if statement is None else statement
     context = (CallContext(st.user, st.session_id, sql, idempotency_key=key,
-                           rows_wanted=wanted)
+                           rows_wanted=wanted,
+                           charge=_charger(st, ctx) if verb == "select" else None)
                if resource.takes_context(verb) else None)
     flight = next(_FLIGHTS)
     st.calls += 1
@@ -391,6 +393,23 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
         raise resolver_failed(resource, verb, exc) from exc
     finally:
         st.in_flight.pop(flight, None)
+
+
+def _charger(st: Statement, ctx: StatementContext) -> Callable[[], None]:
+    """What a read's upstream requests count with: the first is the call (planned
+    already), every other one more against the statement's call budget. A write's
+    are not counted: its requests (one per row) are known when it is staged, and a
+    COMMIT cut off halfway through its rows would leave them half sent."""
+    made = 0
+
+    def charge() -> None:
+        nonlocal made
+        made += 1
+        if made > 1:
+            ctx.planned += 1
+            st.services.guard.check_budget(ctx.planned, made="upstream requests")
+
+    return charge
 
 
 async def _call_select(st: Statement, ref: Reference, call: CallArgs,

@@ -90,7 +90,8 @@ async def test_the_apis_own_401_names_the_credentials_entry(api, sidecar):
             await t.connect() as conn:
         with pytest.raises(psycopg.errors.InvalidAuthorizationSpecification) as info:
             await conn.execute("SELECT * FROM t_secure_items")
-    assert "the API refused the credentials (401): bad or missing token" in str(info.value)
+    assert info.value.diag.message_primary.endswith("the API refused the credentials (401)")
+    assert info.value.diag.message_detail == "status 401; the API said: bad or missing token"
     assert "[[openapi.apis]] namespace = 't'" in info.value.diag.message_hint
     assert "not-a-token" not in str(info.value) + info.value.diag.message_hint
 

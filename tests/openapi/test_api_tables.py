@@ -187,7 +187,7 @@ async def test_a_4xx_is_an_error_with_the_apis_message(t):
         with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
             await conn.execute("SELECT * FROM t_list_things WHERE kind = 'lamp'")
     assert "the API refused the request (422 Unprocessable" in str(info.value)
-    assert info.value.diag.message_detail.startswith("status 422: ")
+    assert info.value.diag.message_detail.startswith("status 422; the API said: ")
 
 
 # -- writes --------------------------------------------------------------------------------
