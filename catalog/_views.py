@@ -28,7 +28,8 @@ from ._audit import AUDIT_COLUMNS
 from ._journal import JOURNAL_COLUMNS
 
 __all__ = ["CURRENT", "SYSTEM_VIEWS", "ViewSource", "column_line", "example_statements",
-           "resource_filters", "resource_group", "resource_row", "short_description"]
+           "resource_filters", "resource_group", "resource_row", "short_description",
+           "short_text"]
 
 
 class ViewSource(Protocol):
@@ -122,7 +123,12 @@ def resource_filters(resource: Resource) -> tuple[str, ...]:
 def short_description(resource: Resource, limit: int = SHORT_DESCRIPTION) -> str:
     """The description's first sentence, without what the MCP bridge appends, cut at a
     word near ``limit``."""
-    text = _MCP_INSERT_NOTE.sub("", _MCP_ORIGIN.sub("", resource.description))
+    return short_text(resource.description, limit)
+
+
+def short_text(description: str, limit: int = SHORT_DESCRIPTION) -> str:
+    """``short_description`` of a description's text (a table's or a function's)."""
+    text = _MCP_INSERT_NOTE.sub("", _MCP_ORIGIN.sub("", description))
     text = " ".join(text.split())
     end = _SENTENCE_END.search(text)
     if end is not None:

@@ -18,6 +18,8 @@ Rules:
   server's own: each is a statement of its own, ``SELECT scratchpad.<name>(<a
   number, for restage; a table's name, for refresh; or $n>)`` with nothing
   else, and is refused anywhere else.
+- ``SIDECAR_FUNCTIONS`` (``scratchpad.search``) are the server's own too, but
+  real functions of the sidecar that call no tool: allowed wherever a function is.
 - ``CHECKED_FUNCTIONS`` read or change settings: the gate checks their
   arguments like SHOW and SET (``setting_rules``), so they cannot be called in
   attribute notation, where it cannot.
@@ -48,6 +50,7 @@ __all__ = [
     "INFO_SCHEMA_REFUSED",
     "POLL_HINT",
     "RELATION_REFUSALS",
+    "SIDECAR_FUNCTIONS",
     "SYSTEM_FUNCTIONS",
     "FunctionRefusal",
     "backend_call",
@@ -357,6 +360,11 @@ SYSTEM_FUNCTIONS = frozenset({"restage", "refresh"})
 def _system_hint(schema: str) -> str:
     return (f"Call it alone, with a transaction id from {schema}.journal: "
             f"SELECT {schema}.restage(17)")
+
+
+# The server's own functions, in schema scratchpad, that the sidecar runs as any other:
+# they read what the server built there and call no tool (catalog/_search.py).
+SIDECAR_FUNCTIONS = frozenset({"search"})
 
 
 # A SELECT with any of these is not a system call alone.

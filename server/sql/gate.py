@@ -62,6 +62,7 @@ from .allowlist import (
     FUNCTIONS,
     INFO_SCHEMA_FUNCTIONS,
     INFO_SCHEMA_REFUSED,
+    SIDECAR_FUNCTIONS,
     SYSTEM_FUNCTIONS,
     backend_call,
     refuse_catalog,
@@ -452,6 +453,8 @@ class _Gate:
             return
         if schema == self.system and name in SYSTEM_FUNCTIONS:
             refuse_system_function(schema=self.system)
+        if schema == self.system and name in SIDECAR_FUNCTIONS:
+            return
         if schema == self.fns or (schema is None and name not in FUNCTIONS
                                   and self.is_function(self.fns, name)):
             self.served_function(name, schema)
