@@ -123,12 +123,12 @@ def _row(name: str, kind: str, namespace: str, summary: str, keys: str, verbs: s
     return "(" + ", ".join(_literal(v) for v in values) + ")"
 
 
-def _resource_row(resource: Resource, name: str) -> str:
+def _resource_row(resource: Resource, name: str, namespace: str | None = None) -> str:
     about = " ".join(getattr(resource, "about", ()) or ())
     first = short_text(resource.description, limit=10_000)
     columns = " ".join(name_words(c.name) for c in resource.columns)
     described = " ".join(c.description for c in resource.columns if c.description)
-    return _row(name, "table", resource_group(resource),
+    return _row(name, "table", namespace or resource_group(resource),
                 short_text(_OPERATIONS.sub("", resource.description), SUMMARY_CHARS),
                 ", ".join(resource.keys),
                 ", ".join(resource.verbs),
@@ -159,7 +159,7 @@ def search_ddl(schemas: Schemas, resources: Iterable[Resource], system: Iterable
     s = quote_ident(schemas.system)
     index, words = f"{s}.{quote_ident(INDEX_TABLE)}", f"{s}.{quote_ident(WORDS_TABLE)}"
     rows = [_resource_row(r, r.name) for r in resources]
-    rows += [_resource_row(r, f"{schemas.system}.{r.name}") for r in system]
+    rows += [_resource_row(r, f"{schemas.system}.{r.name}", schemas.system) for r in system]
     rows += [_fn_row(f, f"{schemas.fns}.{f.name}") for f in fns]
     out = [
         f"DROP FUNCTION IF EXISTS {s}.{SEARCH_FUNCTION}(text, integer)",
