@@ -55,7 +55,7 @@ SUMMARY_CHARS = 50  # a row's summary: five rows read as a few hundred character
 WEIGHTS = "{0.05, 0.1, 0.6, 1.0}"
 PREFIX_CHARS = 6  # a stem this long finds the words it begins too (contribut: contributor)
 RARITY_FLOOR = 0.1  # a word every row has still counts a little
-NORMALIZATION = 0  # ts_rank: a long document (many columns) is not a worse match
+FIELD_WEIGHTS = (1.0, 0.8, 0.2, 0.05)
 
 # Words tool names use differently from people. Each group's words find each other;
 # a word may be in several groups. Kept small: a wide group dilutes every search.
@@ -167,16 +167,18 @@ def search_ddl(schemas: Schemas, resources: Iterable[Resource], system: Iterable
         f"DROP TABLE IF EXISTS {words}",
         f"CREATE TABLE {index} (name text PRIMARY KEY, kind text NOT NULL, namespace text "
         "NOT NULL, summary text NOT NULL, keys text NOT NULL, verbs text NOT NULL, "
+        "a tsvector NOT NULL, b tsvector NOT NULL, c tsvector NOT NULL, d tsvector NOT NULL, "
         "doc tsvector NOT NULL)",
         f"CREATE TABLE {words} (word text PRIMARY KEY, alts text NOT NULL)",
     ]
     if rows:
         out.append(
-            f"INSERT INTO {index} SELECT name, kind, namespace, summary, keys, verbs, "
-            "setweight(to_tsvector('english', a), 'A') || setweight(to_tsvector('english', b), "
-            "'B') || setweight(to_tsvector('english', c), 'C') || "
-            "setweight(to_tsvector('english', d), 'D') FROM (VALUES " + ", ".join(rows)
-            + ") AS v(name, kind, namespace, summary, keys, verbs, a, b, c, d)")
+            f"INSERT INTO {index} SELECT *, a || b || c || d FROM (SELECT name, kind, "
+            "namespace, summary, keys, verbs, to_tsvector('english', a) AS a, to_tsvector("
+            "'english', b) AS b, to_tsvector('english', c) AS c, to_tsvector('english', d) AS d "
+            "FROM (VALUES "
+            + ", ".join(rows) + ") AS v(name, kind, namespace, summary, keys, verbs, a, b, c, "
+            "d)) AS t")
     # Each word under its stem as well (repos: repo), so a plural finds its synonyms.
     out.append(
         f"INSERT INTO {words} SELECT DISTINCT ON (k) k, alts FROM (SELECT w AS k, alts FROM "
@@ -204,23 +206,26 @@ def _function_ddl(s: str, index: str, words: str) -> str:
 RETURNS TABLE (name text, kind text, namespace text, score real, summary text, keys text,
                verbs text)
 LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $_gs_$
-  WITH said AS (
+  WITH said AS MATERIALIZED (
     SELECT DISTINCT w FROM regexp_split_to_table(lower(regexp_replace(regexp_replace(
       left(coalesce(words, ''), {QUERY_CHARS}), '([[:lower:][:digit:]])([[:upper:]])',
       E'\\\\1 \\\\2', 'g'), '[^[:alnum:]]+', ' ', 'g')), ' ') AS w
     WHERE w <> '' LIMIT {QUERY_WORDS}
-  ), grouped AS (
+  ), grouped AS MATERIALIZED (
     SELECT w, to_tsvector('english', w || ' ' || coalesce((SELECT string_agg(x.alts, ' ')
       FROM {words} x WHERE x.word = said.w OR x.word = (ts_lexize('english_stem', said.w))[1]),
       '')) AS v
     FROM said
-  ), asked AS (
+  ), asked AS MATERIALIZED (
     SELECT w, to_tsquery('simple', array_to_string(ARRAY(
       SELECT CASE WHEN length(l) >= {PREFIX_CHARS} THEN l || ':*' ELSE l END
       FROM unnest(tsvector_to_array(v)) AS l), ' | ')) AS q
     FROM grouped WHERE v <> ''::tsvector
   ), matched AS (
-    SELECT i.name, asked.w, ts_rank('{WEIGHTS}', i.doc, asked.q, {NORMALIZATION}) AS r
+    SELECT i.name, asked.w,
+           {FIELD_WEIGHTS[0]} * (i.a @@ asked.q)::int + {FIELD_WEIGHTS[1]} * (i.b @@ asked.q)::int
+           + {FIELD_WEIGHTS[2]} * (i.c @@ asked.q)::int + {FIELD_WEIGHTS[3]} * (i.d @@ asked.q)::int
+           AS r
     FROM {index} i JOIN asked ON i.doc @@ asked.q
   ), rarity AS (
     SELECT w, ln((SELECT count(*) FROM {index})::float8 / count(*)) + {RARITY_FLOOR} AS idf
