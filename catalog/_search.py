@@ -10,21 +10,26 @@ Rules:
   name's DDL (``search_ddl``), so servers sharing a name share it and other
   resources rebuild it. A search reads it and calls no tool.
 - It lives in the server's system schema: the table ``_search`` (one row per
-  table, system view and function: what a row of the answer shows, and a
-  weighted ``tsvector``), the table ``_search_words`` (the synonyms) and the
+  table, system view and function: what a row of the answer shows, and one
+  ``tsvector`` per field), the table ``_search_words`` (the synonyms) and the
   function ``search``. Statements cannot name the two tables: they are not
   resources, so the gate refuses them.
-- Weights: A the name's words (``pulls_list_review_comments`` is "pulls list
-  review comments", camelCase split too); B the summary, the operations'
-  summaries, paths and tags (``Resource.about``); C the columns' names; D the
-  whole description and the columns' descriptions.
+- The fields, by weight (``FIELD_WEIGHTS``): the name's words
+  (``pulls_list_review_comments`` is "pulls list review comments", camelCase
+  split too); the summary and, for an HTTP table, its operations' summaries,
+  paths, ids and tags (``Resource.about``), for an MCP table its tool's
+  description; the columns' names; the whole description and the columns'
+  descriptions.
 - Synonyms are expanded in the query, word by word (``repo`` also finds
   ``repository``), from ``SYNONYMS``: a plain table that works on any Postgres,
   where a thesaurus dictionary needs a file in the server's share directory.
-  Stems (english) make singular and plural one word.
-- A row's score is the sum, over the query's words, of the document's rank for
-  that word (``ts_rank`` with the weights): a table that matches more of the
-  task's words, in its name more than in its columns, comes first.
+  Stems (english) make singular and plural one word; a long stem is a prefix
+  too (``contributed`` finds ``contributors``).
+- A row's score sums, over the query's words (each with its synonyms), the
+  weights of the fields the word is in, times the word's rarity (the log of
+  the rows over the rows it is in): a table that has more of the task's rare
+  words, in its name more than in its columns, comes first. A field counts a
+  word once, so a table of many operations is not ranked for their number.
 - Any text is a query: it is cut to ``QUERY_CHARS``, and everything but letters
   and digits is a space before it reaches ``to_tsquery``.
 """
@@ -50,12 +55,12 @@ DEFAULT_ROWS = 5
 QUERY_CHARS = 500  # of the words searched: a task, not a document
 QUERY_WORDS = 24
 SUMMARY_CHARS = 50  # a row's summary: five rows read as a few hundred characters
-# ts_rank's weights of D, C, B, A: a word of the name counts twenty times one of a
-# column's description, a word of the summaries almost as much as the name's.
-WEIGHTS = "{0.05, 0.1, 0.6, 1.0}"
 PREFIX_CHARS = 6  # a stem this long finds the words it begins too (contribut: contributor)
 RARITY_FLOOR = 0.1  # a word every row has still counts a little
+# What a word counts in each field: the name, the summaries, the columns' names, the
+# descriptions. Measured on benchmarks/search.py.
 FIELD_WEIGHTS = (1.0, 0.8, 0.2, 0.05)
+SYNONYM_SHARE = 0.9  # of a field's weight, when it has a synonym of a word, not the word
 
 # Words tool names use differently from people. Each group's words find each other;
 # a word may be in several groups. Kept small: a wide group dilutes every search.
@@ -195,12 +200,28 @@ def search_ddl(schemas: Schemas, resources: Iterable[Resource], system: Iterable
     return out
 
 
+def _or_query(vector: str) -> str:
+    """The tsquery of any of a tsvector's stems, a long one as a prefix too."""
+    return (f"to_tsquery('simple', array_to_string(ARRAY(SELECT CASE WHEN length(l) >= "
+            f"{PREFIX_CHARS} THEN l || ':*' ELSE l END FROM unnest(tsvector_to_array({vector}))"
+            " AS l), ' | '))")
+
+
+def _field(column: str, weight: float) -> str:
+    """What a field adds for one word: its weight when it has the word itself, a share
+    of it when it has only a synonym."""
+    return (f"CASE WHEN i.{column} @@ asked.q_own THEN {weight} WHEN i.{column} @@ asked.q "
+            f"THEN {weight * SYNONYM_SHARE} ELSE 0 END")
+
+
 def _function_ddl(s: str, index: str, words: str) -> str:
     # The words: camelCase split, anything but letters and digits a space, so that no
     # character of the text reaches to_tsquery's syntax. Each word with its synonyms is
     # one OR group of stems (a long stem also as a prefix: contributed finds
-    # contributors); a row's score sums, over the groups it matches, its rank for the
-    # group times the group's rarity (the log of the rows over the rows it matches).
+    # contributors); a row's score sums, over the groups it matches, the weights of the
+    # fields the group is in times the group's rarity. The words' CTEs are MATERIALIZED:
+    # inlined, Postgres would look up a word's synonyms once per row it matches.
+    a, b, c, d = FIELD_WEIGHTS
     return f"""CREATE FUNCTION {s}.{SEARCH_FUNCTION}(words text, max integer DEFAULT \
 {DEFAULT_ROWS})
 RETURNS TABLE (name text, kind text, namespace text, score real, summary text, keys text,
@@ -212,20 +233,16 @@ LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $_gs_
       E'\\\\1 \\\\2', 'g'), '[^[:alnum:]]+', ' ', 'g')), ' ') AS w
     WHERE w <> '' LIMIT {QUERY_WORDS}
   ), grouped AS MATERIALIZED (
-    SELECT w, to_tsvector('english', w || ' ' || coalesce((SELECT string_agg(x.alts, ' ')
-      FROM {words} x WHERE x.word = said.w OR x.word = (ts_lexize('english_stem', said.w))[1]),
-      '')) AS v
+    SELECT w, to_tsvector('english', w) AS own, to_tsvector('english', w || ' ' || coalesce(
+      (SELECT string_agg(x.alts, ' ') FROM {words} x
+       WHERE x.word = said.w OR x.word = (ts_lexize('english_stem', said.w))[1]), '')) AS v
     FROM said
   ), asked AS MATERIALIZED (
-    SELECT w, to_tsquery('simple', array_to_string(ARRAY(
-      SELECT CASE WHEN length(l) >= {PREFIX_CHARS} THEN l || ':*' ELSE l END
-      FROM unnest(tsvector_to_array(v)) AS l), ' | ')) AS q
+    SELECT w, {_or_query("v")} AS q, {_or_query("own")} AS q_own
     FROM grouped WHERE v <> ''::tsvector
   ), matched AS (
     SELECT i.name, asked.w,
-           {FIELD_WEIGHTS[0]} * (i.a @@ asked.q)::int + {FIELD_WEIGHTS[1]} * (i.b @@ asked.q)::int
-           + {FIELD_WEIGHTS[2]} * (i.c @@ asked.q)::int + {FIELD_WEIGHTS[3]} * (i.d @@ asked.q)::int
-           AS r
+           {_field("a", a)} + {_field("b", b)} + {_field("c", c)} + {_field("d", d)} AS r
     FROM {index} i JOIN asked ON i.doc @@ asked.q
   ), rarity AS (
     SELECT w, ln((SELECT count(*) FROM {index})::float8 / count(*)) + {RARITY_FLOOR} AS idf

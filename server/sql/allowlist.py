@@ -54,6 +54,7 @@ __all__ = [
     "SYSTEM_FUNCTIONS",
     "FunctionRefusal",
     "backend_call",
+    "own_function",
     "refuse_catalog",
     "refuse_function",
     "refuse_system_function",
@@ -408,6 +409,13 @@ def undefined_function(name: str) -> NoReturn:
         f"function {name}() does not exist or is not allowed here",
         hint="Built-in scalar, aggregate, window, string, date/time, math, JSON, array and "
         "catalog functions are available; resources are tables, not functions. " + DISCOVER)
+
+
+def own_function(schema: str | None, name: str, system: str = SYSTEM_SCHEMA) -> bool:
+    """An ``information_schema`` helper, or one of the server's ``SIDECAR_FUNCTIONS`` in
+    its system schema: allowed as they are, wherever a function may be."""
+    return (schema == "information_schema" and name in INFO_SCHEMA_FUNCTIONS) or (
+        schema == system and name in SIDECAR_FUNCTIONS)
 
 
 def refuse_function(name: str) -> None:

@@ -32,8 +32,8 @@ Rules:
   setting: what pgjdbc sends; nothing else of it can be evaluated.
 - A function, wherever it is called (including FROM, ORDER BY, attribute
   notation ``x.f`` and ``(expr).f``, which Postgres reads as ``f(x)``), is one
-  of ``FUNCTIONS``, an ``information_schema`` helper, or a served
-  ``fn.<name>``; the refused families each say why, any other name is
+  of ``FUNCTIONS``, an ``information_schema`` helper, a served ``fn.<name>``,
+  or ``scratchpad.search`` (``own_function``); the refused families each say why, any other name is
   undefined (42883); ``scratchpad.restage`` only alone (``system_call``).
 - Settings: ``set_config(name, value, is_local)`` is judged exactly as
   ``SET name = value`` (protected names, one-way values), and is refused for
@@ -60,11 +60,10 @@ from .allowlist import (
     CHECKED_FUNCTIONS,
     DISCOVER,
     FUNCTIONS,
-    INFO_SCHEMA_FUNCTIONS,
     INFO_SCHEMA_REFUSED,
-    SIDECAR_FUNCTIONS,
     SYSTEM_FUNCTIONS,
     backend_call,
+    own_function,
     refuse_catalog,
     refuse_function,
     refuse_system_function,
@@ -449,12 +448,10 @@ class _Gate:
             raise errors.FeatureNotSupported(
                 f"cross-database references are not implemented: {shown}",
                 hint="Call the function without a database name.")
-        if schema == "information_schema" and name in INFO_SCHEMA_FUNCTIONS:
+        if own_function(schema, name, self.system):
             return
         if schema == self.system and name in SYSTEM_FUNCTIONS:
             refuse_system_function(schema=self.system)
-        if schema == self.system and name in SIDECAR_FUNCTIONS:
-            return
         if schema == self.fns or (schema is None and name not in FUNCTIONS
                                   and self.is_function(self.fns, name)):
             self.served_function(name, schema)

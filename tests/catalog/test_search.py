@@ -139,7 +139,7 @@ async def test_an_unknown_table_is_answered_with_the_search_and_its_best_matches
     assert caught.value.diag.message_primary == 'relation "gh_stargazers" does not exist'
     assert hint.startswith("SELECT * FROM scratchpad.search('gh stargazers')"), hint
     assert hint.endswith(f"the best matches: {', '.join(best)}."), hint
-    assert "gh_activity_list_repos_starred_by_user" in best
+    assert "gh_activity_list_stargazers_for_repo" in best
     assert "gh_repos_get_latest_release" in (qualified.value.diag.message_hint or "")
     assert system.value.diag.message_hint == (
         "scratchpad.staged is a system view: name it with its schema.")
