@@ -239,7 +239,11 @@ def _staged(b: Bindings) -> list[dict[str, Any]]:
 
 
 def _resources(b: Bindings) -> list[dict[str, Any]]:
-    return CURRENT.get().resource_rows()
+    rows = CURRENT.get().resource_rows()
+    # WHERE name = '…' reads the rows of the tables named (Postgres applies every
+    # condition again); a name no table has is told so, with a search (engine/suggest).
+    named = {v for op, v in b.where("name") if op == "="}
+    return [r for r in rows if r["name"] in named] if named else rows
 
 
 async def _calls(b: Bindings) -> list[dict[str, Any]]:
@@ -302,7 +306,7 @@ SYSTEM_VIEWS: dict[str, Resource] = {r.name: r for r in (
                     description="Every table with what it takes to call it: columns, keys, "
                     "filters, verbs, volatility, examples. One table: WHERE name = '…'; one "
                     "group: WHERE namespace = '…'.",
-                    select=_resources),
+                    filters=["name"], select=_resources),
     define_resource("calls", columns=AUDIT_COLUMNS, volatility="volatile",
                     description="The audit of tool calls: your own (an administrator's: "
                     "everyone's).", select=_calls),

@@ -145,6 +145,23 @@ async def test_an_unknown_table_is_answered_with_the_search_and_its_best_matches
         "scratchpad.staged is a system view: name it with its schema.")
 
 
+async def test_a_catalog_lookup_of_a_name_no_table_has_suggests_the_search(github):
+    notices: list[tuple[str | None, str | None]] = []
+    async with await psycopg.AsyncConnection.connect(github["dsn"], autocommit=True) as conn:
+        conn.add_notice_handler(lambda d: notices.append((d.message_primary, d.message_hint)))
+        missing = await rows(conn, "SELECT name FROM scratchpad.resources WHERE name = %s",
+                             "gh_stargazers")
+        found = await rows(conn, "SELECT name FROM scratchpad.resources WHERE name = %s",
+                           "gh_repos_get")
+        some = await rows(conn, "SELECT count(*) FROM scratchpad.resources WHERE name LIKE "
+                          "'gh\\_repos\\_get%%'")
+    assert missing == [] and found == [("gh_repos_get",)] and some[0][0] > 10
+    assert [n[0] for n in notices] == ['no table is named "gh_stargazers"']
+    hint = notices[0][1] or ""
+    assert hint.startswith("SELECT * FROM scratchpad.search('gh stargazers')"), hint
+    assert "gh_activity_list_stargazers_for_repo" in hint
+
+
 async def test_every_source_is_searched_and_no_tool_is_called(mixed):
     async with await psycopg.AsyncConnection.connect(mixed["dsn"], autocommit=True) as conn:
         first = {words: (await _search(conn, words))[0] for words in (
