@@ -218,3 +218,34 @@ async def test_a_search_answers_under_100_ms_at_735_tables(github):
             assert await _search(conn, words)
             took.append((time.perf_counter() - started) * 1000)
     assert statistics.median(took) < SEARCH_MS, took
+
+
+async def test_servers_of_two_names_on_one_database_each_search_their_own(sidecar):
+    def table(name: str, about: str) -> Any:
+        return define_resource(name, columns=[("id", "text")], volatility="stable",
+                               description=about, select=lambda b: [])
+
+    first = await Database.create([table("crm_invoices", "Invoices sent to customers.")],
+                                  sidecar=sidecar, database="search_names")
+    other = await Database.create([table("hr_payslips", "Payslips of employees.")],
+                                  sidecar=sidecar, database="search_names", name="payroll")
+    try:
+        async with serving(first) as one, serving(other) as two:
+            found = [await _first_names(dsn(server), f"SELECT name FROM {schema}.search("
+                                        "'invoices payslips', 10)")
+                     for server, schema in ((one, "scratchpad"), (two, "payroll_scratchpad"))]
+            with pytest.raises(psycopg.errors.UndefinedTable) as caught:
+                await _first_names(dsn(two), "SELECT * FROM payslip")
+    finally:
+        await other.close()
+        await first.close()
+    assert found == [["crm_invoices"], ["hr_payslips"]]
+    assert (caught.value.diag.message_hint or "").startswith(
+        "SELECT * FROM payroll_scratchpad.search('payslip')")
+    assert "hr_payslips" in (caught.value.diag.message_hint or "")
+
+
+async def _first_names(url: str, sql: str) -> list[str]:
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        return [r[0] for r in await rows(conn, sql) if not r[0].startswith("payroll_")
+                and not r[0].startswith("scratchpad.")]
