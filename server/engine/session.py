@@ -191,7 +191,11 @@ class Session:
         """Parameter types and result columns of a statement, calling nothing.
 
         The statement passes the gate first: nothing reaches the sidecar unjudged."""
-        self._gate(stmt, None)
+        try:
+            self._gate(stmt, None)
+        except errors.UndefinedTable as exc:
+            await suggest.hint_search(self.statement(), exc)
+            raise
         node = stmt.node
         if isinstance(node, ast.VariableShowStmt):
             return (), (FieldDescription(node.name or "", type_oid=25),)

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import psycopg
 import pytest
 from mcp.types import Tool
@@ -143,6 +144,20 @@ async def test_an_unknown_table_is_answered_with_the_search_and_its_best_matches
     assert "gh_repos_get_latest_release" in (qualified.value.diag.message_hint or "")
     assert system.value.diag.message_hint == (
         "scratchpad.staged is a system view: name it with its schema.")
+
+
+async def test_a_prepared_statement_of_an_unknown_table_gets_the_same_hint(github):
+    conn = await asyncpg.connect(github["dsn"])
+    try:
+        with pytest.raises(asyncpg.UndefinedTableError) as caught:
+            await conn.prepare("SELECT * FROM gh_stargazers WHERE owner = $1")
+        found = await conn.fetch("SELECT name FROM scratchpad.search($1, $2)",
+                                 "gh stargazers", 3)
+    finally:
+        await conn.close()
+    assert caught.value.hint == (
+        "SELECT * FROM scratchpad.search('gh stargazers') finds tables by the words of a "
+        f"task; the best matches: {', '.join(r['name'] for r in found)}.")
 
 
 async def test_a_catalog_lookup_of_a_name_no_table_has_suggests_the_search(github):
