@@ -129,7 +129,7 @@ def _row(name: str, kind: str, namespace: str, summary: str, keys: str, verbs: s
 
 
 def _resource_row(resource: Resource, name: str, namespace: str | None = None) -> str:
-    about = " ".join(getattr(resource, "about", ()) or ())
+    about = " ".join(resource.about)
     first = short_text(resource.description, limit=10_000)
     columns = " ".join(name_words(c.name) for c in resource.columns)
     described = " ".join(c.description for c in resource.columns if c.description)
@@ -152,9 +152,13 @@ def _fn_row(fn: Fn, name: str) -> str:
 
 
 def _synonym_rows() -> str:
-    pairs = sorted({(word, " ".join(w for w in group if w != word))
-                    for group in SYNONYMS for word in group})
-    return ", ".join(f"({_literal(w)}, {_literal(alts)})" for w, alts in pairs)
+    """Each word with the words of every group it is in."""
+    alts: dict[str, set[str]] = {}
+    for group in SYNONYMS:
+        for word in group:
+            alts.setdefault(word, set()).update(w for w in group if w != word)
+    return ", ".join(f"({_literal(w)}, {_literal(' '.join(sorted(a)))})"
+                     for w, a in sorted(alts.items()))
 
 
 def search_ddl(schemas: Schemas, resources: Iterable[Resource], system: Iterable[Resource],
@@ -186,10 +190,10 @@ def search_ddl(schemas: Schemas, resources: Iterable[Resource], system: Iterable
             "d)) AS t")
     # Each word under its stem as well (repos: repo), so a plural finds its synonyms.
     out.append(
-        f"INSERT INTO {words} SELECT DISTINCT ON (k) k, alts FROM (SELECT w AS k, alts FROM "
-        f"(VALUES {_synonym_rows()}) AS v(w, alts) UNION ALL SELECT "
+        f"INSERT INTO {words} SELECT k, string_agg(DISTINCT alts, ' ') FROM (SELECT w AS k, "
+        f"alts FROM (VALUES {_synonym_rows()}) AS v(w, alts) UNION ALL SELECT "
         "(ts_lexize('english_stem', w))[1], alts FROM (VALUES "
-        f"{_synonym_rows()}) AS v(w, alts)) AS s WHERE k IS NOT NULL ORDER BY k, alts")
+        f"{_synonym_rows()}) AS v(w, alts)) AS s WHERE k IS NOT NULL GROUP BY k")
     out.append(f"CREATE INDEX ON {index} USING gin (doc)")
     out.append(_function_ddl(s, index, words))
     out.append(
