@@ -18,8 +18,6 @@ Rules:
   server's own: each is a statement of its own, ``SELECT scratchpad.<name>(<a
   number, for restage; a table's name, for refresh; or $n>)`` with nothing
   else, and is refused anywhere else.
-- ``SIDECAR_FUNCTIONS`` (``scratchpad.search``) are the server's own too, but
-  real functions of the sidecar that call no tool: allowed wherever a function is.
 - ``CHECKED_FUNCTIONS`` read or change settings: the gate checks their
   arguments like SHOW and SET (``setting_rules``), so they cannot be called in
   attribute notation, where it cannot.
@@ -50,11 +48,9 @@ __all__ = [
     "INFO_SCHEMA_REFUSED",
     "POLL_HINT",
     "RELATION_REFUSALS",
-    "SIDECAR_FUNCTIONS",
     "SYSTEM_FUNCTIONS",
     "FunctionRefusal",
     "backend_call",
-    "own_function",
     "refuse_catalog",
     "refuse_function",
     "refuse_system_function",
@@ -363,11 +359,6 @@ def _system_hint(schema: str) -> str:
             f"SELECT {schema}.restage(17)")
 
 
-# The server's own functions, in schema scratchpad, that the sidecar runs as any other:
-# they read what the server built there and call no tool (catalog/_search.py).
-SIDECAR_FUNCTIONS = frozenset({"search"})
-
-
 # A SELECT with any of these is not a system call alone.
 _SELECT_CLAUSES = ("distinctClause", "intoClause", "fromClause", "whereClause", "groupClause",
                    "havingClause", "windowClause", "valuesLists", "sortClause", "limitOffset",
@@ -395,13 +386,12 @@ def refuse_catalog(name: str) -> NoReturn:
 
 def undefined_relation(name: str, system_view: str | None = None) -> NoReturn:
     """``system_view``: the system view (schema.name) an unqualified ``name`` meant."""
+    hint = (f"{system_view} is a system view: name it with its schema."
+            if system_view else DISCOVER)
     if system_view:
-        raise errors.UndefinedTable(f'relation "{name}" does not exist',
-                                    hint=f"{system_view} is a system view: name it with its "
-                                    "schema.")
+        raise errors.UndefinedTable(f'relation "{name}" does not exist', hint=hint)
     # table_name: the engine adds the tables the name's words find (scratchpad.search).
-    raise errors.UndefinedTable(f'relation "{name}" does not exist', hint=DISCOVER,
-                                table_name=name)
+    raise errors.UndefinedTable(f'relation "{name}" does not exist', hint=hint, table_name=name)
 
 
 def undefined_function(name: str) -> NoReturn:
@@ -409,13 +399,6 @@ def undefined_function(name: str) -> NoReturn:
         f"function {name}() does not exist or is not allowed here",
         hint="Built-in scalar, aggregate, window, string, date/time, math, JSON, array and "
         "catalog functions are available; resources are tables, not functions. " + DISCOVER)
-
-
-def own_function(schema: str | None, name: str, system: str = SYSTEM_SCHEMA) -> bool:
-    """An ``information_schema`` helper, or one of the server's ``SIDECAR_FUNCTIONS`` in
-    its system schema: allowed as they are, wherever a function may be."""
-    return (schema == "information_schema" and name in INFO_SCHEMA_FUNCTIONS) or (
-        schema == system and name in SIDECAR_FUNCTIONS)
 
 
 def refuse_function(name: str) -> None:

@@ -33,8 +33,9 @@ Rules:
 - A function, wherever it is called (including FROM, ORDER BY, attribute
   notation ``x.f`` and ``(expr).f``, which Postgres reads as ``f(x)``), is one
   of ``FUNCTIONS``, an ``information_schema`` helper, a served ``fn.<name>``,
-  or ``scratchpad.search`` (``own_function``); the refused families each say why, any other name is
-  undefined (42883); ``scratchpad.restage`` only alone (``system_call``).
+  or ``scratchpad.search`` (``own_function``); the refused families each say
+  why, any other name is undefined (42883); ``scratchpad.restage`` only alone
+  (``system_call``).
 - Settings: ``set_config(name, value, is_local)`` is judged exactly as
   ``SET name = value`` (protected names, one-way values), and is refused for
   the settings the session keeps itself (``statement_timeout`` …: SET them);
@@ -63,7 +64,6 @@ from .allowlist import (
     INFO_SCHEMA_REFUSED,
     SYSTEM_FUNCTIONS,
     backend_call,
-    own_function,
     refuse_catalog,
     refuse_function,
     refuse_system_function,
@@ -72,6 +72,7 @@ from .allowlist import (
     undefined_relation,
 )
 from .nodes import SET_CONFIG_PARAMS, call_arguments
+from .own_functions import own_function
 from .pg_settings_read import literal, pinned_settings_read
 from .setting_rules import (
     ONE_WAY_SETTINGS,
