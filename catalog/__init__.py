@@ -28,6 +28,7 @@ from ._fns import EVALUATING, FN_SCHEMA, fn_ddl, fns_ddl
 from ._journal import FINAL_STATUSES, JOURNAL_COLUMNS, Journal, JournalEntry, as_json
 from ._pool import Pool
 from ._rows import populate_sql, rows_params, rows_to_json
+from ._search import SYNONYMS, name_words
 from ._sidecar import EmbeddedSidecar, ExternalSidecar, Sidecar, SidecarBusy, default_data_dir
 from ._values import decode_row, decode_value, encode_param, result_format
 from ._views import CURRENT as CURRENT_VIEW_SOURCE
@@ -54,6 +55,7 @@ __all__ = [
     "JOURNAL_COLUMNS",
     "LIVE_LOCK",
     "SERVED_SCHEMA",
+    "SYNONYMS",
     "SYSTEM_SCHEMA",
     "SYSTEM_VIEWS",
     "Audit",
@@ -83,6 +85,7 @@ __all__ = [
     "encode_param",
     "fn_ddl",
     "fns_ddl",
+    "name_words",
     "populate_sql",
     "qualified",
     "quote_ident",

@@ -41,6 +41,7 @@ from glove_scratchpad.resources import Fn, Resource
 from . import _claim
 from ._confine import AgentLogin, confine
 from ._fns import fn_ddl
+from ._search import search_ddl
 from ._sidecar import Sidecar
 
 log = logging.getLogger(__name__)
@@ -137,12 +138,14 @@ async def _ensure_database(sidecar: Sidecar, database: str) -> None:
 def install_ddl(schemas: Schemas, resources: Iterable[Resource], system: Iterable[Resource],
                 fns: Iterable[Fn]) -> list[str]:
     """Every statement that builds a name's shell tables and functions, in order."""
+    resources, system, fns = list(resources), list(system), list(fns)
     ddl = [sql for r in resources for sql in shell_ddl(r, schemas.served)]
     ddl += [sql for r in system for sql in shell_ddl(r, schemas.system)]
     ddl.append(f"COMMENT ON SCHEMA {quote_ident(schemas.fns)} IS " + quote_literal(
         f"Functions: call {schemas.fns}.<name>(args jsonb) or {schemas.fns}.<name>(x => …); "
         f"each returns jsonb. \\df+ {schemas.fns}.* lists them."))
     ddl += [sql for fn in fns for sql in fn_ddl(fn, schemas.fns)]
+    ddl += search_ddl(schemas, resources, system, fns)
     return ddl
 
 

@@ -28,7 +28,8 @@ from ._audit import AUDIT_COLUMNS
 from ._journal import JOURNAL_COLUMNS
 
 __all__ = ["CURRENT", "SYSTEM_VIEWS", "ViewSource", "column_line", "example_statements",
-           "resource_filters", "resource_group", "resource_row", "short_description"]
+           "resource_filters", "resource_group", "resource_row", "short_description",
+           "short_text"]
 
 
 class ViewSource(Protocol):
@@ -122,7 +123,12 @@ def resource_filters(resource: Resource) -> tuple[str, ...]:
 def short_description(resource: Resource, limit: int = SHORT_DESCRIPTION) -> str:
     """The description's first sentence, without what the MCP bridge appends, cut at a
     word near ``limit``."""
-    text = _MCP_INSERT_NOTE.sub("", _MCP_ORIGIN.sub("", resource.description))
+    return short_text(resource.description, limit)
+
+
+def short_text(description: str, limit: int = SHORT_DESCRIPTION) -> str:
+    """``short_description`` of a description's text (a table's or a function's)."""
+    text = _MCP_INSERT_NOTE.sub("", _MCP_ORIGIN.sub("", description))
     text = " ".join(text.split())
     end = _SENTENCE_END.search(text)
     if end is not None:
@@ -233,7 +239,11 @@ def _staged(b: Bindings) -> list[dict[str, Any]]:
 
 
 def _resources(b: Bindings) -> list[dict[str, Any]]:
-    return CURRENT.get().resource_rows()
+    rows = CURRENT.get().resource_rows()
+    # WHERE name = '…' reads the rows of the tables named (Postgres applies every
+    # condition again); a name no table has is told so, with a search (engine/suggest).
+    named = {v for op, v in b.where("name") if op == "="}
+    return [r for r in rows if r["name"] in named] if named else rows
 
 
 async def _calls(b: Bindings) -> list[dict[str, Any]]:
@@ -296,7 +306,7 @@ SYSTEM_VIEWS: dict[str, Resource] = {r.name: r for r in (
                     description="Every table with what it takes to call it: columns, keys, "
                     "filters, verbs, volatility, examples. One table: WHERE name = '…'; one "
                     "group: WHERE namespace = '…'.",
-                    select=_resources),
+                    filters=["name"], select=_resources),
     define_resource("calls", columns=AUDIT_COLUMNS, volatility="volatile",
                     description="The audit of tool calls: your own (an administrator's: "
                     "everyone's).", select=_calls),

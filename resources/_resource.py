@@ -135,6 +135,9 @@ class Resource:
     # Whose credentials a user's reads are made with (``credential_of``); None: a select
     # resolver with ``ctx`` can see the user, so each user's calls are their own.
     credential: Callable[[str], str | None] | None = None
+    # Words it is found by besides its name and description (scratchpad.search): an HTTP
+    # table's operations, their summaries and tags.
+    about: tuple[str, ...] = ()
     _by_name: dict[str, Column] = field(init=False, repr=False)
     _names: tuple[str, ...] = field(init=False, repr=False)
     _rows_adapter: TypeAdapter[Any] = field(init=False, repr=False)
@@ -439,6 +442,7 @@ def define_resource(
     stateful: bool = False,
     explain: Callable[[str, Bindings | None], list[str]] | None = None,
     credential: Callable[[str], str | None] | None = None,
+    about: Sequence[str] = (),
 ) -> Resource:
     """Define a resource; every mistake that would make it unservable is raised here.
 
@@ -461,6 +465,7 @@ def define_resource(
     name, never a secret; None: the same for every user): lasting calls are kept per
     credential. Without it, a select resolver with a ``ctx`` parameter keeps each
     user's calls apart, and one without shares them between users.
+    ``about``: what else a search finds it by (``scratchpad.search``), as text.
     """
     _check_identifier("resource name", name)
     if name.startswith(RESERVED_PREFIXES):
@@ -555,6 +560,7 @@ def define_resource(
         stateful=bool(stateful),
         explain=explain,
         credential=credential,
+        about=tuple(str(a) for a in about),
     )
 
 

@@ -40,8 +40,7 @@ GROUP_SAMPLES = 3  # table names a group's line shows, so that its subject is pl
 DISCOVERY_SQL = "SELECT * FROM scratchpad.resources WHERE name = '{table}'"
 GROUP_SQL = ("SELECT name, verbs, keys, description FROM scratchpad.resources "
              "WHERE namespace = '{group}' ORDER BY name")
-SEARCH_SQL = ("SELECT name, keys, description FROM scratchpad.resources "
-              "WHERE description ILIKE '%{word}%'")
+SEARCH_SQL = "SELECT * FROM scratchpad.search('{words}')"
 
 _HEAD = """\
 Your capabilities are tables of one PostgreSQL database. Call `execute_sql` with one SQL \
@@ -109,6 +108,8 @@ _SCRATCHPAD = """\
 - `scratchpad.resources`: one row per table with all it takes to call it: columns, keys, \
 filters, verbs, volatility, examples (`WHERE name = 't'`; a group: `WHERE namespace = 'g'`).
 - `scratchpad.calls`: the audit of the tool calls you made.
+- `SELECT * FROM scratchpad.search('who starred this repo')`: the tables and functions \
+a task needs, best first, with their keys.
 """
 
 
@@ -199,9 +200,9 @@ def _groups(resources: list[Resource]) -> str:
         groups.setdefault(resource_group(r), []).append(r.name)
     first = min(groups)
     lines = [f"## Tables: {len(resources)}, in {len(groups)} groups\n",
-             "Too many to list: each group is one line below. List a group's tables with "
-             f"`{GROUP_SQL.format(group=first)}`, or search them all: "
-             f"`{SEARCH_SQL.format(word='word')}`.\n"]
+             "Too many to list: each group is one line below. Find the tables a task needs "
+             f"with `{SEARCH_SQL.format(words='words of the task')}`, or list a group's "
+             f"tables with `{GROUP_SQL.format(group=first)}`.\n"]
     for name in sorted(groups):
         names = groups[name]
         # Spread over the sorted names, so that they show more than one verb or prefix.

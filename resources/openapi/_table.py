@@ -129,7 +129,8 @@ class ApiTable:
                 f"{plan.description} ({ops})" if plan.description else f"({ops})"),
             volatility=plan.volatility,  # type: ignore[arg-type]
             ttl=plan.ttl, explain=self.explain, credential=self.api.config.credential_of,
-            **verbs)
+            **verbs, about=[part for op in plan.operations
+                            for part in (op.summary, op.operation_id or "", *op.tags)])
 
     def _comment(self, col: Col) -> str:
         text = col.description

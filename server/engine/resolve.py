@@ -37,7 +37,7 @@ from glove_scratchpad.wire import Param
 from ..sql.analysis import Plan, Reference, Value, deparse, renumber_params
 from ..sql.parse import parse
 from . import fns as fn_calls
-from . import sidecar
+from . import sidecar, suggest
 from .bindings import COUNT, calls_of, converted, exact, integer_bounds, pushed
 from .context import CallArgs, StatementContext
 from .kept import Kept, lasting
@@ -168,7 +168,13 @@ async def resolve_ref(st: Statement, ref: Reference, params: list[Any],
     order = sorted(range(len(calls)), key=lambda i: sum(map(len, calls[i].where.values())))
     done = await gather(select(st, ref, calls[i], ctx) for i in order)
     results = [rows for _, rows in sorted(zip(order, done, strict=True))]
-    return _answer(st, ref, calls, results, ctx)
+    rows = _answer(st, ref, calls, results, ctx)
+    if not rows and ref.schema == st.services.schemas.system and ref.resource.name == (
+            "resources"):  # WHERE name = '…' of a name no table has: a search
+        named = [v for c in calls for op, v in c.where.get("name", ()) if op == "="]
+        if named and isinstance(named[0], str):
+            ctx.notices.append(await suggest.no_such_table(st, named[0]))
+    return rows
 
 
 def _answer(st: Statement, ref: Reference, calls: list[CallArgs],

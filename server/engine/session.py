@@ -46,7 +46,7 @@ from ..sql.analysis import Plan, deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, command_kind, is_script, parse
 from ..sql.statement_kinds import statement_name
-from . import backends, chains, commit, fast, resolve, settings, sidecar, writes
+from . import backends, chains, commit, fast, resolve, settings, sidecar, suggest, writes
 from . import fns as fn_calls
 from . import restage as restaging
 from .answering import Answer, Done
@@ -191,7 +191,11 @@ class Session:
         """Parameter types and result columns of a statement, calling nothing.
 
         The statement passes the gate first: nothing reaches the sidecar unjudged."""
-        self._gate(stmt, None)
+        try:
+            self._gate(stmt, None)
+        except errors.UndefinedTable as exc:
+            await suggest.hint_search(self.statement(), exc)
+            raise
         node = stmt.node
         if isinstance(node, ast.VariableShowStmt):
             return (), (FieldDescription(node.name or "", type_oid=25),)
@@ -301,8 +305,9 @@ class Session:
                 self._gate(stmt, params, st.prepared)
                 work = self._fast(st, params) or self._dispatch(st, stmt, params)
                 return await self._timed(st, work)
-            except errors.SqlError:
+            except errors.SqlError as exc:
                 self.tx.fail()
+                await suggest.hint_search(st, exc)
                 raise
         except errors.SqlError as exc:
             outcome = exc.sqlstate[:2]

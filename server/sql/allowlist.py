@@ -388,7 +388,10 @@ def undefined_relation(name: str, system_view: str | None = None) -> NoReturn:
     """``system_view``: the system view (schema.name) an unqualified ``name`` meant."""
     hint = (f"{system_view} is a system view: name it with its schema."
             if system_view else DISCOVER)
-    raise errors.UndefinedTable(f'relation "{name}" does not exist', hint=hint)
+    if system_view:
+        raise errors.UndefinedTable(f'relation "{name}" does not exist', hint=hint)
+    # table_name: the engine adds the tables the name's words find (scratchpad.search).
+    raise errors.UndefinedTable(f'relation "{name}" does not exist', hint=hint, table_name=name)
 
 
 def undefined_function(name: str) -> NoReturn:

@@ -32,9 +32,10 @@ Rules:
   setting: what pgjdbc sends; nothing else of it can be evaluated.
 - A function, wherever it is called (including FROM, ORDER BY, attribute
   notation ``x.f`` and ``(expr).f``, which Postgres reads as ``f(x)``), is one
-  of ``FUNCTIONS``, an ``information_schema`` helper, or a served
-  ``fn.<name>``; the refused families each say why, any other name is
-  undefined (42883); ``scratchpad.restage`` only alone (``system_call``).
+  of ``FUNCTIONS``, an ``information_schema`` helper, a served ``fn.<name>``,
+  or ``scratchpad.search`` (``own_function``); the refused families each say
+  why, any other name is undefined (42883); ``scratchpad.restage`` only alone
+  (``system_call``).
 - Settings: ``set_config(name, value, is_local)`` is judged exactly as
   ``SET name = value`` (protected names, one-way values), and is refused for
   the settings the session keeps itself (``statement_timeout`` …: SET them);
@@ -60,7 +61,6 @@ from .allowlist import (
     CHECKED_FUNCTIONS,
     DISCOVER,
     FUNCTIONS,
-    INFO_SCHEMA_FUNCTIONS,
     INFO_SCHEMA_REFUSED,
     SYSTEM_FUNCTIONS,
     backend_call,
@@ -72,6 +72,7 @@ from .allowlist import (
     undefined_relation,
 )
 from .nodes import SET_CONFIG_PARAMS, call_arguments
+from .own_functions import own_function
 from .pg_settings_read import literal, pinned_settings_read
 from .setting_rules import (
     ONE_WAY_SETTINGS,
@@ -448,7 +449,7 @@ class _Gate:
             raise errors.FeatureNotSupported(
                 f"cross-database references are not implemented: {shown}",
                 hint="Call the function without a database name.")
-        if schema == "information_schema" and name in INFO_SCHEMA_FUNCTIONS:
+        if own_function(schema, name, self.system):
             return
         if schema == self.system and name in SYSTEM_FUNCTIONS:
             refuse_system_function(schema=self.system)

@@ -84,7 +84,7 @@ def test_past_the_list_limit_tables_are_grouped_with_a_count():
     ]
     assert ("`SELECT name, verbs, keys, description FROM scratchpad.resources WHERE namespace "
             "= 'billing' ORDER BY name`") in text
-    assert "description ILIKE" in text
+    assert "`SELECT * FROM scratchpad.search('words of the task')`" in text
     assert "crm_tool_07" not in text  # tables are found through the documented query
     # The limit is configurable.
     assert re.findall(r"^- crm_tool_07 ", preamble(many, detail="compact", list_limit=100),

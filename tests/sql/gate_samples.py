@@ -91,6 +91,9 @@ EXTRA_ACCEPTED: list[str] = [
     "SELECT scratchpad.restage(17, false)",
     "SELECT scratchpad.refresh('web')",
     "SELECT scratchpad.refresh($1)",
+    "SELECT * FROM scratchpad.search('who starred this repo')",
+    "SELECT s.name, r.keys FROM scratchpad.search($1, 3) s JOIN scratchpad.resources r "
+    "USING (name)",
     "SELECT pg_backend_pid()",
     "SELECT pg_catalog.pg_cancel_backend(42) AS sent",
     "SELECT pg_cancel_backend($1::integer)",
@@ -157,6 +160,7 @@ REFUSED: dict[str, Refused] = {
         "SELECT name FROM pg_settings WHERE setting = 'x'", PRIV),
     "information_schema view": Refused("SELECT * FROM information_schema.user_mappings", PRIV),
     "undefined relation": Refused("SELECT * FROM nope", NO_TABLE),
+    "system view without its schema": Refused("SELECT * FROM staged", NO_TABLE),
     "undefined qualified relation": Refused("SELECT * FROM public.nope", NO_TABLE),
     "write to a catalog": Refused("DELETE FROM pg_class", PRIV),
     "write to a non-resource": Refused("INSERT INTO nope VALUES (1)", NO_TABLE),
