@@ -24,6 +24,7 @@ from ._catalog import (
 )
 from ._claim import LIVE_LOCK
 from ._client import SidecarConnection, Step, StepResult
+from ._copy import CopyChannel, copy_in, copy_out
 from ._fns import EVALUATING, FN_SCHEMA, fn_ddl, fns_ddl
 from ._journal import FINAL_STATUSES, JOURNAL_COLUMNS, Journal, JournalEntry, as_json
 from ._pool import Pool
@@ -42,6 +43,8 @@ from ._views import (
 )
 
 __all__ = [
+    "copy_in",
+    "copy_out",
     "AUDIT_COLUMNS",
     "CACHE_LOCK",
     "CURRENT_VIEW_SOURCE",
@@ -58,6 +61,7 @@ __all__ = [
     "SYSTEM_VIEWS",
     "Audit",
     "CacheStore",
+    "CopyChannel",
     "Catalog",
     "EmbeddedSidecar",
     "ExternalSidecar",
