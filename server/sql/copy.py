@@ -14,9 +14,10 @@ Rules:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
-from pglast import ast
+from pglast import ast, parse_sql
 from pglast.stream import RawStream
 
 from glove_scratchpad import errors
@@ -24,7 +25,7 @@ from glove_scratchpad.names import quote_ident
 
 from .statement_kinds import refuse_statement
 
-__all__ = ["CopySpec", "copy_spec"]
+__all__ = ["CopySpec", "copy_spec", "judged_as"]
 
 # Postgres's COPY options, as the parser names them (CSV HEADER is format and header).
 _OPTIONS = frozenset((
@@ -84,6 +85,9 @@ def copy_spec(node: Any) -> CopySpec:
                 hint="COPY (SELECT …) TO STDOUT reads; write with the statement alone.")
         return CopySpec(False, options, binary, select_sql=RawStream()(node.query))
     rel = node.relation
+    if rel is None:
+        raise errors.FeatureNotSupported("COPY names neither a table nor a query",
+                                         hint="COPY resource TO STDOUT, or COPY (SELECT …).")
     spec = CopySpec(bool(node.is_from), options, binary, schema=rel.schemaname,
                     relation=rel.relname, columns=columns)
     if node.is_from:
@@ -93,3 +97,20 @@ def copy_spec(node: Any) -> CopySpec:
     table = f"{quote_ident(rel.schemaname)}.{name}" if rel.schemaname else name
     return CopySpec(False, options, binary, select_sql=f"SELECT {cols} FROM {table}",
                     schema=rel.schemaname, relation=rel.relname, columns=columns)
+
+
+def judged_as(node: Any, is_resource: Callable[[str | None, str], bool]) -> Any:
+    """The statement the gate judges for ``node``: a COPY TO's SELECT; for a COPY FROM
+    into a resource, a read of it (what an INSERT's target is judged as); else ``node``."""
+    if not isinstance(node, ast.CopyStmt):
+        return node
+    spec = copy_spec(node)
+    if not spec.is_from:
+        return parse_sql(spec.select_sql)[0].stmt
+    if not is_resource(spec.schema, spec.relation):
+        raise errors.InsufficientPrivilege(
+            f'COPY FROM STDIN writes only into a resource: "{spec.relation}" is not one',
+            hint="COPY into a resource's table; SELECT * FROM scratchpad.resources lists them.")
+    rel = ast.RangeVar(schemaname=spec.schema, relname=spec.relation, inh=True,
+                       relpersistence="p")
+    return ast.SelectStmt(targetList=(), fromClause=(rel,), limitOption=None, op=None)

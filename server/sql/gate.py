@@ -50,7 +50,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from pglast import ast, enums, parse_sql
+from pglast import ast, enums
 
 from glove_scratchpad import errors
 from glove_scratchpad.names import DEFAULT_SCHEMAS, Schemas
@@ -85,8 +85,8 @@ from .setting_rules import (
     refuse_set_config,
     setting_protected,
 )
+from .copy import judged_as
 from .statement_kinds import STATEMENT_KINDS, refuse_statement
-from .copy import copy_spec
 
 __all__ = [
     "CATALOG_RELATIONS",
@@ -131,7 +131,7 @@ def check(
     to the judgement made when they are. ``schemas``: the server's (system, functions).
     """
     _Gate(is_resource, protected_settings, secret_settings, params, is_function,
-          values_later, schemas).statement(node)
+          values_later, schemas).statement(judged_as(node, is_resource))
 
 
 class _Scope:
@@ -171,9 +171,6 @@ class _Gate:
     # -- statements -----------------------------------------------------------------
 
     def statement(self, node: Any, top: bool = True) -> None:
-        if isinstance(node, ast.CopyStmt) and top:
-            self.copy(node)
-            return
         if not isinstance(node, STATEMENT_KINDS):
             refuse_statement(node)
         if isinstance(node, ast.SelectStmt):
@@ -193,16 +190,6 @@ class _Gate:
         elif isinstance(node, ast.VariableShowStmt):
             self.show(str(node.name))
         # DISCARD, DEALLOCATE, CLOSE and UNLISTEN name nothing to check.
-
-    def copy(self, node: Any) -> None:
-        """COPY TO STDOUT is judged as its SELECT; COPY FROM STDIN must name a resource."""
-        spec = copy_spec(node)
-        if not spec.is_from:
-            self.statement(parse_sql(spec.select_sql)[0].stmt)
-        elif not self.is_resource(spec.schema, spec.relation):
-            raise errors.InsufficientPrivilege(
-                f'COPY FROM STDIN may write only into a resource: "{spec.relation}" is not one',
-                hint="COPY into a resource's table; " + DISCOVER)
 
     def explain(self, node: Any, top: bool) -> None:
         for opt in node.options or ():
