@@ -43,8 +43,6 @@ from ._views import (
 )
 
 __all__ = [
-    "copy_in",
-    "copy_out",
     "AUDIT_COLUMNS",
     "CACHE_LOCK",
     "CURRENT_VIEW_SOURCE",
@@ -61,8 +59,8 @@ __all__ = [
     "SYSTEM_VIEWS",
     "Audit",
     "CacheStore",
-    "CopyChannel",
     "Catalog",
+    "CopyChannel",
     "EmbeddedSidecar",
     "ExternalSidecar",
     "Journal",
@@ -81,6 +79,8 @@ __all__ = [
     "cache_schema",
     "check_name",
     "column_line",
+    "copy_in",
+    "copy_out",
     "decode_row",
     "decode_value",
     "default_data_dir",

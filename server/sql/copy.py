@@ -13,8 +13,8 @@ Rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pglast import ast, parse_sql
@@ -71,7 +71,7 @@ def copy_spec(node: Any) -> CopySpec:
                 hint="Use FORMAT, HEADER, DELIMITER, NULL, QUOTE, ESCAPE, FORCE_QUOTE or "
                 "ENCODING (and FORCE_NOT_NULL, FORCE_NULL, DEFAULT, ON_ERROR with FROM).")
         if name == "format" and isinstance(opt.arg, ast.String):
-            binary = opt.arg.sval.lower() == "binary"
+            binary = (opt.arg.sval or "").lower() == "binary"
     if getattr(node, "whereClause", None) is not None:
         raise errors.FeatureNotSupported(
             "COPY FROM with WHERE is not supported",

@@ -71,6 +71,7 @@ from .allowlist import (
     undefined_function,
     undefined_relation,
 )
+from .copy import judged_as
 from .nodes import SET_CONFIG_PARAMS, call_arguments
 from .pg_settings_read import literal, pinned_settings_read
 from .setting_rules import (
@@ -85,7 +86,6 @@ from .setting_rules import (
     refuse_set_config,
     setting_protected,
 )
-from .copy import judged_as
 from .statement_kinds import STATEMENT_KINDS, refuse_statement
 
 __all__ = [

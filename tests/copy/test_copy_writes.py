@@ -110,9 +110,9 @@ async def test_psycopg_copy_inside_begin_is_staged_and_commit_calls_once(
 
 async def test_copy_outside_a_transaction_fires_at_once(served: Any) -> None:
     dsn, calls = served
-    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
-        async with conn.cursor().copy("COPY notes (title) FROM STDIN") as copy:
-            await copy.write(b"one\ntwo\\tx\n")
+    async with (await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn,
+                conn.cursor().copy("COPY notes (title) FROM STDIN") as copy):
+        await copy.write(b"one\ntwo\\tx\n")
     assert len(calls) == 1
     assert [n.title for n in calls[0]] == ["one", "two\tx"]
 
