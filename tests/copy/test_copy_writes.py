@@ -33,6 +33,9 @@ class Note(BaseModel):
     points: int = 0
 
 
+READS: list[int] = []  # one entry per call of notes' select
+
+
 def _notes() -> tuple[Resource, list[list[Note]]]:
     store: dict[int, Note] = {}
     calls: list[list[Note]] = []
@@ -47,7 +50,8 @@ def _notes() -> tuple[Resource, list[list[Note]]]:
         return made
 
     return define_resource("notes", schema=Note, primary_key=["id"], volatility="volatile",
-                           select=lambda b: list(store.values()), insert=insert,
+                           select=lambda b: READS.append(1) or list(store.values()),
+                           insert=insert,
                            stateful=True), calls
 
 
@@ -154,3 +158,30 @@ async def test_adbc_ingest_append(served: Any) -> None:
 
     assert await asyncio.to_thread(ingest) == 3
     assert len(calls) == 1 and [n.points for n in calls[0]] == [1, 2, 3]
+
+
+async def test_copyfail_sends_nothing_and_the_connection_goes_on(served: Any) -> None:
+    dsn, calls = served
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            async with conn.cursor().copy("COPY notes (title) FROM STDIN") as copy:
+                await copy.write(b"one\n")
+                raise psycopg.errors.QueryCanceled("the client gave up")  # sends CopyFail
+        assert await (await conn.execute("SELECT count(*) FROM notes")).fetchone() == (0,)
+    assert calls == []
+
+
+async def test_copy_to_makes_each_call_once(served: Any) -> None:
+    dsn, calls = served
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        async with conn.cursor().copy("COPY notes (title) FROM STDIN") as copy:
+            await copy.write(b"a\nb\n")
+        READS.clear()
+        out = b""
+        async with conn.cursor().copy(
+                "COPY (SELECT a.title, b.title FROM notes a JOIN notes b ON a.id = b.id "
+                "ORDER BY a.id) TO STDOUT") as copy:
+            async for data in copy:
+                out += bytes(data)
+        assert out == b"a\ta\nb\tb\n"
+        assert READS == [1]  # the two references share one call, as the SELECT's do
