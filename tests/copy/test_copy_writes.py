@@ -172,7 +172,7 @@ async def test_copyfail_sends_nothing_and_the_connection_goes_on(served: Any) ->
 
 
 async def test_copy_to_makes_each_call_once(served: Any) -> None:
-    dsn, calls = served
+    dsn, _ = served
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         async with conn.cursor().copy("COPY notes (title) FROM STDIN") as copy:
             await copy.write(b"a\nb\n")
