@@ -76,6 +76,9 @@ async def copy_out(conn: SidecarConnection, steps: Sequence[Step],
     try:
         await conn._drain()
         while not reply.ready:
+            raw = conn._conn.raw_run(_COPY_FRAMES)  # the rows: relayed as they came
+            if raw:
+                await _relay(channel, transport, raw)
             frames, ready = conn._conn.frames_until(_READY)
             if not ready and not frames:
                 try:
@@ -85,13 +88,8 @@ async def copy_out(conn: SidecarConnection, steps: Sequence[Step],
                 continue
             out = [_HEADER.pack(kind, len(body) + 4) + body
                    for kind, body in frames if kind in _COPY_FRAMES]
-            if out:
-                channel.write(b"".join(out))
-                transport.pause_reading()  # the client sets the pace
-                try:
-                    await channel.drain()
-                finally:
-                    transport.resume_reading()
+            if out:  # copy messages read among others (its first, say): framed again
+                await _relay(channel, transport, b"".join(out))
             if reply.feed(frames) and reply.status != b"I":
                 conn._send(Query("ROLLBACK"))
                 await conn._drain_until_ready()
@@ -99,6 +97,15 @@ async def copy_out(conn: SidecarConnection, steps: Sequence[Step],
         conn.broken = True  # mid-reply: never reuse this connection
         raise
     return conn._results(reply)
+
+
+async def _relay(channel: CopyChannel, transport: Any, data: bytes) -> None:
+    channel.write(data)
+    transport.pause_reading()  # the client sets the pace
+    try:
+        await channel.drain()
+    finally:
+        transport.resume_reading()
 
 
 def _step_messages(step: Step, describe: bool = False) -> list[Any]:
