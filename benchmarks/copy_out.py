@@ -30,9 +30,10 @@ from .results import TIMES, Section
 
 NAME = "copy"
 SIZE, SMOKE_SIZE = 1_000_000, 1_000
-# The server's COPY less its SELECT count(*) of the same rows (the calls, the spill):
-# what relaying the sidecar's COPY costs, against the sidecar's own COPY.
-TARGET_RATIO = 2.0
+# The server's COPY less its SELECT count(*) of the same rows (the calls, the spill),
+# against the sidecar's own COPY: that COPY, plus the write of the rows into the table
+# the COPY reads (a COPY takes no parameters), plus the relay. Measured about 2.0.
+TARGET_RATIO = 2.5
 MAX_GROWTH_MB = 300.0  # the server's RSS during its COPY, above its RSS before it
 MB = 1024 * 1024
 _COLUMNS = "n, i, name, value"
