@@ -8,6 +8,8 @@
 - ``startup``: SSL/GSS negotiation, the StartupMessage, authentication, ParameterStatus.
 - ``portals``: prepared statements and portals, and the paging of their rows.
 - ``auth``: users and their SCRAM-SHA-256 verifiers.
+- ``copy``: the client's side of a COPY (``ClientCopy``): the sidecar's COPY data out
+  as it comes, the client's CopyData in.
 - ``relay``: with ``--workers``, a CancelRequest handed to the worker that owns
   the connection it names.
 - ``peers``: a CancelRequest handed to the server of the same name that owns it
@@ -16,7 +18,7 @@
   ``/healthz`` and ``/readyz``, served from threads of its own.
 
 Imports point one way. ``server`` imports ``connection``, which imports
-``startup`` and ``portals``; ``server`` also imports ``relay`` and ``peers``,
-which import ``state``. ``state``, ``auth`` and ``operator`` import no other
+``startup`` (which imports ``copy``) and ``portals``; ``server`` also imports ``relay`` and ``peers``,
+which import ``state``. ``state``, ``auth``, ``copy`` and ``operator`` import no other
 module here, and nothing imports ``server``.
 """
