@@ -19,6 +19,6 @@
 
 Imports point one way. ``server`` imports ``connection``, which imports
 ``startup`` (which imports ``copy``) and ``portals``; ``server`` also imports
-``relay`` and ``peers``, which import ``state``. ``state``, ``auth``, ``copy`` and ``operator`` import no other
-module here, and nothing imports ``server``.
+``relay`` and ``peers``, which import ``state``. ``state``, ``auth``, ``copy`` and
+``operator`` import no other module here, and nothing imports ``server``.
 """
