@@ -283,6 +283,10 @@ class UndefinedColumn(SqlError, code="42703"):
     pass
 
 
+class DuplicateColumn(SqlError, code="42701"):
+    pass
+
+
 class UndefinedFunction(SqlError, code="42883"):
     pass
 

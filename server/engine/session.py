@@ -47,6 +47,7 @@ from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, command_kind, is_script, parse
 from ..sql.statement_kinds import statement_name
 from . import backends, chains, commit, fast, resolve, settings, sidecar, suggest, writes
+from . import copy as copying
 from . import fns as fn_calls
 from . import restage as restaging
 from .answering import Answer, Done
@@ -91,6 +92,7 @@ class Session:
         self.writes = policy.writes
         self.user = ""
         self.endpoint = Endpoint()  # the client's connection (the wire sets it)
+        self.copy: Any = None  # its side of a COPY (``catalog.CopyChannel``; the wire sets it)
         self.id = secrets.randbits(_SESSION_ID_BITS) or 1
         # SET and SET LOCAL's values; the transaction marks them at its boundaries.
         self.session_settings = SessionSettings()
@@ -179,7 +181,7 @@ class Session:
 
     def new_request(self) -> Request:
         """The scope of one client request (a Query message, or messages up to Sync)."""
-        return Request()
+        return Request(copy=self.copy)
 
     async def run(self, stmt: ParsedStatement, params: Sequence[Param], request: Request,
                   formats: Sequence[int] = ()) -> Result:
@@ -517,6 +519,8 @@ class Session:
             return await self._planned(st, stmt, st.plan(stmt), params)
         if isinstance(node, ast.ExplainStmt):
             return await explain_statement(st, stmt.sql, node.query, params, node)
+        if isinstance(node, ast.CopyStmt):
+            return await copying.run(st, stmt, params)
         if isinstance(node, ast.VariableSetStmt | ast.VariableShowStmt):
             return await settings.setting(st, node, stmt.sql)
         if isinstance(node, _POOL_RESETS):

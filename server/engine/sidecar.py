@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from .statement import Statement
 
 __all__ = ["Substitute", "check", "materialize", "pipeline", "pipeline_results", "result_of", "run",
-           "start"]
+           "start", "with_settings"]
 
 
 
@@ -271,6 +271,9 @@ def _with_settings(st: Statement, steps: list[Step]) -> tuple[list[Step], tuple[
                               for i in range(len(names))),
         [encode_param(x) for n in names for x in (n, settings[n])], rows=False)
     return [setter, *steps], tuple((n, settings[n]) for n in names)
+
+
+with_settings = _with_settings  # a COPY's steps (``copy.py``) are set up as any statement's
 
 
 def result_of(st: Statement, tag: str, out: StepResult,

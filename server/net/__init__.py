@@ -10,6 +10,8 @@
 - ``statements``: a client's SQL text parsed within its limits (bytes, nodes), long
   ones off the event loop.
 - ``auth``: users and their SCRAM-SHA-256 verifiers.
+- ``copy``: the client's side of a COPY (``ClientCopy``): the sidecar's COPY data out
+  as it comes, the client's CopyData in.
 - ``relay``: with ``--workers``, a CancelRequest handed to the worker that owns
   the connection it names.
 - ``peers``: a CancelRequest handed to the server of the same name that owns it
@@ -18,7 +20,7 @@
   ``/healthz`` and ``/readyz``, served from threads of its own.
 
 Imports point one way. ``server`` imports ``connection``, which imports
-``startup``, ``portals`` and ``statements``; ``server`` also imports ``relay`` and ``peers``,
-which import ``state``. ``state``, ``auth`` and ``operator`` import no other
-module here, and nothing imports ``server``.
+``startup`` (which imports ``copy``), ``portals`` and ``statements``; ``server`` also
+imports ``relay`` and ``peers``, which import ``state``. ``state``, ``auth``, ``copy``
+and ``operator`` import no other module here, and nothing imports ``server``.
 """

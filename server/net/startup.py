@@ -61,6 +61,7 @@ from glove_scratchpad.wire import (
 from ..engine.policy import Policy
 from ..engine.statement import Endpoint
 from .auth import SCRAM, ScramExchange
+from .copy import ClientCopy
 from .state import BackendKey, ServerState
 
 if TYPE_CHECKING:
@@ -161,6 +162,7 @@ async def _accept(channel: Channel, state: ServerState, msg: StartupMessage) -> 
     channel.send(AuthenticationOk())
     session = await state.db.open_session(policy)
     session.user = user
+    session.copy = ClientCopy(channel)  # a COPY's data travels on this connection
     local = channel.local
     session.endpoint = Endpoint(ssl=channel.uses_tls(),
                                 port=local[1] if isinstance(local, tuple) else config.port,
