@@ -85,6 +85,7 @@ from glove_scratchpad.wire import (
 from ..engine.result import Notice, Result
 from ..engine.session import ParsedStatement, Session, parse
 from . import portals as p
+from .slots import address_of
 from .startup import start_up
 from .state import BackendKey, ServerState
 
@@ -113,6 +114,7 @@ class ClientHandler(CodecProtocol):
     def __init__(self, state: ServerState) -> None:
         super().__init__(ServerConnection())
         self.state = state
+        self.budget = state.pending  # the bytes of its messages half received count there
         self.task: asyncio.Task[None] | None = None
         self.out: list[bytes] = []
         self.out_size = 0
@@ -245,11 +247,9 @@ class ClientHandler(CodecProtocol):
         tasks.add(task)
         metrics.connection(1)
         try:
-            if len(tasks) > self.state.config.max_connections:
-                with contextlib.suppress(Exception):
-                    self.write(ServerConnection().send(ErrorResponse({
-                        "S": "FATAL", "V": "FATAL", "C": "53300",
-                        "M": "sorry, too many clients already"})))
+            refused = self.state.slots.start(self, address_of(self.peer))
+            if refused is not None:
+                self.evict(refused)
                 return
             await self._converse()
         except asyncio.CancelledError:
@@ -257,6 +257,7 @@ class ClientHandler(CodecProtocol):
         finally:
             metrics.connection(-1)
             if self.session is not None:
+                self.state.slots.sign_out()
                 self.session.close()
                 metrics.connection(-1, session=True)
                 if self.session.tx_status != "I":
@@ -275,6 +276,8 @@ class ClientHandler(CodecProtocol):
             except TimeoutError:
                 log.info("start-up timeout from %s", self.peer)
                 return
+            finally:
+                self.state.slots.started(self)
             if started is None:
                 return
             self.session, self.key = started.session, started.key
@@ -289,6 +292,14 @@ class ClientHandler(CodecProtocol):
         except Exception:
             log.exception("internal error serving %s", self.peer)
             await self._fatal(errors.InternalError("internal error"))
+
+    def evict(self, err: errors.SqlError) -> None:
+        """End a connection still in its start-up with ``err``: its slot is wanted."""
+        with contextlib.suppress(Exception):
+            self.write(ServerConnection().send(ErrorResponse(
+                err.as_fields() | {"S": "FATAL", "V": "FATAL"})))
+        if self.transport is not None:
+            self.transport.close()
 
     async def _fatal(self, err: errors.SqlError) -> None:
         """The error the connection ends with, if it can still be sent."""
