@@ -7,6 +7,15 @@ writing, on ``drain()`` while the transport's buffer is full. No StreamReader
 copy, and one wake-up per arrival. Bytes can also be answered in the callback
 itself: a sidecar connection's reply is heard by its ``listener``, and a client
 connection reads its portal runs in its own ``data_received``.
+
+Rules:
+- Memory with a ceiling, both ways. Bytes a client sent that are not yet events
+  (a message half received) count, past ``read_ahead`` and ``FREE_BYTES``, against one
+  server-wide ``Budget``; a connection whose bytes would pass it is ended with
+  53200, and what it held is given back when it ends. And rows relayed to a
+  client as they come (``upstream``) stop being read from the sidecar while the
+  client's socket is full: its ``pause_writing`` holds the sidecar socket's
+  reading, its ``resume_writing`` lets it go.
 """
 
 from __future__ import annotations
@@ -15,13 +24,39 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["CodecProtocol"]
+from glove_scratchpad import errors
+from glove_scratchpad.wire import ErrorResponse
+
+__all__ = ["FREE_BYTES", "Budget", "CodecProtocol"]
+
+# Unread bytes a connection holds past its ``read_ahead`` without counting against the
+# budget: one read's worth (asyncio reads 256 KiB at most), so that messages read ahead
+# never touch it, and only one that is larger, half received, does.
+FREE_BYTES = 256 * 1024
+
+
+class Budget:
+    """Bytes many connections hold at once, under one ceiling."""
+
+    __slots__ = ("held", "limit")
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def change(self, by: int) -> bool:
+        """Hold ``by`` bytes more (or fewer): False, and nothing changed, past the limit."""
+        if by > 0 and self.held + by > self.limit:
+            return False
+        self.held += by
+        return True
 
 
 class CodecProtocol(asyncio.Protocol):
     """Bytes received go into ``conn`` (a ``wire`` connection object)."""
 
     read_ahead: int | None = None  # unread bytes beyond which reading pauses (None: never)
+    budget: Budget | None = None  # what unread bytes past FREE_BYTES count against
 
     def __init__(self, conn: Any) -> None:
         self.conn = conn
@@ -30,6 +65,11 @@ class CodecProtocol(asyncio.Protocol):
         self._data: asyncio.Future[None] | None = None  # woken when bytes arrive
         self._drained: asyncio.Future[None] | None = None  # woken when writing resumes
         self._reading = True
+        self._charged = 0  # bytes held against ``budget``
+        self.held = False  # reading stopped while a client's socket is full (``upstream``)
+        # The socket whose reading stops while this one's writing is paused: a sidecar's,
+        # while its rows are relayed to this client as they come.
+        self.upstream: CodecProtocol | None = None
         # Called, in place of waking ``more_data``, while set: a reply read in callbacks.
         self.listener: Callable[[], None] | None = None
 
@@ -43,9 +83,44 @@ class CodecProtocol(asyncio.Protocol):
     def received(self, data: bytes) -> None:
         """Bytes into the codec; reading pauses beyond ``read_ahead`` unread bytes."""
         self.conn.receive_data(data)
-        if self.read_ahead is not None and self._reading and self.conn.buffered > self.read_ahead:
+        buffered = self.conn.buffered
+        if self.read_ahead is not None and self._reading and buffered > self.read_ahead:
             self._reading = False
             self.transport.pause_reading()  # type: ignore[union-attr]
+        if self.budget is not None and (self._charged or buffered > self._free):
+            self.charge()
+
+    def charge(self) -> None:
+        """Count the unread bytes past FREE_BYTES against the budget: past it, the
+        connection ends with 53200 (and gives back what it held)."""
+        assert self.budget is not None
+        want = max(0, self.conn.buffered - self._free) if not self.closed else 0
+        if self.budget.change(want - self._charged):
+            self._charged = want
+            return
+        err = errors.OutOfMemory(
+            "out of memory: the server holds too many bytes of messages not yet received "
+            "whole", hint="Send smaller messages (a large value as several statements, or "
+            "by COPY), or try again when fewer are in flight.")
+        transport = self.transport
+        assert transport is not None
+        try:
+            transport.write(ErrorResponse(err.as_fields() | {"S": "FATAL", "V": "FATAL"}
+                                          ).encode())
+        finally:
+            self.closed = True
+            transport.abort()  # its unread bytes go with it, not kept to be read
+            self.give_back()
+
+    @property
+    def _free(self) -> int:
+        return (self.read_ahead or 0) + FREE_BYTES
+
+    def give_back(self) -> None:
+        """What this connection held against the budget, given back (it ended)."""
+        if self.budget is not None and self._charged:
+            self.budget.change(-self._charged)
+            self._charged = 0
 
     def arrived(self) -> None:
         """Bytes came, or the end: the listener hears it, if one is set; otherwise the
@@ -67,23 +142,53 @@ class CodecProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        self.give_back()
+        self.relay_from(None)
         self.arrived()
         _wake(self._drained)
 
     def pause_writing(self) -> None:
         self._drained = asyncio.get_running_loop().create_future()
+        upstream = self.upstream
+        if upstream is not None:
+            upstream.hold(True)
 
     def resume_writing(self) -> None:
         _wake(self._drained)
         self._drained = None
+        upstream = self.upstream
+        if upstream is not None:
+            upstream.hold(False)
+
+    def relay_from(self, upstream: CodecProtocol | None) -> None:
+        """Relay from ``upstream`` from now on: its reading stops while this socket's
+        writing is paused (now too, if it is). None: no more; what it held goes on."""
+        old, self.upstream = self.upstream, upstream
+        if old is not None and old is not upstream:
+            old.hold(False)
+        if upstream is not None and self._drained is not None:
+            upstream.hold(True)
+
+    def hold(self, held: bool) -> None:
+        """Stop (or go on) reading the transport: a client is not reading what it relays."""
+        if held is self.held or self.transport is None or self.closed:
+            return
+        self.held = held
+        if held:
+            self.transport.pause_reading()
+        elif self._reading:  # not also paused for its own unread bytes
+            self.transport.resume_reading()
 
     async def more_data(self) -> bool:
         """Wait for more bytes to reach the codec; False once the connection is closed."""
         if self.closed:
             return False
+        if self._charged:
+            self.charge()  # the task read what it waited for: the budget gets it back
         if not self._reading:
             self._reading = True
-            self.transport.resume_reading()  # type: ignore[union-attr]
+            if not self.held:
+                self.transport.resume_reading()  # type: ignore[union-attr]
         self._data = asyncio.get_running_loop().create_future()
         try:
             await self._data

@@ -267,6 +267,9 @@ class ClientHandler(CodecProtocol):
                 self.state.forget(self.key)
             if self.transport is not None:
                 self.transport.close()
+            # What it holds (a message half received) is freed now, not when a collection
+            # finds the connection and its session, which refer to each other.
+            self.conn = ServerConnection()
 
     async def _converse(self) -> None:
         try:
