@@ -36,6 +36,14 @@ Parameters travel as the client sent them (bytes, format code, type OID) and
 rows come back as Postgres encoded them, in the formats asked for: DataRow
 bodies are relayed without being decoded. Only the Python API decodes them
 (``values.decode_row``).
+
+A client's own read may be relayed as it comes (a ``Stream``): once its rows
+pass ``STREAM_AT`` bytes, they go on to the client's socket (a ``RowSink``)
+instead of being kept, and the sidecar socket's reading stops while the
+client's socket is full (``CodecProtocol.relay_from``). So a result the client
+does not read is not read from the sidecar either: its memory is a socket's
+buffers, whatever its size. Rows past the row limit are dropped there (counted),
+and none go past ``max_bytes`` (the result is then refused, after them).
 """
 
 from __future__ import annotations
@@ -51,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glove_scratchpad import errors
-from glove_scratchpad.stream import CodecProtocol
+from glove_scratchpad.stream import CodecProtocol, Stream
 from glove_scratchpad.wire import (
     NEED_DATA,
     AuthenticationCleartextPassword,
@@ -163,7 +171,7 @@ class _Reply:
     skipped, and only descriptions, tags, errors and ReadyForQuery are decoded."""
 
     __slots__ = ("_conn", "_current", "_index", "_parsed", "_prepared", "error", "ready",
-                 "results", "status", "steps")
+                 "results", "status", "steps", "stream")
 
     def __init__(self, conn: SidecarConnection, steps: Sequence[Step], wrapped: bool,
                  parsed: Sequence[tuple[_Prepared, str]]) -> None:
@@ -175,6 +183,7 @@ class _Reply:
         self.error: errors.SqlError | None = None
         self.ready = False
         self.status = b""  # ReadyForQuery's transaction status, once it came
+        self.stream: Stream | None = None  # the last step's rows, relayed as they come
 
     def feed(self, frames: list[tuple[int, bytes]]) -> bool:
         """Read frames of the reply; whether its ReadyForQuery came."""
@@ -208,6 +217,10 @@ class _Reply:
             # Anything else (BindComplete, CloseComplete, NoData, notices and parameter
             # statuses of our own BEGIN/ROLLBACK and settings) is nothing for the client.
         self._current = current
+        stream = self.stream
+        if stream is not None and self.results and self.results[-1].rows:
+            last = self.results[-1]
+            stream.take(last.rows, last.description, self._conn._socket)
         return self.ready
 
 
@@ -228,6 +241,7 @@ class SidecarConnection:
         self._seen: dict[_Prepared, None] = {}  # run once, not prepared
         self._names = itertools.count(1)
         self._fields: dict[bytes, tuple[FieldDescription, ...]] = {}  # RowDescriptions seen
+        self._stream: Stream | None = None  # relayed by ``start``'s reply, until it ends
 
     @classmethod
     async def connect(cls, sidecar: Sidecar, database: str, user: str | None = None,
@@ -324,7 +338,8 @@ class SidecarConnection:
         return event
 
     async def pipeline(self, steps: Sequence[Step], *, transaction: str = "read",
-                       parsed_under: tuple[Any, ...] = ()) -> list[StepResult]:
+                       parsed_under: tuple[Any, ...] = (), stream: Stream | None = None
+                       ) -> list[StepResult]:
         """Run the steps in one round trip, inside a transaction that is rolled back.
 
         ``transaction``: "read" (READ ONLY), "write", or "implicit" (no BEGIN/ROLLBACK:
@@ -333,9 +348,11 @@ class SidecarConnection:
         them). A literal is typed when its statement is parsed ('2024-12-30' becomes
         a timestamptz in that TimeZone), so a statement prepared under other settings
         is another statement.
+        ``stream``: the last step's rows relayed to a client as they come.
         Raises the first error, every field intact, with ``step`` set to its index.
         """
         reply = self._request(steps, transaction, parsed_under)
+        reply.stream = stream
         try:
             await self._drain()
             while not reply.ready:
@@ -352,14 +369,19 @@ class SidecarConnection:
         except asyncio.CancelledError:
             self.broken = True  # mid-reply: never reuse this connection
             raise
+        finally:
+            if stream is not None:
+                stream.end()
         return self._results(reply)
 
     def start(self, steps: Sequence[Step], parsed_under: tuple[Any, ...],
-              done: Callable[[list[StepResult] | errors.SqlError], None]) -> None:
+              done: Callable[[list[StepResult] | errors.SqlError], None],
+              stream: Stream | None = None) -> None:
         """``pipeline`` in the implicit transaction, answered from the socket's callbacks:
         ``done`` gets the results or the first error, once, when the reply is whole
         (or the connection is lost). No task waits for it; ``abandon`` stops listening."""
         reply = self._request(steps, "implicit", parsed_under)
+        reply.stream = self._stream = stream
         socket, conn = self._socket, self._conn
 
         def arrived() -> None:
@@ -369,8 +391,11 @@ class SidecarConnection:
             except Exception:  # a reply we cannot read: our bug, told as one
                 log.exception("the sidecar's reply could not be read")
                 socket.listener, self.broken = None, True
+                self._end_stream()
                 done(errors.InternalError("internal error"))
                 return
+            if reply.ready or socket.closed:
+                self._end_stream()
             if reply.ready:
                 socket.listener = None
                 if reply.status != b"I":
@@ -390,6 +415,12 @@ class SidecarConnection:
         """Stop listening for a reply ``start`` asked for: the connection is not reused."""
         self._socket.listener = None
         self.broken = True
+        self._end_stream()
+
+    def _end_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.end()
 
     def _request(self, steps: Sequence[Step], transaction: str, parsed_under: tuple[Any, ...]
                  ) -> _Reply:

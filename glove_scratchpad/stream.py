@@ -22,17 +22,21 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from glove_scratchpad import errors
 from glove_scratchpad.wire import ErrorResponse
 
-__all__ = ["FREE_BYTES", "Budget", "CodecProtocol"]
+__all__ = ["FREE_BYTES", "STREAM_AT", "Budget", "CodecProtocol", "RowSink", "Stream"]
 
 # Unread bytes a connection holds past its ``read_ahead`` without counting against the
 # budget: one read's worth (asyncio reads 256 KiB at most), so that messages read ahead
 # never touch it, and only one that is larger, half received, does.
 FREE_BYTES = 256 * 1024
+# Bytes of a relayed result's rows from which they go on to the client as they come:
+# below it, a result is kept whole (and can still be cut or refused whole).
+STREAM_AT = 1024 * 1024
 
 
 class Budget:
@@ -205,3 +209,71 @@ class CodecProtocol(asyncio.Protocol):
 def _wake(waiter: asyncio.Future[None] | None) -> None:
     if waiter is not None and not waiter.done():
         waiter.set_result(None)
+
+
+class RowSink(Protocol):
+    """A client's socket, as a relayed result's rows reach it (``server.net``)."""
+
+    def accepts(self) -> bool:
+        """Whether the statement running now may have its rows relayed as they come."""
+        ...
+
+    def rows_begin(self, description: bytes, source: CodecProtocol) -> None:
+        """The rows start: what goes before them is sent (``description``: the body of
+        their RowDescription), and ``source``'s reading stops while the socket is full."""
+        ...
+
+    def rows(self, data: bytes) -> None:
+        """Framed DataRows, to send."""
+        ...
+
+    def rows_end(self) -> None:
+        """The rows are over (or abandoned): ``source`` is read freely again."""
+        ...
+
+
+@dataclass(slots=True)
+class Stream:
+    """A client's read whose rows are relayed as they come, past ``STREAM_AT`` bytes:
+    those past ``limit`` are dropped (counted in ``cut``), and once ``max_bytes`` would
+    be passed no more are sent (``over``)."""
+
+    sink: RowSink
+    limit: int | None
+    max_bytes: int
+    started: bool = False
+    sent: int = 0  # rows
+    size: int = 0  # their bodies' bytes, as ``max_bytes`` counts them
+    cut: int = 0
+    over: bool = False
+    _seen: int = 0  # rows counted in ``_held``, before it started
+    _held: int = 0
+
+    def take(self, rows: list[Any], description: bytes, source: CodecProtocol) -> None:
+        """Rows came (wire DataRows, as the sidecar sent them, after ``description``):
+        kept below STREAM_AT bytes, else relayed, and no longer kept."""
+        if not self.started:
+            held = self._held
+            for row in rows[self._seen:]:
+                held += len(row.raw_body)
+            self._held, self._seen = held, len(rows)
+            if held < STREAM_AT:
+                return
+            self.started = True
+            self.sink.rows_begin(description, source)
+        keep = rows
+        if self.limit is not None and self.sent + len(rows) > self.limit:
+            keep = rows[: max(0, self.limit - self.sent)]
+            self.cut += len(rows) - len(keep)
+        if keep and not self.over:
+            size = self.size + sum([len(row.raw_body) for row in keep])
+            if size > self.max_bytes:
+                self.over = True
+            else:
+                self.size, self.sent = size, self.sent + len(keep)
+                self.sink.rows(b"".join([row.encode() for row in keep]))
+        rows.clear()
+
+    def end(self) -> None:
+        if self.started:
+            self.sink.rows_end()

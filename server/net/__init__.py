@@ -5,6 +5,10 @@
   config, the Database, and the registry of connections and tasks that
   CancelRequest and shutdown use.
 - ``connection``: one client connection, simple and extended protocol (``ClientHandler``).
+- ``sink``: a client's socket as the rest reaches it: its output buffer, a result's
+  rows relayed as they come (``ClientSocket``), its end when its slot is wanted.
+- ``slots``: start-up slots (in total, per client address) and session slots, the
+  last kept for admins (``Slots``).
 - ``startup``: SSL/GSS negotiation, the StartupMessage, authentication, ParameterStatus.
 - ``portals``: prepared statements and portals, and the paging of their rows.
 - ``auth``: users and their SCRAM-SHA-256 verifiers.
@@ -17,6 +21,7 @@
 
 Imports point one way. ``server`` imports ``connection``, which imports
 ``startup`` and ``portals``; ``server`` also imports ``relay`` and ``peers``,
-which import ``state``. ``state``, ``auth`` and ``operator`` import no other
-module here, and nothing imports ``server``.
+which import ``state``. ``connection`` also imports ``sink``, and ``state`` imports
+``slots``. ``sink``, ``slots``, ``auth`` and ``operator`` import no other module
+here, and nothing imports ``server``.
 """

@@ -47,7 +47,6 @@ from typing import Any
 
 from glove_scratchpad import errors, metrics
 from glove_scratchpad.catalog import StepResult
-from glove_scratchpad.stream import CodecProtocol
 from glove_scratchpad.wire import (
     NEED_DATA,
     Bind,
@@ -85,6 +84,8 @@ from glove_scratchpad.wire import (
 from ..engine.result import Notice, Result
 from ..engine.session import ParsedStatement, Session, parse
 from . import portals as p
+from .sink import ClientSocket, nothing, row_description
+from .sink import Closed as _Closed
 from .slots import address_of
 from .startup import start_up
 from .state import BackendKey, ServerState
@@ -94,18 +95,15 @@ __all__ = ["ClientHandler"]
 log = logging.getLogger(__name__)
 
 READ_AHEAD = 1024 * 1024  # unread bytes buffered before reading pauses
-FLUSH_AT = 256 * 1024  # bytes of buffered output that trigger a write mid-result
 # Messages of the extended protocol (and the function call one), answered by ``_extended``.
 _EXTENDED = frozenset((Bind, Execute, Describe, Parse, Close, FunctionCall))
 _BIND_COMPLETE = BindComplete()
 _DESCRIBE_PORTAL, _EXECUTE = Describe("P", ""), Execute("", 0)  # a portal run's, decoded
 
 
-class _Closed(Exception):
-    """The client went away, or must be disconnected."""
 
 
-class ClientHandler(CodecProtocol):
+class ClientHandler(ClientSocket):
     """Serves one client connection until it ends."""
 
     read_ahead = READ_AHEAD
@@ -116,8 +114,6 @@ class ClientHandler(CodecProtocol):
         self.state = state
         self.budget = state.pending  # the bytes of its messages half received count there
         self.task: asyncio.Task[None] | None = None
-        self.out: list[bytes] = []
-        self.out_size = 0
         self.key: BackendKey | None = None  # set once start-up sent BackendKeyData
         self.session: Session | None = None
         self.prepared: dict[str, p.Prepared] = {}
@@ -169,41 +165,7 @@ class ClientHandler(CodecProtocol):
                 return
         self.wake()
 
-    # -- output ------------------------------------------------------------------
-
-    def send(self, msg: Any) -> None:
-        data = self.conn.send(msg)
-        self.out.append(data)
-        self.out_size += len(data)
-
-    def send_rows(self, rows: Sequence[Any]) -> None:
-        """Relayed rows: their bytes as the sidecar sent them, framed, in one piece
-        (DataRow is always allowed in the normal phase: no state to check per row)."""
-        if rows:
-            data = b"".join([row.encode() for row in rows])
-            self.out.append(data)
-            self.out_size += len(data)
-
-    async def flush(self) -> None:
-        if self.out:
-            self.write(b"".join(self.out))
-            self.out.clear()
-            self.out_size = 0
-        await self.drain()
-
-    def write(self, data: bytes) -> None:
-        if self.closed:
-            raise _Closed()
-        self.transport.write(data)  # type: ignore[union-attr]
-
-    async def drain(self) -> None:
-        await super().drain()
-        if self.closed:
-            raise _Closed()
-
-    async def maybe_flush(self) -> None:
-        if self.out_size >= FLUSH_AT:
-            await self.flush()
+    # -- output (and ``ClientSocket``'s) -----------------------------------------
 
     def send_error(self, err: errors.SqlError) -> None:
         # Any error aborts an open transaction, as in Postgres: also one raised by
@@ -218,6 +180,7 @@ class ClientHandler(CodecProtocol):
 
     def tx_status(self) -> str:
         return self.session.tx_status if self.session is not None else "I"
+
 
     # -- what start-up needs (``startup.Channel``) ---------------------------------
 
@@ -285,6 +248,7 @@ class ClientHandler(CodecProtocol):
                 return
             self.session, self.key = started.session, started.key
             self.session.pid, self.session.canceller = started.key[0], self.cancel
+            self.session.sink = self
             metrics.connection(1, session=True)
             self.state.register(started.key, self)
             await self.main_loop()
@@ -296,13 +260,6 @@ class ClientHandler(CodecProtocol):
             log.exception("internal error serving %s", self.peer)
             await self._fatal(errors.InternalError("internal error"))
 
-    def evict(self, err: errors.SqlError) -> None:
-        """End a connection still in its start-up with ``err``: its slot is wanted."""
-        with contextlib.suppress(Exception):
-            self.write(ServerConnection().send(ErrorResponse(
-                err.as_fields() | {"S": "FATAL", "V": "FATAL"})))
-        if self.transport is not None:
-            self.transport.close()
 
     async def _fatal(self, err: errors.SqlError) -> None:
         """The error the connection ends with, if it can still be sent."""
@@ -358,11 +315,17 @@ class ClientHandler(CodecProtocol):
         await self.flush()
 
     async def run(self, stmt: ParsedStatement, params: list[Param], request: Any,
-                  formats: Sequence[int]) -> Result:
-        """Run one statement in the connection's task; a cancel stops it there."""
+                  formats: Sequence[int], relay: Callable[[bytes], bytes] | None = None
+                  ) -> Result:
+        """Run one statement in the connection's task; a cancel stops it there.
+        ``relay``: what goes before its rows, if they may be relayed as they come."""
         assert self.session is not None
         self.committing = stmt.commits
-        return await self._cancellable(self.session.run(stmt, params, request, formats))
+        self.relaying(relay)
+        try:
+            return await self._cancellable(self.session.run(stmt, params, request, formats))
+        finally:
+            self.rows_head = None
 
     async def portal_run(self, run: PortalRun, pending: p.Pending) -> bool:
         """Bind, [Describe], Execute and Sync that arrived together. A compiled read
@@ -387,10 +350,13 @@ class ClientHandler(CodecProtocol):
                     break
             await self.sync()
             return False
+        self.relaying(self._run_head(run))
         try:
             outcome: Result | Exception = await self._cancellable(work)
         except Exception as exc:
             outcome = exc
+        finally:
+            self.rows_head = None
         self._send_run(run, outcome)
         await self.flush()
         return True
@@ -400,7 +366,8 @@ class ClientHandler(CodecProtocol):
         read one by one (a ``StepResult``: the sidecar's reply, relayed). Like a relayed
         row, ReadyForQuery goes encoded: a message the normal phase always allows."""
         self.portals.clear()  # outside a transaction block, as at Sync
-        self.out.append(p.run_head(self.prepared[run.bind.statement], run))
+        if not self.relayed:  # else it went before the rows
+            self.out.append(p.run_head(self.prepared[run.bind.statement], run))
         if isinstance(outcome, StepResult):
             self.send_rows(outcome.rows)
             self.out.append(p.tag_bytes(outcome.tag))
@@ -411,6 +378,9 @@ class ClientHandler(CodecProtocol):
             self.send_rows(outcome.data_rows)
             self.out.append(p.tag_bytes(outcome.command_tag))
         self.out.append(p.READY_BYTES[self.tx_status()])
+
+    def _run_head(self, run: PortalRun) -> Callable[[bytes], bytes]:
+        return lambda _: p.run_head(self.prepared[run.bind.statement], run)
 
     def _fast_args(self, run: PortalRun) -> tuple[ParsedStatement, list[Param],
                                                   tuple[int, ...]] | None:
@@ -425,13 +395,16 @@ class ClientHandler(CodecProtocol):
         Not while the transport's buffer is full: the task path waits for it to drain."""
         if self._drained is not None or self.session is None:
             return False
+        self.relaying(self._run_head(run))
         try:
             args = self._fast_args(run)
             stop = None if args is None else self.session.answer_read(*args, self._answered)
         except Exception:  # the task path reads it again, and answers with its error
             log.exception("internal error starting a portal run in callbacks")
+            self.rows_head = None
             return False
         if stop is None:
+            self.rows_head = None
             self.declined = run  # the task takes it, and need not ask again
             return False
         self.conn.take(run)
@@ -442,7 +415,7 @@ class ClientHandler(CodecProtocol):
         """A portal run answered in callbacks is over: its reply, in one write; then the
         next run that waits, or the task wakes."""
         run = self.answered
-        self.answering = self.answered = None
+        self.answering = self.answered = self.rows_head = None
         assert run is not None
         try:
             self._send_run(run, outcome)
@@ -490,7 +463,7 @@ class ClientHandler(CodecProtocol):
 
     def send_result(self, result: Result, *, describe: bool) -> None:
         self.send_notices(result.notices)
-        if describe and result.fields:
+        if describe and result.fields and not self.relayed:  # else it went before them
             self.send(RowDescription(tuple(result.fields)))
         self.send_rows(result.data_rows)
         for name, value in result.parameters.items():
@@ -510,7 +483,7 @@ class ClientHandler(CodecProtocol):
         request = self.session.new_request()
         for stmt in statements or ():
             try:
-                result = await self.run(stmt, [], request, ())
+                result = await self.run(stmt, [], request, (), row_description)
             except errors.SqlError as exc:
                 if exc.position is not None:
                     # psql points into the whole query string
@@ -601,7 +574,8 @@ class ClientHandler(CodecProtocol):
             assert self.session is not None
             if pending.request is None:
                 pending.request = self.session.new_request()
-            portal.result = await self.run(stmt, portal.params, pending.request, portal.formats)
+            portal.result = await self.run(stmt, portal.params, pending.request, portal.formats,
+                                           nothing if max_rows <= 0 else None)
             p.forget(portal.result.released, self.prepared, self.portals)
             self.send_notices(portal.result.notices)
             for name, value in portal.result.parameters.items():

@@ -16,6 +16,8 @@ import pytest
 from ..fix_cli import Running, cli_server
 from ..fix_server import free_port
 
+pytestmark = pytest.mark.timeout(120)
+
 MB = 1024 * 1024
 BUDGET = 64 * MB  # max_pending_bytes of the server measured
 CLAIMED = 1000 * MB  # what each half-sent message says it is: about 1 GB
@@ -85,7 +87,7 @@ async def test_half_sent_messages_count_against_the_budget_and_are_given_back(si
     async with _served(sidecar, "halfsent", max_pending_bytes=str(BUDGET)) as (running, port):
         conns = [await _started(port) for _ in range(2)]
         start = _rss(running)
-        sending = asyncio.ensure_future(asyncio.gather(*(_send_half(w) for _, w in conns)))
+        sending = asyncio.gather(*(_send_half(w) for _, w in conns))
         peak = await _peak(running, sending)
         assert sending.exception() is None
         answers = [await _answer(r) for r, _ in conns]
@@ -99,8 +101,41 @@ async def test_half_sent_messages_count_against_the_budget_and_are_given_back(si
             await asyncio.sleep(0.1)
         assert _rss(running) - start <= RETURNED, (start // MB, _rss(running) // MB)
         # And the server serves on.
-        reader, writer = await _started(port)
+        _, writer = await _started(port)
         writer.close()
 
 
-pytestmark = pytest.mark.timeout(120)
+
+CLIENTS = 8
+ROWS, WIDTH = 200_000, 1000  # a result of 200 MB, made in the sidecar
+BIG = f"SELECT repeat('x', {WIDTH}) FROM generate_series(1, {ROWS})"
+UNREAD_GROWTH = 300 * MB  # the RSS the server may grow by while none of them reads
+WATCHED = 6.0  # seconds the unread results are watched: without backpressure, the server
+# reads them from the sidecar all the while, and grows past the bound well within it
+
+
+def _query(sql: str) -> bytes:
+    body = sql.encode() + b"\x00"
+    return b"Q" + struct.pack("!I", len(body) + 4) + body
+
+
+async def test_results_a_client_does_not_read_are_not_read_from_the_sidecar(sidecar):
+    async with _served(sidecar, "unread") as (running, port):
+        conns = [await _started(port) for _ in range(CLIENTS)]
+        start = _rss(running)
+        for _, w in conns:
+            w.write(_query(BIG))
+        peak = await _peak(running, asyncio.ensure_future(asyncio.sleep(WATCHED)))
+        print(f"unread: {start // MB} MB at the start, {peak // MB} MB at the peak")
+        assert peak - start <= UNREAD_GROWTH, (start // MB, peak // MB)
+        # Read at last, a result is whole: every row, then its tag.
+        reader, _ = conns[0]
+        got, tail = 0, b""
+        while not tail.endswith(b"Z\x00\x00\x00\x05I"):
+            chunk = await asyncio.wait_for(reader.read(4 * MB), 30)
+            assert chunk, tail
+            got += len(chunk)
+            tail = (tail + chunk)[-64:]
+        assert got > ROWS * (WIDTH + 11) and f"SELECT {ROWS}\x00Z".encode() in tail
+        for _, w in conns:
+            w.close()
