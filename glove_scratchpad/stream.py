@@ -70,6 +70,7 @@ class CodecProtocol(asyncio.Protocol):
         self._drained: asyncio.Future[None] | None = None  # woken when writing resumes
         self._reading = True
         self._charged = 0  # bytes held against ``budget``
+        self._free = (self.read_ahead or 0) + FREE_BYTES  # unread bytes it holds freely
         self.held = False  # reading stopped while a client's socket is full (``upstream``)
         # The socket whose reading stops while this one's writing is paused: a sidecar's,
         # while its rows are relayed to this client as they come.
@@ -115,10 +116,6 @@ class CodecProtocol(asyncio.Protocol):
             self.closed = True
             transport.abort()  # its unread bytes go with it, not kept to be read
             self.give_back()
-
-    @property
-    def _free(self) -> int:
-        return (self.read_ahead or 0) + FREE_BYTES
 
     def give_back(self) -> None:
         """What this connection held against the budget, given back (it ended)."""
@@ -236,9 +233,10 @@ class RowSink(Protocol):
 class Stream:
     """A client's read whose rows are relayed as they come, past ``STREAM_AT`` bytes:
     those past ``limit`` are dropped (counted in ``cut``), and once ``max_bytes`` would
-    be passed no more are sent (``over``)."""
+    be passed no more are sent (``over``). With no ``sink`` (its client reads them
+    later, or none does), the rows are kept, but not past ``max_bytes``."""
 
-    sink: RowSink
+    sink: RowSink | None
     limit: int | None
     max_bytes: int
     started: bool = False
@@ -252,6 +250,7 @@ class Stream:
     def take(self, rows: list[Any], description: bytes, source: CodecProtocol) -> None:
         """Rows came (wire DataRows, as the sidecar sent them, after ``description``):
         kept below STREAM_AT bytes, else relayed, and no longer kept."""
+        sink = self.sink
         if not self.started:
             held = self._held
             for row in rows[self._seen:]:
@@ -259,8 +258,14 @@ class Stream:
             self._held, self._seen = held, len(rows)
             if held < STREAM_AT:
                 return
+            if sink is None:  # kept whole: not past max_bytes
+                if held > self.max_bytes:
+                    self.over = True
+                    rows.clear()  # and those that follow go too, as they come
+                    self._seen = 0
+                return
             self.started = True
-            self.sink.rows_begin(description, source)
+            sink.rows_begin(description, source)
         keep = rows
         if self.limit is not None and self.sent + len(rows) > self.limit:
             keep = rows[: max(0, self.limit - self.sent)]
@@ -271,9 +276,9 @@ class Stream:
                 self.over = True
             else:
                 self.size, self.sent = size, self.sent + len(keep)
-                self.sink.rows(b"".join([row.encode() for row in keep]))
+                sink.rows(b"".join([row.encode() for row in keep]))  # type: ignore[union-attr]
         rows.clear()
 
     def end(self) -> None:
-        if self.started:
+        if self.started and self.sink is not None:
             self.sink.rows_end()

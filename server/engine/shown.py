@@ -52,10 +52,10 @@ def bounded(result: Result, limits: Limits, role_row_limit: int | None) -> Resul
     relayed = result.relayed
     if relayed is not None:  # cut and measured as it went (``stream.Stream``)
         if relayed.over:
+            sent = f": it stopped after {relayed.sent} rows" if relayed.started else ""
             raise errors.ProgramLimitExceeded(
                 f"the result is over {limits.max_result_bytes} bytes, the most that may be "
-                f"sent: it stopped after {relayed.sent} rows",
-                hint="Select fewer columns or rows.")
+                f"sent{sent}", hint="Select fewer columns or rows.")
         if relayed.cut and n is not None:
             result.notices.append(_truncated(n))
         return result

@@ -189,19 +189,20 @@ def start(st: Statement, conn: SidecarConnection, plan: Plan,
     return abandon
 
 
-def _stream(st: Statement) -> Stream | None:
-    """The relay of a client's own read's rows as they come, if its socket takes them."""
+def _stream(st: Statement) -> Stream:
+    """A client's own read's rows: relayed as they come, if its socket takes them now;
+    else kept, but not past ``max_result_bytes``."""
     sink = st.sink
-    if sink is None or not sink.accepts():
-        return None
     limits = st.services.limits
+    if sink is None or not sink.accepts():
+        return Stream(None, None, limits.max_result_bytes)
     return Stream(sink, row_cut(limits, st.policy.row_limit), limits.max_result_bytes)
 
 
 def _result(st: Statement, out: StepResult, ctx: StatementContext, stream: Stream | None
             ) -> Result:
     """A read's Result: of its rows kept, or of those relayed as they came."""
-    if stream is not None and stream.started:
+    if stream is not None and (stream.started or stream.over):
         result = result_of(st, f"SELECT {stream.sent}", out, ctx)
         result.relayed = stream
         return result
