@@ -12,10 +12,13 @@ Rules:
 - Memory with a ceiling, both ways. Bytes a client sent that are not yet events
   (a message half received) count, past ``read_ahead`` and ``FREE_BYTES``, against one
   server-wide ``Budget``; a connection whose bytes would pass it is ended with
-  53200, and what it held is given back when it ends. And rows relayed to a
-  client as they come (``upstream``) stop being read from the sidecar while the
-  client's socket is full: its ``pause_writing`` holds the sidecar socket's
-  reading, its ``resume_writing`` lets it go.
+  53200, and what it held is given back when it ends. And a client's read whose
+  rows pass ``STREAM_AT`` bytes is relayed as they come (``Stream``, to the
+  client's socket, a ``RowSink``), not kept whole; the sidecar socket is then
+  its ``upstream``, and stops being read while the client's socket is full: its
+  ``pause_writing`` holds the sidecar socket's reading, its ``resume_writing``
+  lets it go. A read whose client cannot take its rows yet is kept, but not
+  past its ``max_bytes``.
 """
 
 from __future__ import annotations

@@ -80,8 +80,11 @@ def _truncated(n: int) -> Notice:
 
 
 def row_cut(limits: Limits, role_row_limit: int | None) -> int | None:
-    """The row limit in force: the server's or the role's, the lower; None for none."""
-    return _cut(limits, role_row_limit)
+    """``_cut``, without its list: it is asked once per relayed read."""
+    server = limits.row_limit
+    if not role_row_limit:
+        return server or None
+    return min(server, role_row_limit) if server else role_row_limit
 
 
 def _cut(limits: Limits, role_row_limit: int | None) -> int | None:
