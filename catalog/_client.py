@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glove_scratchpad import errors
-from glove_scratchpad.stream import CodecProtocol, Stream
+from glove_scratchpad.stream import STREAM_AT, CodecProtocol, Stream
 from glove_scratchpad.wire import (
     NEED_DATA,
     AuthenticationCleartextPassword,
@@ -140,6 +140,7 @@ class StepResult:
     description: bytes = b""  # the RowDescription's body, as it came
     rows: list[DataRow] = field(default_factory=list)
     tag: str = ""
+    stream: Stream | None = None  # its rows past STREAM_AT bytes: relayed, or capped
 
 
 def _encoded(*msgs: object) -> bytes:
@@ -170,8 +171,8 @@ class _Reply:
     Frames are read undecoded: rows pass through as they are, acknowledgements are
     skipped, and only descriptions, tags, errors and ReadyForQuery are decoded."""
 
-    __slots__ = ("_conn", "_current", "_index", "_parsed", "_prepared", "error", "ready",
-                 "results", "status", "steps", "stream")
+    __slots__ = ("_conn", "_current", "_index", "_parsed", "_prepared", "error", "held",
+                 "make", "ready", "results", "status", "steps", "stream")
 
     def __init__(self, conn: SidecarConnection, steps: Sequence[Step], wrapped: bool,
                  parsed: Sequence[tuple[_Prepared, str]]) -> None:
@@ -184,14 +185,18 @@ class _Reply:
         self.ready = False
         self.status = b""  # ReadyForQuery's transaction status, once it came
         self.stream: Stream | None = None  # the last step's rows, relayed as they come
+        self.make: Callable[[], Stream] | None = None  # makes it, once they pass STREAM_AT
+        self.held = 0  # bytes of the rows' bodies kept, counted as they come
 
     def feed(self, frames: list[tuple[int, bytes]]) -> bool:
         """Read frames of the reply; whether its ReadyForQuery came."""
         current = self._current
+        held = self.held
         for kind, body in frames:
             if kind == _DATA_ROW:
                 if current is not None:
                     current.rows.append(DataRow.raw(body))
+                    held += len(body)
             elif kind in _STEP_ENDS:
                 if current is not None and kind == _COMMAND_COMPLETE:
                     current.tag = body[:-1].decode()
@@ -218,9 +223,12 @@ class _Reply:
             # statuses of our own BEGIN/ROLLBACK and settings) is nothing for the client.
         self._current = current
         stream = self.stream
-        if stream is not None and self.results and self.results[-1].rows:
+        if stream is None and held >= STREAM_AT and self.make is not None:
+            stream = self.stream = self.results[-1].stream = self.make()
+        if stream is not None and (held >= STREAM_AT or stream.started or stream.over):
             last = self.results[-1]
-            stream.take(last.rows, last.description, self._conn._socket)
+            held = stream.take(last.rows, held, last.description, self._conn._socket)
+        self.held = held
         return self.ready
 
 
@@ -241,7 +249,7 @@ class SidecarConnection:
         self._seen: dict[_Prepared, None] = {}  # run once, not prepared
         self._names = itertools.count(1)
         self._fields: dict[bytes, tuple[FieldDescription, ...]] = {}  # RowDescriptions seen
-        self._stream: Stream | None = None  # relayed by ``start``'s reply, until it ends
+        self._reply: _Reply | None = None  # ``start``'s, until it ends
 
     @classmethod
     async def connect(cls, sidecar: Sidecar, database: str, user: str | None = None,
@@ -338,8 +346,8 @@ class SidecarConnection:
         return event
 
     async def pipeline(self, steps: Sequence[Step], *, transaction: str = "read",
-                       parsed_under: tuple[Any, ...] = (), stream: Stream | None = None
-                       ) -> list[StepResult]:
+                       parsed_under: tuple[Any, ...] = (),
+                       stream: Callable[[], Stream] | None = None) -> list[StepResult]:
         """Run the steps in one round trip, inside a transaction that is rolled back.
 
         ``transaction``: "read" (READ ONLY), "write", or "implicit" (no BEGIN/ROLLBACK:
@@ -348,11 +356,12 @@ class SidecarConnection:
         them). A literal is typed when its statement is parsed ('2024-12-30' becomes
         a timestamptz in that TimeZone), so a statement prepared under other settings
         is another statement.
-        ``stream``: the last step's rows relayed to a client as they come.
+        ``stream``: makes the ``Stream`` of the last step's rows once they pass
+        STREAM_AT bytes (its ``StepResult.stream``).
         Raises the first error, every field intact, with ``step`` set to its index.
         """
         reply = self._request(steps, transaction, parsed_under)
-        reply.stream = stream
+        reply.make = stream
         try:
             await self._drain()
             while not reply.ready:
@@ -370,18 +379,18 @@ class SidecarConnection:
             self.broken = True  # mid-reply: never reuse this connection
             raise
         finally:
-            if stream is not None:
-                stream.end()
+            if reply.stream is not None:
+                reply.stream.end()
         return self._results(reply)
 
     def start(self, steps: Sequence[Step], parsed_under: tuple[Any, ...],
               done: Callable[[list[StepResult] | errors.SqlError], None],
-              stream: Stream | None = None) -> None:
+              stream: Callable[[], Stream] | None = None) -> None:
         """``pipeline`` in the implicit transaction, answered from the socket's callbacks:
         ``done`` gets the results or the first error, once, when the reply is whole
         (or the connection is lost). No task waits for it; ``abandon`` stops listening."""
         reply = self._request(steps, "implicit", parsed_under)
-        reply.stream = self._stream = stream
+        reply.make, self._reply = stream, reply
         socket, conn = self._socket, self._conn
 
         def arrived() -> None:
@@ -394,7 +403,7 @@ class SidecarConnection:
                 self._end_stream()
                 done(errors.InternalError("internal error"))
                 return
-            if reply.ready or socket.closed:
+            if reply.stream is not None and (reply.ready or socket.closed):
                 self._end_stream()
             if reply.ready:
                 socket.listener = None
@@ -418,9 +427,9 @@ class SidecarConnection:
         self._end_stream()
 
     def _end_stream(self) -> None:
-        stream, self._stream = self._stream, None
-        if stream is not None:
-            stream.end()
+        reply, self._reply = self._reply, None
+        if reply is not None and reply.stream is not None:
+            reply.stream.end()
 
     def _request(self, steps: Sequence[Step], transaction: str, parsed_under: tuple[Any, ...]
                  ) -> _Reply:

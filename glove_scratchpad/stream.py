@@ -247,40 +247,38 @@ class Stream:
     size: int = 0  # their bodies' bytes, as ``max_bytes`` counts them
     cut: int = 0
     over: bool = False
-    _seen: int = 0  # rows counted in ``_held``, before it started
-    _held: int = 0
 
-    def take(self, rows: list[Any], description: bytes, source: CodecProtocol) -> None:
-        """Rows came (wire DataRows, as the sidecar sent them, after ``description``):
-        kept below STREAM_AT bytes, else relayed, and no longer kept."""
+    def take(self, rows: list[Any], held: int, description: bytes, source: CodecProtocol
+             ) -> int:
+        """Rows came (wire DataRows, as the sidecar sent them, after ``description``;
+        ``held``: their bodies' bytes, counted as they came): kept below STREAM_AT
+        bytes, else relayed, and no longer kept. The bytes still kept."""
         sink = self.sink
         if not self.started:
-            held = self._held
-            for row in rows[self._seen:]:
-                held += len(row.raw_body)
-            self._held, self._seen = held, len(rows)
-            if held < STREAM_AT:
-                return
+            if held < STREAM_AT and not self.over:
+                return held
             if sink is None:  # kept whole: not past max_bytes
-                if held > self.max_bytes:
+                if self.over or held > self.max_bytes:
                     self.over = True
                     rows.clear()  # and those that follow go too, as they come
-                    self._seen = 0
-                return
+                    return 0
+                return held
             self.started = True
             sink.rows_begin(description, source)
         keep = rows
         if self.limit is not None and self.sent + len(rows) > self.limit:
             keep = rows[: max(0, self.limit - self.sent)]
             self.cut += len(rows) - len(keep)
+            held = sum([len(row.raw_body) for row in keep])
         if keep and not self.over:
-            size = self.size + sum([len(row.raw_body) for row in keep])
+            size = self.size + held
             if size > self.max_bytes:
                 self.over = True
             else:
                 self.size, self.sent = size, self.sent + len(keep)
                 sink.rows(b"".join([row.encode() for row in keep]))  # type: ignore[union-attr]
         rows.clear()
+        return 0
 
     def end(self) -> None:
         if self.started and self.sink is not None:

@@ -139,14 +139,13 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
     # A lone read that cannot change a setting leaves nothing a ROLLBACK would undo.
     implicit = not write and not before and not plan.sets_config
     own = implicit and not calls and ctx.sql == plan.sql  # the client's own, a read alone
-    stream = _stream(st) if own else None
     results = await pipeline_results(st, steps, main, transaction="write" if write else
                                      "implicit" if implicit else "read", rewritten=rw,
-                                     stream=stream)
+                                     stream=(lambda: _stream(st)) if own else None)
     out = results[steps.index(main) - len(steps)]  # counted from the end: settings go first
     if own:
         fast.compile(st, plan)
-    result = _result(st, out, ctx, stream)
+    result = _result(st, out, ctx)
     if configs:
         result.parameters = _remember_configured(st, configs, results[-1].rows[0].values)
     return result
@@ -167,7 +166,6 @@ def start(st: Statement, conn: SidecarConnection, plan: Plan,
     main = Step(rw.sql, args, st.formats)
     steps, parsed_under = _with_settings(st, [main])
     pool = st.view.pool
-    stream = _stream(st)
 
     def replied(outcome: list[StepResult] | errors.SqlError) -> None:
         pool.give_back(conn)
@@ -175,9 +173,10 @@ def start(st: Statement, conn: SidecarConnection, plan: Plan,
             done(_mapped(outcome, steps.index(main), rw))
             return
         out = outcome[-1]
+        stream = out.stream
         if (ctx.notices or not within(out.rows, st.services.limits, st.policy.row_limit)
                 or (stream is not None and (stream.cut or stream.over))):
-            done(_result(st, out, ctx, stream))  # to be shaped
+            done(_result(st, out, ctx))  # to be shaped
         else:
             done(out)  # its rows and tag as the sidecar sent them: nothing to cut or add
 
@@ -185,7 +184,7 @@ def start(st: Statement, conn: SidecarConnection, plan: Plan,
         conn.abandon()
         pool.give_back(conn, cut=True)
 
-    conn.start(steps, parsed_under, replied, stream)
+    conn.start(steps, parsed_under, replied, lambda: _stream(st))
     return abandon
 
 
@@ -199,9 +198,9 @@ def _stream(st: Statement) -> Stream:
     return Stream(sink, row_cut(limits, st.policy.row_limit), limits.max_result_bytes)
 
 
-def _result(st: Statement, out: StepResult, ctx: StatementContext, stream: Stream | None
-            ) -> Result:
+def _result(st: Statement, out: StepResult, ctx: StatementContext) -> Result:
     """A read's Result: of its rows kept, or of those relayed as they came."""
+    stream = out.stream
     if stream is not None and (stream.started or stream.over):
         result = result_of(st, f"SELECT {stream.sent}", out, ctx)
         result.relayed = stream
@@ -260,7 +259,7 @@ async def pipeline(st: Statement, steps: list[Step], *, transaction: str = "read
 
 async def pipeline_results(st: Statement, steps: list[Step], main: Step, *,
                            transaction: str, rewritten: Rewritten | None,
-                           stream: Stream | None = None) -> list[StepResult]:
+                           stream: Callable[[], Stream] | None = None) -> list[StepResult]:
     """Run steps on a pooled sidecar connection, each with its result. An error's
     position in ``main`` (``rewritten``'s text) is mapped back to the client's text."""
     steps, parsed_under = _with_settings(st, steps)

@@ -128,6 +128,7 @@ class ClientHandler(ClientSocket):
         self.answering: Callable[[errors.SqlError | None], None] | None = None
         self.answered: PortalRun | None = None
         self.declined: PortalRun | None = None
+        self._answer_head = self._head_of_answered  # bound once: asked of every run
 
     # -- the transport's callbacks -----------------------------------------------
 
@@ -382,6 +383,11 @@ class ClientHandler(ClientSocket):
     def _run_head(self, run: PortalRun) -> Callable[[bytes], bytes]:
         return lambda _: p.run_head(self.prepared[run.bind.statement], run)
 
+    def _head_of_answered(self, _: bytes) -> bytes:
+        run = self.answered
+        assert run is not None  # rows come after ``answer`` set it
+        return p.run_head(self.prepared[run.bind.statement], run)
+
     def _fast_args(self, run: PortalRun) -> tuple[ParsedStatement, list[Param],
                                                   tuple[int, ...]] | None:
         """A portal run's statement, parameters and formats, if it may be a fast read."""
@@ -395,7 +401,7 @@ class ClientHandler(ClientSocket):
         Not while the transport's buffer is full: the task path waits for it to drain."""
         if self._drained is not None or self.session is None:
             return False
-        self.relaying(self._run_head(run))
+        self.relayed, self.rows_head = False, self._answer_head
         try:
             args = self._fast_args(run)
             stop = None if args is None else self.session.answer_read(*args, self._answered)
