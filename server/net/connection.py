@@ -101,8 +101,6 @@ _BIND_COMPLETE = BindComplete()
 _DESCRIBE_PORTAL, _EXECUTE = Describe("P", ""), Execute("", 0)  # a portal run's, decoded
 
 
-
-
 class ClientHandler(ClientSocket):
     """Serves one client connection until it ends."""
 
@@ -182,7 +180,6 @@ class ClientHandler(ClientSocket):
     def tx_status(self) -> str:
         return self.session.tx_status if self.session is not None else "I"
 
-
     # -- what start-up needs (``startup.Channel``) ---------------------------------
 
     async def read_event(self) -> Any:
@@ -260,7 +257,6 @@ class ClientHandler(ClientSocket):
         except Exception:
             log.exception("internal error serving %s", self.peer)
             await self._fatal(errors.InternalError("internal error"))
-
 
     async def _fatal(self, err: errors.SqlError) -> None:
         """The error the connection ends with, if it can still be sent."""
