@@ -6,7 +6,8 @@ Rules:
   restarts), and the write's place in it.
 - A write is journaled before it fires, and each change of its status is
   awaited, so another session reads it as it is: ``staged`` -> ``firing`` ->
-  ``fired`` or ``failed``; the writes after a failure become ``not run``.
+  ``fired``, ``failed``, or ``in doubt`` (sent, and no answer told what it did);
+  the writes after one that did not fire become ``not run``.
 - At start-up, a write found ``firing`` (its server died while the tool ran)
   becomes ``in doubt``, and one still ``staged`` becomes ``not run``.
 - ``idempotency_key`` is the write's own, made when it was staged: a restaged
@@ -175,9 +176,9 @@ class Journal:
 
     async def settle(self, txid: int | None, seq: int, status: str, *, result: Any = None,
                      error: str | None = None, next_seq: int | None = None) -> bool:
-        """A write's outcome (``fired`` or ``failed``) and the next write ``firing``, in one
-        round trip. False when the next write's ``firing`` could not be recorded: then it
-        must not fire (this outcome is kept, to be recorded later)."""
+        """A write's outcome (``fired``, ``failed``, ``in doubt``) and the next write
+        ``firing``, in one round trip. False when the next write's ``firing`` could not be
+        recorded: then it must not fire (this outcome is kept, to be recorded later)."""
         if txid is None:
             return True
         fired_at = dt.datetime.now(dt.UTC) if status == "fired" else None

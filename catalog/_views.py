@@ -253,6 +253,9 @@ _CACHE_COLUMNS = [
     ("table_name", "text", "The sidecar table statements read in its place"),
     ("indexes", "text", "Its indexes, by their columns: the primary key (or keys), then "
      "the columns statements look it up by, built in the background"),
+    ("credential", "text", "Whose credentials made the call (a role's name): such a call is "
+     "read by that role alone, and shown to it and to an administrator. NULL: made the "
+     "same for every user, and shared"),
 ]
 
 

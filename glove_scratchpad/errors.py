@@ -32,7 +32,9 @@ __all__ = [
     "QueryCanceled",
     "ReadOnlySqlTransaction",
     "SqlError",
+    "StatementTooComplex",
     "SyntaxError",
+    "TransactionResolutionUnknown",
     "UndefinedColumn",
     "UndefinedFunction",
     "UndefinedTable",
@@ -325,9 +327,18 @@ class ConnectionFailure(SqlError, code="08006"):
     """The connection to the sidecar was lost, or could not be made again in time."""
 
 
+class TransactionResolutionUnknown(SqlError, code="08007"):
+    """A write was sent and no answer came (a timeout, a connection lost after sending):
+    it may have happened. Journaled ``in doubt``; never to be sent again blindly."""
+
+
 class IoError(SqlError, code="58030"):
     """A service the server depends on failed (an HTTP API answering 5xx)."""
 
 
 class InternalError(SqlError, code="XX000"):
     pass
+
+
+class StatementTooComplex(SqlError, code="54001"):
+    """A statement nested too deeply, or with too many parts, to be judged safely."""

@@ -67,7 +67,7 @@ class _Metrics:
             **live)  # type: ignore[arg-type]
         self.writes = Counter(
             "glove_writes", "Writes, by resource and what became of them (staged, fired, "
-            "failed)", ["resource", "outcome"])
+            "failed, in doubt)", ["resource", "outcome"])
         self.kept = Counter(
             "glove_kept_calls", "Lookups of kept calls (hit, miss), and kept calls made and "
             "evicted",

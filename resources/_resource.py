@@ -33,6 +33,7 @@ __all__ = [
     "MAX_RETRIES",
     "PG_TO_PY",
     "RESERVED_PREFIXES",
+    "SYSTEM_COLUMNS",
     "VERBS",
     "Bindings",
     "Rate",
@@ -55,6 +56,8 @@ IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 # Prefixes the server keeps for itself: Postgres' own catalogs, and the
 # per-statement relations the interpreter writes into rewritten SQL.
 RESERVED_PREFIXES = ("pg_", "_gs_")
+# Postgres' system columns: a table cannot have a column of these names.
+SYSTEM_COLUMNS = frozenset({"tableoid", "xmin", "cmin", "xmax", "cmax", "ctid", "oid"})
 # Rows validated per pydantic call: only one chunk's models exist at a time.
 _CHUNK = 256
 _NONE = type(None)
@@ -129,12 +132,16 @@ class Resource:
     # What a call of a verb would do, in lines EXPLAIN shows (the requests it would
     # make); given the call's Bindings, or None when its values are not known yet.
     explain: Callable[[str, Bindings | None], list[str]] | None = None
+    # Whose credentials a user's reads are made with (``credential_of``); None: a select
+    # resolver with ``ctx`` can see the user, so each user's calls are their own.
+    credential: Callable[[str], str | None] | None = None
     _by_name: dict[str, Column] = field(init=False, repr=False)
     _names: tuple[str, ...] = field(init=False, repr=False)
     _rows_adapter: TypeAdapter[Any] = field(init=False, repr=False)
     _with_ctx: frozenset[str] = field(init=False, repr=False)
     _on_loop: frozenset[str] = field(init=False, repr=False)
     _plain_schema: bool = field(init=False, repr=False)
+    _credential: Callable[[str], str | None] | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {c.name: c for c in self.columns})
@@ -147,6 +154,8 @@ class Resource:
         object.__setattr__(self, "_on_loop", frozenset(
             v for v, fn in fns.items() if self.inline or is_async(fn)))
         object.__setattr__(self, "_plain_schema", _plain_model(self.schema, self.columns))
+        object.__setattr__(self, "_credential", self.credential or (
+            _own if "select" in self._with_ctx else None))
 
     @property
     def verbs(self) -> tuple[str, ...]:
@@ -166,6 +175,14 @@ class Resource:
     def takes_context(self, verb: str) -> bool:
         """Whether the verb's resolver declares a ``ctx`` parameter (a ``CallContext``)."""
         return verb in self._with_ctx
+
+    def credential_of(self, user: str) -> str | None:
+        """Whose credentials ``user``'s reads are made with: part of a call's identity, so
+        that a lasting call made with one role's credentials is never read by another.
+        None: every user's call is the same (a resolver that cannot see the user, or a
+        tool whose credentials are not per role), and lasting calls are shared by all."""
+        found = self._credential
+        return None if found is None else found(user)
 
     def on_loop(self, verb: str) -> bool:
         """Whether the verb's resolver runs on the event loop (async, or ``inline``);
@@ -330,6 +347,11 @@ class Resource:
             ) from None
 
 
+def _own(user: str) -> str:
+    """A resolver that sees the user: each user's calls are their own."""
+    return user
+
+
 def _stamped(rows: list[Any], stamp: Mapping[str, Any]) -> list[Any]:
     """Rows with each ``stamp`` column a row leaves out, or NULL, given its value: the
     rows stamped are copies."""
@@ -416,6 +438,7 @@ def define_resource(
     read_your_writes_s: float | None = None,
     stateful: bool = False,
     explain: Callable[[str, Bindings | None], list[str]] | None = None,
+    credential: Callable[[str], str | None] | None = None,
 ) -> Resource:
     """Define a resource; every mistake that would make it unservable is raised here.
 
@@ -434,6 +457,10 @@ def define_resource(
     list, a dict): ``--workers N`` would give each worker a copy of its own, so a
     server of several workers refuses to serve it. ``explain(verb, bindings)`` gives
     the lines EXPLAIN shows of a call (the requests it would make); it must call nothing.
+    ``credential(user)`` names whose credentials a user's reads are made with (a role's
+    name, never a secret; None: the same for every user): lasting calls are kept per
+    credential. Without it, a select resolver with a ``ctx`` parameter keeps each
+    user's calls apart, and one without shares them between users.
     """
     _check_identifier("resource name", name)
     if name.startswith(RESERVED_PREFIXES):
@@ -458,6 +485,12 @@ def define_resource(
     seen: set[str] = set()
     for col in cols:
         _check_identifier(f"resource {name!r}: column name", col.name)
+        if col.name in SYSTEM_COLUMNS:
+            raise ResourceDefinitionError(
+                f"resource {name!r}: column name {col.name!r} is a Postgres system column"
+                f" name; call it {col.name + '_'!r} (for a pydantic field,"
+                f" Field(alias={col.name + '_'!r}))"
+            )
         if col.name in seen:
             raise ResourceDefinitionError(f"resource {name!r}: column {col.name!r} appears twice")
         seen.add(col.name)
@@ -521,6 +554,7 @@ def define_resource(
         read_your_writes_s=None if read_your_writes_s is None else float(read_your_writes_s),
         stateful=bool(stateful),
         explain=explain,
+        credential=credential,
     )
 
 

@@ -84,9 +84,16 @@ def _parser() -> argparse.ArgumentParser:
                    help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     m.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
     m.add_argument("--port", type=int, help="HTTP port (default 55433; 0 picks a free one)")
+    m.add_argument("--allowed-host", action="append", metavar="HOST",
+                   help="a Host header to answer over HTTP besides loopback's and --host's "
+                        "(repeat it; mcp_allowed_hosts)")
+    m.add_argument("--allowed-origin", action="append", metavar="ORIGIN",
+                   help="an Origin header to answer besides the allowed hosts' (repeat it; "
+                        "mcp_allowed_origins)")
     m.add_argument("--config", help="a TOML config file, as for serve: its [[mcp.servers]], "
-                                    "resources, writes, sidecar and limits (its [server] host "
-                                    "and port are the Postgres listener's, and unused here)")
+                                    "resources, writes, sidecar, limits and [users.NAME], who "
+                                    "sign in over HTTP (its [server] host and port are the "
+                                    "Postgres listener's, and unused here)")
     m.add_argument("-v", "--verbose", action="store_true")
     pw = sub.add_parser("passwd", help="print a SCRAM-SHA-256 verifier for a password, for "
                                        "the password of a [users.NAME] table")
@@ -114,21 +121,15 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
     from glove_scratchpad.resources.openapi import OpenApiBridge
 
     from .engine.database import Database
-    from .loader import load_fns, load_resources
+    from .loader import load_fns, load_resources, sources
     from .net.server import Server
 
     resources = load_resources(config.resources) if config.resources else None
     fns = load_fns(config.resources) if config.resources else None
     bridge = McpBridge(config.mcp_servers)
     apis = OpenApiBridge(config.openapi_apis, Path(config.config_dir or "."))
-    if config.openapi_apis:
-        # A document that cannot be read is a configuration to fix: the server does not
-        # start without its tables.
-        resources = [*(resources or []), *await apis.load()]
-    if config.mcp_servers:
-        # A server that does not start fails only its own tables (bridge.failures).
-        await bridge.start()
-        resources = [*(resources or []), *bridge.resources]
+    if config.openapi_apis or config.mcp_servers:
+        resources = await sources(resources, apis, bridge)
     sidecar = None
     if worker is not None:
         from glove_scratchpad.catalog import ExternalSidecar
@@ -373,11 +374,16 @@ def _mcp(args: argparse.Namespace) -> int:
     from glove_scratchpad.resources.openapi import OpenApiBridge
 
     from .loader import load_fns, load_resources
+    from .mcp_http import check_listen
     from .mcp_server import DEFAULT_MCP_PORT, serve_mcp
 
     try:
         config = load_config(args.config, writes=args.writes, sidecar_dsn=args.sidecar_dsn,
-                             sidecar_dir=args.sidecar_dir, resources=args.resources)
+                             sidecar_dir=args.sidecar_dir, resources=args.resources,
+                             mcp_allowed_hosts=args.allowed_host,
+                             mcp_allowed_origins=args.allowed_origin)
+        if args.http:  # before anything starts: who could reach it, and sign in how
+            check_listen(args.host, config.users)
         # Checked here, so that a mistake is one line on stderr, not a traceback.
         mcp_servers = [McpServerConfig.model_validate(s) for s in config.mcp_servers]
         apis = OpenApiBridge(config.openapi_apis, Path(config.config_dir or "."))
@@ -398,11 +404,14 @@ def _mcp(args: argparse.Namespace) -> int:
     try:
         run_loop(serve_mcp(resources, writes=config.writes, sidecar_dsn=config.sidecar_dsn,
                        sidecar_dir=sidecar_dir, http=args.http, host=args.host, port=port,
-                       mcp_servers=mcp_servers, apis=apis, fns=fns, limits=config.limits()))
+                       mcp_servers=mcp_servers, apis=apis, fns=fns, limits=config.limits(),
+                       users=config.users, allowed_hosts=config.mcp_allowed_hosts,
+                       allowed_origins=config.mcp_allowed_origins))
     except asyncio.CancelledError:  # SIGTERM or SIGINT on stdio
         return 0
     except Exception as exc:
-        # The sidecar is another's, or an API's document cannot be read or mapped.
+        # The sidecar is another's, or an API's entry is a mistake (a local document
+        # that cannot be read, a hand table naming nothing).
         found = _find(exc, SidecarBusy) or _find(exc, ResourceDefinitionError)
         if found is None:
             raise

@@ -5,7 +5,9 @@ Every scalar setting may come from ``GLOVE_SCRATCHPAD_<NAME>`` (``ENV_PREFIX``;
 ``GLOVE_SCRATCHPAD_SIDECAR_DSN``, ``GLOVE_SCRATCHPAD_WORKERS``, …), so a container is
 configured by its environment alone. ``GLOVE_SCRATCHPAD_USER`` with
 ``GLOVE_SCRATCHPAD_PASSWORD`` (or ``GLOVE_SCRATCHPAD_PASSWORD_VERIFIER``) adds one
-user, who signs in with that password from any address.
+user, who signs in with that password from any address (and, given
+``GLOVE_SCRATCHPAD_MCP_TOKEN``, with that bearer token to ``mcp --http``). A list
+setting in ``LIST_SETTINGS`` is read from its variable as comma-separated values.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_origin
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .net.auth import User
 
@@ -30,10 +32,14 @@ DEFAULT_PORT = 55432  # not 5432, so a local Postgres keeps its port
 ENV_PREFIX = "GLOVE_SCRATCHPAD_"
 ANY_ADDRESS = ("0.0.0.0", "::", "")  # a host that listens on every address
 MAX_WORKERS = 64  # a worker's number travels in 6 bits of each backend key
+LIST_SETTINGS = ("mcp_allowed_hosts", "mcp_allowed_origins")  # comma-separated in a variable
 
 
 class ServerConfig(BaseModel):
     """Everything ``glove-scratchpad serve`` can be told."""
+
+    # An error names the setting and the rule, never the value: some are secrets.
+    model_config = ConfigDict(hide_input_in_errors=True)
 
     host: str = Field("127.0.0.1", description="The address to listen on (0.0.0.0: every "
                       "one)")
@@ -75,6 +81,13 @@ class ServerConfig(BaseModel):
     row_limit: int | None = Field(None, description="At most this many rows per result")
     max_result_bytes: int = Field(256 * 1024 * 1024, description="Bytes at most in one "
                                   "result; a larger one is refused (54000)")
+    max_statement_bytes: int = Field(256 * 1024, ge=1024, description="Bytes at most of one "
+                                     "statement's text (a Query or Parse message); a longer "
+                                     "one is refused (54000) before it is parsed")
+    max_statement_nodes: int = Field(4000, ge=1000, description="Parts at most of one "
+                                     "statement's parse tree (a constant, a name, an "
+                                     "operator); more are refused (54001) before the "
+                                     "statement is judged")
     call_budget: int = Field(1000, description="Resolver calls one statement may make")
     resolver_timeout: float = Field(60.0, description="Seconds per resolver call")
     resource_concurrency: int = Field(10, description="Calls of one resource at once")
@@ -96,6 +109,13 @@ class ServerConfig(BaseModel):
                                       "session's fired write is laid over its reads, until "
                                       "the tool's rows show it; 0: never")
     require_tls: bool = Field(False, description="Refuse connections that do not use TLS")
+    mcp_allowed_hosts: list[str] = Field(
+        default_factory=list, description="Host headers `glove-scratchpad mcp --http` "
+        "answers besides loopback's and its own address's (mcp.example.com, or with a port: "
+        "10.0.0.7:55433); others get 421 (DNS rebinding)")
+    mcp_allowed_origins: list[str] = Field(
+        default_factory=list, description="Origin headers it answers besides those of the "
+        "allowed hosts (https://app.example.com; a port of :* is any); others get 403")
     metrics_port: int | None = Field(None, ge=0, le=65535, description="The operator's HTTP "
                                      "port: /metrics, /healthz, /readyz (unset: none)")
     metrics_host: str = Field("127.0.0.1", description="Where the operator's port listens")
@@ -148,6 +168,8 @@ def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         name = key[len(ENV_PREFIX):].lower() if key.startswith(ENV_PREFIX) else ""
         if name in scalars:
             found[name] = value
+        elif name in LIST_SETTINGS:
+            found[name] = [v.strip() for v in value.split(",") if v.strip()]
     user = environ.get(ENV_PREFIX + "USER")
     if user:
         from .net.auth import make_verifier
@@ -160,6 +182,11 @@ def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
         writes = str(found.get("writes", "")).lower() in ("1", "true", "yes", "on")
         found["users"] = {user: {"password": verifier or make_verifier(password or ""),
                                  "writes": writes}}
+        if environ.get(ENV_PREFIX + "MCP_TOKEN"):
+            found["users"][user]["mcp_token"] = environ[ENV_PREFIX + "MCP_TOKEN"]
+    elif environ.get(ENV_PREFIX + "MCP_TOKEN"):
+        raise ValueError(f"{ENV_PREFIX}MCP_TOKEN is the token of {ENV_PREFIX}USER: set that "
+                         f"too (with {ENV_PREFIX}PASSWORD or {ENV_PREFIX}PASSWORD_VERIFIER)")
     return found
 
 

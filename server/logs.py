@@ -9,6 +9,8 @@ Rules:
   is a WARNING in either mode.
 - No SQL text, argument or key value at the default level: the statement's text
   joins its end event only under ``-v``.
+- No configured secret: every line, its traceback included, is redacted
+  (``glove_scratchpad.redaction``) in either mode, whatever logged it.
 """
 
 from __future__ import annotations
@@ -18,13 +20,25 @@ import json
 import logging
 from typing import Any
 
-__all__ = ["STATEMENTS", "JsonFormatter", "configure"]
+from glove_scratchpad.redaction import redact_secrets
+
+__all__ = ["STATEMENTS", "JsonFormatter", "TextFormatter", "configure"]
 
 STATEMENTS = "glove_scratchpad.statements"  # the logger of statements' ends
 
 
+class TextFormatter(logging.Formatter):
+    """A line for people, secrets redacted."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_secrets(super().format(record))
+
+
 class JsonFormatter(logging.Formatter):
-    """One JSON object per record, on one line."""
+    """One JSON object per record, on one line, secrets redacted."""
 
     def format(self, record: logging.LogRecord) -> str:
         out: dict[str, Any] = {
@@ -37,14 +51,15 @@ class JsonFormatter(logging.Formatter):
             out.update(event)
         if record.exc_info:
             out["error"] = self.formatException(record.exc_info)
-        return json.dumps(out, default=str, ensure_ascii=False)
+        # Each text before it is escaped: a secret would not be found in its JSON form.
+        out = {k: redact_secrets(v) if isinstance(v, str) else v for k, v in out.items()}
+        return redact_secrets(json.dumps(out, default=str, ensure_ascii=False))
 
 
 def configure(verbose: bool, fmt: str = "text") -> None:
     """The root handler on stderr, in ``fmt``; statements' ends are logged in JSON mode."""
     handler = logging.StreamHandler()
-    handler.setFormatter(JsonFormatter() if fmt == "json" else logging.Formatter(
-        "%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

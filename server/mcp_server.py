@@ -23,6 +23,16 @@ a later one), so each MCP client session gets its own ``Session``:
   is refused, its staged writes discarded: nothing it staged could ever fire.
   Sessions idle for longer than the transport's idle timeout are forgotten.
 
+Signing in (streamable HTTP; ``mcp_http`` is the door): with ``[users.NAME]``
+configured, every request signs in as a user (a bearer token or HTTP basic), and
+its ``Session`` runs as that user: the user's visible resources, writes, limits
+and upstream credentials (``Session.user`` is the role an API's
+``roles.<name>`` names). The catalog and the tools' hints are the user's too;
+the instructions, one text for every user (the SDK's initialize sends the same),
+then only point at the catalog.
+Sessions are kept per (user, session id). Without users, only loopback is
+served, as ``serve`` does.
+
 Calls within one session run one at a time, as on a wire connection. In stdio
 mode stdout carries the protocol, so everything else (logs, the sidecar's
 output) goes to stderr.
@@ -56,16 +66,21 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from glove_scratchpad.resources import Fn, Resource
 
 from . import agent
+from .config import ANY_ADDRESS
 from .engine.database import Database
+from .engine.policy import Policy
 from .engine.session import Session
+from .mcp_http import Door, check_listen, describe, transport_security, user_of
 
 if TYPE_CHECKING:
     from glove_scratchpad.resources.mcp import McpServerConfig
     from glove_scratchpad.resources.openapi import OpenApiBridge
 
     from .engine.guard import Limits
+    from .net.auth import User
 
-__all__ = ["CATALOG_URI", "DEFAULT_MCP_PORT", "Sessions", "create_server", "serve_mcp"]
+__all__ = ["CATALOG_URI", "DEFAULT_MCP_PORT", "Sessions", "create_server", "http_app",
+           "serve_mcp"]
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +89,11 @@ DEFAULT_MCP_PORT = 55433  # next to the Postgres port, 55432
 SESSION_HEADER = "mcp-session-id"
 
 Transport = Literal["stdio", "http"]
+
+_SIGNED_IN_INSTRUCTIONS = (
+    "The tables here are your tools, and which ones you have depends on the user you signed "
+    f"in as: read the resource {CATALOG_URI} for yours and how to use them, or run SELECT "
+    "name, description FROM scratchpad.resources with execute_sql.")
 
 _STATELESS_HINT = (
     "This MCP connection has no session, so a transaction cannot span calls. Send the whole "
@@ -90,27 +110,37 @@ class _Entry:
 
 
 class Sessions:
-    """The ``Session`` of each MCP client session, keyed by its id."""
+    """The ``Session`` of each MCP client session, keyed by its user and its id."""
 
-    def __init__(self, db: Database, *, idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT
-                 ) -> None:
+    def __init__(self, db: Database, *, idle_timeout: float = DEFAULT_SESSION_IDLE_TIMEOUT,
+                 users: Mapping[str, User] | None = None) -> None:
         self.db = db
         self.idle_timeout = idle_timeout
-        self._entries: dict[str, _Entry] = {}
+        self.users = dict(users or {})
+        self._entries: dict[tuple[str | None, str], _Entry] = {}
 
     def __len__(self) -> int:
         return len(self._entries)
 
+    async def open(self, user: str | None = None) -> Session:
+        """A new session, as ``user`` (a configured user's name) or, None, as the server."""
+        if user is None:
+            return self.db.session()
+        session = await self.db.open_session(Policy.of(self.users[user]))
+        session.user = user
+        return session
+
     @contextlib.asynccontextmanager
-    async def lease(self, key: str | None) -> AsyncIterator[Session]:
+    async def lease(self, key: str | None, user: str | None = None
+                    ) -> AsyncIterator[Session]:
         """The session for ``key``, held for one call; ``None``: a fresh one for this call."""
         if key is None:
-            yield self.db.session()
+            yield await self.open(user)
             return
         self._forget_idle()
-        entry = self._entries.get(key)
+        entry = self._entries.get((user, key))
         if entry is None:
-            entry = self._entries[key] = _Entry(self.db.session())
+            entry = self._entries[(user, key)] = _Entry(await self.open(user))
         async with entry.lock:
             try:
                 yield entry.session
@@ -131,26 +161,45 @@ class _State:
 
 def create_server(db: Database, *, transport: Transport = "stdio",
                   catalog: agent.Detail = "auto", full_limit: int = agent.FULL_LIMIT,
-                  list_limit: int = agent.LIST_LIMIT) -> Server[Any]:
+                  list_limit: int = agent.LIST_LIMIT,
+                  users: Mapping[str, User] | None = None) -> Server[Any]:
     """An MCP server for a Database (which it does not close).
 
     ``transport`` decides how calls map to sessions (see the module docstring);
     ``catalog``, ``full_limit`` and ``list_limit`` choose the catalog's form, as
-    ``agent.preamble``'s ``detail`` and limits do.
+    ``agent.preamble``'s ``detail`` and limits do. ``users`` (over HTTP, behind
+    ``mcp_http.Door``): each request runs as the user it signed in as.
     """
-    text = agent.preamble(db, detail=catalog, full_limit=full_limit, list_limit=list_limit)
-    form = agent.catalog_form(db, full_limit=full_limit, list_limit=list_limit)
-    if catalog != "auto":
-        grouped = catalog == "compact" and len(db.resources) > list_limit
-        form = "compact, grouped" if grouped else catalog
-    catalog_resource = types.Resource(
-        uri=CATALOG_URI, name="catalog", title="The database's tables and how to use them",
-        description=_CATALOG_ABOUT[form], mime_type="text/markdown")
-    writes = db.writes
+    users = dict(users or {}) if transport == "http" else {}
+    catalogs: dict[str | None, tuple[str, types.Resource]] = {}
+
+    def policy(user: str | None) -> Policy:
+        return Policy(writes=db.writes) if user is None else Policy.of(users[user])
+
+    def catalog_of(user: str | None) -> tuple[str, types.Resource]:
+        """The catalog ``user`` sees (None: the whole database's), made once."""
+        if user not in catalogs:
+            seen = policy(user).visible(db.resources)
+            source = db if user is None else [db.resources[n] for n in sorted(seen)]
+            writes = None if user is None else policy(user).writes
+            form = agent.catalog_form(source, writes=writes, full_limit=full_limit,
+                                      list_limit=list_limit)
+            if catalog != "auto":
+                grouped = catalog == "compact" and len(seen) > list_limit
+                form = "compact, grouped" if grouped else catalog
+            body = agent.preamble(source, writes=writes, detail=catalog,
+                                  full_limit=full_limit, list_limit=list_limit)
+            catalogs[user] = (body, types.Resource(
+                uri=CATALOG_URI, name="catalog",
+                title="The database's tables and how to use them",
+                description=_CATALOG_ABOUT[form], mime_type="text/markdown"))
+        return catalogs[user]
+
+    text = _SIGNED_IN_INSTRUCTIONS if users else catalog_of(None)[0]
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Server[Any]) -> AsyncIterator[_State]:
-        yield _State(db, Sessions(db))
+        yield _State(db, Sessions(db, users=users))
 
     def session_key(ctx: Any) -> str | None:
         if transport == "stdio":
@@ -158,15 +207,22 @@ def create_server(db: Database, *, transport: Transport = "stdio",
         request = ctx.request
         return request.headers.get(SESSION_HEADER) if request is not None else None
 
+    def signed_in(ctx: Any) -> str | None:
+        user = user_of(ctx.request) if users else None
+        if users and user not in users:  # the door lets no one else through
+            raise MCPError(code=types.INVALID_REQUEST, message="not signed in")
+        return user
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=_mcp_tools(writes=bool(writes)))
+        writes = policy(signed_in(ctx)).writes
+        return types.ListToolsResult(tools=_mcp_tools(writes=writes))
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name not in _TOOL_NAMES:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         state: _State = ctx.lifespan_context
         key = session_key(ctx)
-        async with state.sessions.lease(key) as session:
+        async with state.sessions.lease(key, signed_in(ctx)) as session:
             reply = await agent.call_tool(session, params.name, params.arguments)
             if key is None and session.tx_status != "I":
                 reply = _stateless_refusal(session, reply)
@@ -174,7 +230,7 @@ def create_server(db: Database, *, transport: Transport = "stdio",
                                     is_error=reply.is_error)
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[catalog_resource])
+        return types.ListResourcesResult(resources=[catalog_of(signed_in(ctx))[1]])
 
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams
                             ) -> types.ReadResourceResult:
@@ -182,7 +238,7 @@ def create_server(db: Database, *, transport: Transport = "stdio",
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown resource: {params.uri}",
                            data={"uri": str(params.uri)})
         return types.ReadResourceResult(contents=[types.TextResourceContents(
-            uri=CATALOG_URI, mime_type="text/markdown", text=text)])
+            uri=CATALOG_URI, mime_type="text/markdown", text=catalog_of(signed_in(ctx))[0])])
 
     server: Server[Any] = Server(
         "glove-scratchpad", version=_version(), instructions=text, lifespan=lifespan,
@@ -267,18 +323,36 @@ async def serve_mcp(
     catalog: agent.Detail = "auto",
     full_limit: int = agent.FULL_LIMIT,
     list_limit: int = agent.LIST_LIMIT,
+    users: Mapping[str, User] | None = None,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
 ) -> None:
     """Serve until the client goes away (stdio) or SIGTERM/SIGINT (both).
 
     ``resources`` default to the demo set. ``mcp_servers`` (``[[mcp.servers]]``)
     and ``apis`` (``[[openapi.apis]]``) add their tables, as ``glove-scratchpad
-    serve`` does: with them and no ``resources``, only their tables are served; an
-    MCP server that does not start is left out (logged), an API document that
-    cannot be read is an error. Over HTTP, ``port`` 0 picks a free port; the URL is
-    printed (and passed to ``ready``) once the server listens. ``catalog``,
-    ``full_limit`` and ``list_limit`` choose the catalog's form (``create_server``).
+    serve`` does (``loader.sources``): with them and no ``resources``, only their
+    tables are served; an MCP server that does not start, or an API whose document
+    cannot be fetched or breaks a limit, is left out (logged), and a mistake of the
+    configuration (a local document that cannot be read) is an error. Over HTTP,
+    ``port`` 0 picks a free port; the URL is printed (and passed to ``ready``) once the
+    server listens. ``catalog``, ``full_limit`` and ``list_limit`` choose the catalog's
+    form (``create_server``). Over HTTP, ``users`` sign in (``mcp_http``; without them
+    only loopback is served, and another ``host`` is a ValueError before anything
+    starts), and ``allowed_hosts`` and ``allowed_origins`` add to the Host and Origin
+    headers answered.
     """
     from glove_scratchpad.resources.mcp import McpBridge
+
+    from .loader import sources
+
+    users = dict(users or {})
+    if http:
+        check_listen(host, users)
+        if host in ANY_ADDRESS and not allowed_hosts:
+            log.warning("listening on every address, but answering only Host headers that name "
+                        "loopback: set mcp_allowed_hosts (--allowed-host) to the names clients "
+                        "reach this server by")
 
     shape = {"catalog": catalog, "full_limit": full_limit, "list_limit": list_limit}
     bridge = McpBridge(mcp_servers)
@@ -287,11 +361,8 @@ async def serve_mcp(
     async def open_db() -> AsyncIterator[Database]:
         try:
             served = resources
-            if apis is not None and apis.configs:
-                served = [*(served or []), *await apis.load()]
-            if bridge.connections:
-                await bridge.start()
-                served = [*(served or []), *bridge.resources]
+            if (apis is not None and apis.configs) or bridge.connections:
+                served = await sources(list(resources or ()) or None, apis, bridge)
             db = await Database.create(served, writes=writes, sidecar_dsn=sidecar_dsn,
                                        sidecar_dir=sidecar_dir, fns=fns, limits=limits)
             try:
@@ -304,12 +375,31 @@ async def serve_mcp(
                 await apis.aclose()
 
     if http:
-        await _serve_http(open_db, host, port, ready, shape)
+        door = {"users": users, "allowed_hosts": allowed_hosts,
+                "allowed_origins": allowed_origins}
+        await _serve_http(open_db, host, port, ready, {**shape, **door})
     else:
         await _serve_stdio(open_db, ready, shape)
 
 
 _OpenDb = Callable[[], contextlib.AbstractAsyncContextManager[Database]]
+
+
+def http_app(db: Database, *, host: str = "127.0.0.1", users: Mapping[str, User] | None = None,
+             allowed_hosts: Sequence[str] = (), allowed_origins: Sequence[str] = (),
+             **shape: Any) -> Door:
+    """The ASGI app of ``--http`` for ``db``: the MCP server behind its door (``mcp_http``).
+
+    ``host`` is where it listens (its own name is an allowed Host); ``shape``:
+    ``create_server``'s catalog choices. Serve it with its lifespan on, and ``close``
+    it after.
+    """
+    users = dict(users or {})
+    security = transport_security(host, allowed_hosts, allowed_origins)
+    server = create_server(db, transport="http", users=users, **shape)
+    log.info("MCP over HTTP: %s", describe(host, users, security))
+    return Door(server.streamable_http_app(host=host, transport_security=security),
+                users=users, security=security)
 
 
 async def _serve_stdio(open_db: _OpenDb, ready: Callable[[str], None] | None,
@@ -354,9 +444,10 @@ async def _serve_http(open_db: _OpenDb, host: str, port: int,
     sock = socket.create_server((host, port), family=family)
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     url = f"http://{shown}:{sock.getsockname()[1]}/mcp"
+    app: Door | None = None
     try:
         async with open_db() as db:
-            app = create_server(db, transport="http", **shape).streamable_http_app(host=host)
+            app = http_app(db, host=host, **shape)
             uv = _uvicorn_server()(uvicorn.Config(app, log_config=None, access_log=False,
                                                   lifespan="on", timeout_graceful_shutdown=10))
             loop = asyncio.get_running_loop()
@@ -374,6 +465,8 @@ async def _serve_http(open_db: _OpenDb, host: str, port: int,
             if not uv.started:
                 raise RuntimeError("the MCP HTTP server did not start (see the log above)")
     finally:
+        if app is not None:
+            app.close()
         sock.close()
 
 

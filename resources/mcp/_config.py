@@ -18,6 +18,9 @@ Rules:
 - ``command = "python"`` (or ``"python3"``) runs this server's own interpreter
   (``sys.executable``), whatever ``python`` is on PATH: a Python MCP server
   installed next to glove-scratchpad runs without naming its venv.
+- Its headers, its URL's credentials and the values of ``env`` entries whose names
+  say they are secrets are remembered (``glove_scratchpad.redaction``): redacted
+  from whatever a tool answers.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from glove_scratchpad.redaction import SECRET_NAME, remember, remember_header, remember_url
 
 from .._resource import MAX_RETRIES, Volatility
 
@@ -200,6 +205,11 @@ class McpServerConfig(BaseModel):
                 raise ValueError(f"MCP server {self.namespace!r}: url must be http(s)://…")
         elif self.headers:
             raise ValueError(f"MCP server {self.namespace!r}: headers go with url, not command")
+        # Its credentials are secrets from now on, redacted from whatever a tool answers.
+        for value in self.headers.values():
+            remember_header(value)
+        remember_url(self.url)
+        remember(*(v for k, v in self.env.items() if SECRET_NAME.search(k)))
         return self
 
     @property

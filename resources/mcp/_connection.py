@@ -12,6 +12,9 @@ Rules:
   have run.
 - A tool's own failure (an error result, invalid arguments, a timeout) is
   ``McpToolError`` and leaves the session alone.
+- A ``write`` call that was sent and got no answer (no answer within
+  ``timeout``, the session lost while it was pending: ``sent_unanswered``) is
+  08007: it may have run. One that could not be sent is a failure as any other.
 - After ``aclose`` every call fails as unreachable.
 """
 
@@ -23,18 +26,36 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 import anyio
+import httpx2
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult, Tool
 
 from glove_scratchpad import traces
-from glove_scratchpad.errors import InvalidParameterValue, SqlError
+from glove_scratchpad.errors import InvalidParameterValue, SqlError, TransactionResolutionUnknown
 
 from ._config import McpServerConfig
 from ._errors import McpServerError, McpServerUnavailable, McpToolError
 from ._session import LiveSession, failure_reason, innermost, is_disconnect, session_lost
 
-__all__ = ["McpConnection"]
+__all__ = ["McpConnection", "sent_unanswered"]
+
+# What fails a call before its request is handed on, so the server cannot have seen it:
+# our end of the session's streams closed, or the transport's gone (anyio raises these on
+# a send, not on a receive), or an HTTP server that could not be reached.
+_NOT_SENT = (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionRefusedError,
+             httpx2.ConnectError, httpx2.ConnectTimeout, httpx2.PoolTimeout)
+
+
+def sent_unanswered(exc: BaseException) -> bool:
+    """Whether a call that failed so may have run with no answer to tell: no answer within
+    the timeout (REQUEST_TIMEOUT), or the session lost while the call was pending (its
+    stream ended, the process died, an HTTP read or reset), unless the request could not
+    even be handed on (``_NOT_SENT``). A tool's own error, or a refusal, was an answer."""
+    leaf = innermost(exc)
+    if isinstance(leaf, MCPError):
+        return leaf.code == REQUEST_TIMEOUT or is_disconnect(leaf)
+    return is_disconnect(leaf) and not isinstance(leaf, _NOT_SENT)
 
 
 class McpConnection:
@@ -139,12 +160,18 @@ class McpConnection:
         return tools
 
     async def call_tool(
-        self, name: str, arguments: Mapping[str, Any], *, table: str = "", retry: bool = False
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        table: str = "",
+        retry: bool = False,
+        write: bool = False,
     ) -> CallToolResult:
         """Call one tool; ``retry``: retry once on a new session if the session was lost.
 
         Only a call without side effects may be retried: a call cut off by a
-        lost connection may have run.
+        lost connection may have run. A ``write`` cut off so is 08007.
         """
         for attempt in (1, 2):
             session = await self._live()
@@ -155,6 +182,9 @@ class McpConnection:
                         name, dict(arguments), read_timeout_seconds=self.config.timeout
                     )
             except Exception as exc:
+                if write and sent_unanswered(exc):
+                    session.broken = session.broken or is_disconnect(exc)
+                    raise self._in_doubt(name, exc, session) from None
                 if is_disconnect(exc):
                     error = self._unavailable(exc, session, starting=False)
                 elif await session_lost(client, exc):
@@ -171,6 +201,23 @@ class McpConnection:
                     continue
                 raise error from None
         raise AssertionError("unreachable")
+
+    def _in_doubt(self, tool: str, exc: BaseException, session: LiveSession) -> SqlError:
+        """A write call sent and not answered (``sent_unanswered``): 08007."""
+        leaf = innermost(exc)
+        detail = None
+        if isinstance(leaf, MCPError) and leaf.code == REQUEST_TIMEOUT:
+            why = f"no answer came within {self.config.timeout:g} s"
+        else:
+            lost = self._unavailable(exc, session, starting=False)
+            why, detail = f"{lost.reason} before answering", lost.detail
+        return TransactionResolutionUnknown(
+            f'MCP tool "{tool}" of server "{self.namespace}": the call was sent and {why},'
+            " so the write may have happened",
+            detail=detail,
+            hint="Its outcome is unknown: read the table to see whether it took effect"
+            " before sending it again.",
+        )
 
     def _call_error(self, tool: str, table: str, exc: BaseException) -> SqlError:
         leaf = innermost(exc)

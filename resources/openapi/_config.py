@@ -4,7 +4,8 @@
 file or an http(s) URL), where it is served (``base_url``, else the document's),
 its credentials (``headers``, and per role ``roles.<name>.headers``), which of its
 operations to map (``include``, ``exclude``, ``auto``), the tables assembled by hand
-(``tables``), and how it may be called (``timeout``, ``retries``, ``rate``).
+(``tables``), how it may be called (``timeout``, ``retries``, ``rate``), and the limits
+its document is read within (``allow_refs``, ``load_timeout``, ``max_document_bytes``).
 
 Rules:
 
@@ -12,7 +13,10 @@ Rules:
 - ``${VAR}`` in a header value is read from the environment when a request is
   made, never earlier, and a header's value is never shown: ``Header`` keeps the
   template, and ``repr`` shows its name only. A variable that is not set is an
-  error at start, naming the variable.
+  error at start, naming the variable. Each value read is remembered as a secret
+  (``glove_scratchpad.redaction``), taken out of whatever an API answers.
+- A role's calls are its own (``credential_of``) when it has headers of its own:
+  lasting calls are kept per credential, never read by another role.
 - A namespace is a lower-case SQL identifier that cannot make a name start with
   ``pg_``; a hand table's name is one too.
 """
@@ -26,7 +30,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, field_validator
 
+from glove_scratchpad.redaction import remember_header
+
 from .._resource import MAX_RETRIES, Volatility
+from ._spec import LOAD_TIMEOUT, MAX_DOCUMENT_BYTES
 
 __all__ = ["ApiConfig", "Headers", "PagingConfig", "RoleConfig", "TableConfig", "expand"]
 
@@ -56,8 +63,11 @@ class Headers(dict[str, str]):
         return "Headers(" + ", ".join(sorted(self)) + ")"
 
     def resolved(self) -> dict[str, str]:
-        """The headers with their ``${VAR}`` read now."""
-        return {name: expand(value) for name, value in self.items()}
+        """The headers with their ``${VAR}`` read now (each value a secret to redact)."""
+        out = {name: expand(value) for name, value in self.items()}
+        for value in out.values():
+            remember_header(value)
+        return out
 
 
 def _headers(value: Any) -> Headers:
@@ -65,7 +75,9 @@ def _headers(value: Any) -> Headers:
         raise ValueError("headers is a table of header names and values")
     out = Headers({str(k): str(v) for k, v in value.items()})
     for template in out.values():
-        expand(template)  # a variable that is not set is an error now, not at a call
+        # A variable that is not set is an error now, not at a call; the value is a
+        # secret from now on, redacted from whatever an API answers.
+        remember_header(expand(template))
     return out
 
 
@@ -144,11 +156,29 @@ class ApiConfig(BaseModel):
     tables: list[TableConfig] = Field(default_factory=list)
     max_page_size: PositiveInt = Field(100, description="The page size asked for when no "
                                        "LIMIT says fewer")
+    # The document is the upstream's: what it may refer to, and how long and large its
+    # reading may be (docs/openapi.md, "Documents are untrusted").
+    allow_refs: list[str] = Field(default_factory=list, description="URL prefixes (http(s) "
+                                  "or file:) the document's $refs may reach besides its own "
+                                  "origin (a URL) or folder (a file)")
+    load_timeout: PositiveFloat = Field(LOAD_TIMEOUT, description="Seconds to fetch the "
+                                        "document and every $ref it needs, all together")
+    max_document_bytes: PositiveInt = Field(MAX_DOCUMENT_BYTES, description="The largest "
+                                            "document (and referenced document) read")
 
     @field_validator("headers", mode="before")
     @classmethod
     def _templates(cls, value: Any) -> Headers:
         return _headers(value)
+
+    @field_validator("allow_refs")
+    @classmethod
+    def _are_urls(cls, value: list[str]) -> list[str]:
+        for prefix in value:
+            if not re.match(r"^(https?://[^/?#]+|file:///)", prefix):
+                raise ValueError(f"allow_refs entry {prefix!r} is not an http(s):// URL with a "
+                                 "host, nor a file:/// URL")
+        return value
 
     @field_validator("namespace")
     @classmethod
@@ -157,6 +187,13 @@ class ApiConfig(BaseModel):
             raise ValueError(f"namespace {value!r} is not a lower-case SQL identifier of at "
                              "most 40 characters (not starting with pg)")
         return value
+
+    def credential_of(self, user: str) -> str | None:
+        """Whose credentials a user's requests carry: the user's role, when it has headers
+        of its own; None when they are the API's, the same for every user (its calls are
+        then shared by all)."""
+        role = self.roles.get(user)
+        return user if role is not None and role.headers else None
 
     def headers_for(self, user: str) -> dict[str, str]:
         """The credentials a role's requests carry: its own, else the API's."""

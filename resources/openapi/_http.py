@@ -10,6 +10,11 @@ Rules:
 - A GET is made again on 429, 502, 503 and 504, ``retries`` times, after the
   ``Retry-After`` the API asked for (seconds or a date) or an exponential backoff,
   never past the call's deadline. A write is never made again by itself.
+- A write whose request may have reached the API without its answer reaching us
+  (``outcome_unknown``: a read timeout, a connection lost after sending, a
+  gateway's 502 or 504) is 08007: it may have happened. One that failed before
+  its first byte left (no connection, no pool slot) did not, and is an error as
+  any other.
 - The API's requests share one token bucket (``rate``), whatever table makes them.
 - Errors: 401 is 28000 and 403 42501, each with the API's message and a HINT
   naming the credentials entry; any other 4xx is 38000 with the status and the
@@ -19,7 +24,9 @@ Rules:
   query value whose name says it is a secret, appears in an error, a log or the
   audit. (httpx logs every request's whole URL at INFO, a next page's signature
   with it, and httpcore every header at DEBUG, credentials with them: their
-  loggers are kept at WARNING, whatever the server's own level.)
+  loggers are kept at WARNING, whatever the server's own level.) An API's own words
+  (its error body, its status line's reason) are redacted (``said``): an error page
+  that echoes the request's headers gives back ``***`` for every configured secret.
 """
 
 from __future__ import annotations
@@ -38,10 +45,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import httpx
 
 from glove_scratchpad import errors
+from glove_scratchpad.redaction import redact_secrets, remember_url
 
 from ._config import ApiConfig
 
-__all__ = ["Api", "redact"]
+__all__ = ["Api", "outcome_unknown", "redact"]
 
 log = logging.getLogger(__name__)
 for _chatty in ("httpx", "httpcore"):
@@ -51,8 +59,36 @@ RETRIED = frozenset({429, 502, 503, 504})
 BACKOFF_BASE = 0.2  # seconds before the first retry with no Retry-After; doubled each time
 BACKOFF_CAP = 10.0
 MESSAGE_CHARS = 500  # of an API's error body, in an error's DETAIL
+_READ_CHARS = 4 * MESSAGE_CHARS  # read of it before secrets are redacted, then cut
 _SECRET = re.compile(r"token|key|secret|sig|password|passwd|auth|credential|session",
                      re.IGNORECASE)
+
+
+# What httpx raises before a request's first byte is written, so the API cannot have
+# seen it: no connection (refused, no route, the TLS handshake failed: ConnectError), none
+# in time (ConnectTimeout), no free connection in the pool (PoolTimeout), a proxy that
+# would not open the tunnel (ProxyError), a scheme httpx does not speak, and h11 refusing
+# the request's head (LocalProtocolError: httpx sets Content-Length from the body it
+# encodes itself, so h11 can only refuse the head, which it checks before any byte).
+_NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.ProxyError,
+             httpx.UnsupportedProtocol, httpx.LocalProtocolError)
+# A gateway saying the API behind it did not answer in time (504), or answered with what
+# it could not relay, a reset among them (502): the API may have had the whole request.
+_GATEWAY_LOST = frozenset({502, 504})
+
+
+def outcome_unknown(failure: BaseException | httpx.Response) -> bool:
+    """Whether a request that ended so may have been acted on with no answer to tell: any
+    failure of httpx but those before the first byte left (``_NOT_SENT``), and a gateway's
+    502 or 504. Among them: ReadTimeout and ReadError (the request was sent whole),
+    RemoteProtocolError (the connection closed before an answer: a reused connection the
+    API had closed looks the same as a crash of the API mid-request), WriteTimeout and
+    WriteError (some bytes left; a proxy may have buffered them and sent them on), and
+    DecodingError (the API answered, and its answer could not be read). A write that
+    ended so is in doubt, never sent again by itself; a read, merely failed."""
+    if isinstance(failure, httpx.Response):
+        return failure.status_code in _GATEWAY_LOST
+    return isinstance(failure, httpx.HTTPError) and not isinstance(failure, _NOT_SENT)
 
 
 def redact(url: str) -> str:
@@ -64,8 +100,8 @@ def redact(url: str) -> str:
         netloc += f":{parts.port}"
     query = [(k, "***" if _SECRET.search(k) else v)
              for k, v in parse_qsl(parts.query, keep_blank_values=True)]
-    return urlunsplit((parts.scheme, netloc, parts.path, urlencode(query, safe=",*"),
-                       ""))
+    return redact_secrets(urlunsplit((parts.scheme, netloc, parts.path,
+                                      urlencode(query, safe=",*"), "")))
 
 
 class _Bucket:
@@ -91,8 +127,16 @@ class _Bucket:
                 await asyncio.sleep((1 - self.tokens) * self.interval)
 
 
+def said(response: httpx.Response) -> str:
+    """What an API said about an error, as it may be shown: every configured secret
+    redacted (an error page may echo the request's headers), then cut short. All of an
+    answer's text that reaches an error comes through here."""
+    return redact_secrets(_message(response))[:MESSAGE_CHARS]
+
+
 def _message(response: httpx.Response) -> str:
-    """What an API said about an error: its JSON message, else its text, cut short."""
+    """What an API said about an error: its JSON message, else its text, cut a little
+    longer than shown (a secret cut in two would not be recognised)."""
     try:
         body = response.json()
     except ValueError:
@@ -102,8 +146,8 @@ def _message(response: httpx.Response) -> str:
             value = body.get(key)
             if value:
                 text = value if isinstance(value, str) else json.dumps(value)
-                return text[:MESSAGE_CHARS]
-    return " ".join(response.text.split())[:MESSAGE_CHARS]
+                return text[:_READ_CHARS]
+    return " ".join(response.text.split())[:_READ_CHARS]
 
 
 def _retry_after(response: httpx.Response, attempt: int) -> float:
@@ -125,6 +169,9 @@ class Api:
     def __init__(self, config: ApiConfig, base_url: str) -> None:
         self.config = config
         self.base_url = base_url.rstrip("/")
+        self.shown_url = redact(self.base_url)  # without its credentials, for a HINT
+        for url in (base_url, config.base_url, config.spec):
+            remember_url(url)
         self.origin = urlsplit(self.base_url)[:2]
         self.bucket = _Bucket(*config.rate) if config.rate else None
         self._client: httpx.AsyncClient | None = None
@@ -148,9 +195,11 @@ class Api:
                 f"[openapi.apis.roles.{user or '<user>'}])")
 
     async def request(self, method: str, url: str, *, params: Any = None, body: Any = None,
-                      headers: Mapping[str, str], ctx: Any, what: str) -> httpx.Response:
+                      headers: Mapping[str, str], ctx: Any, what: str,
+                      write: bool = False) -> httpx.Response:
         """One request, retried as a GET may be, reported to ``ctx`` (the audit); the
-        response, 2xx or not (``raise_for``)."""
+        response, 2xx or not (``raise_for``). A ``write`` whose outcome is unknown is
+        08007 (``_sent``)."""
         if urlsplit(url)[:2] != self.origin:
             raise errors.ExternalRoutineError(
                 f"{what}: the next page is on another host ({redact(url)}); it is not "
@@ -164,8 +213,8 @@ class Api:
                 await self.bucket.take()
             started = time.monotonic()
             try:
-                response = await self.client.request(method, url, params=params, json=body,
-                                                     headers=dict(headers))
+                response = await self._sent(method, url, params, body, headers, write, ctx,
+                                            what)
             except httpx.TimeoutException:
                 self._report(ctx, method, url, params, None, started, 0, "timeout")
                 raise errors.ExternalRoutineError(
@@ -176,7 +225,7 @@ class Api:
                 self._report(ctx, method, url, params, None, started, 0, "error")
                 raise errors.IoError(
                     f"{what}: the API could not be reached: {type(exc).__name__}",
-                    hint=f"Check base_url ({self.base_url}) and the network.") from None
+                    hint=f"Check base_url ({self.shown_url}) and the network.") from None
             self._report(ctx, method, url, params, response, started,
                          len(response.content), "ok" if response.is_success else "error")
             if response.status_code not in RETRIED or attempt >= retries:
@@ -186,6 +235,40 @@ class Api:
                 return response
             attempt += 1
             await asyncio.sleep(wait)
+
+    async def _sent(self, method: str, url: str, params: Any, body: Any,
+                    headers: Mapping[str, str], write: bool, ctx: Any, what: str
+                    ) -> httpx.Response:
+        """The request sent and its answer. A write that may have reached the API with no
+        answer to tell what it did (``outcome_unknown``) is 08007, reported to ``ctx``;
+        any other failure is raised as httpx raised it."""
+        started = time.monotonic()
+        try:
+            response = await self.client.request(method, url, params=params, json=body,
+                                                 headers=dict(headers))
+        except httpx.HTTPError as exc:
+            if not (write and outcome_unknown(exc)):
+                raise
+            timeout = isinstance(exc, httpx.TimeoutException)
+            self._report(ctx, method, url, params, None, started, 0,
+                         "timeout" if timeout else "error")
+            why = (f"the request was being sent when {self.config.timeout:g} s ran out"
+                   if isinstance(exc, httpx.WriteTimeout) else
+                   f"the request was sent and no answer came within {self.config.timeout:g} s"
+                   if timeout else "the connection failed once the request had left "
+                   f"({type(exc).__name__})")
+        else:
+            if not (write and outcome_unknown(response)):
+                return response
+            self._report(ctx, method, url, params, response, started,
+                         len(response.content), "error")
+            why = (f"the request was sent and its gateway answered {response.status_code} "
+                   f"{response.reason_phrase}")
+        raise errors.TransactionResolutionUnknown(
+            f"{what}: {why}, so the write may have happened",
+            hint="Its outcome is unknown: read the table to see whether it took effect "
+            "before sending it again. If the API is often this slow, raise timeout in its "
+            "[[openapi.apis]] entry.") from None
 
     def _report(self, ctx: Any, method: str, url: str, params: Any,
                 response: httpx.Response | None, started: float, size: int,
@@ -205,23 +288,23 @@ class Api:
         code = response.status_code
         if response.is_success:
             return
-        said = _message(response)
+        text, reason = said(response), redact_secrets(response.reason_phrase)
         if code == 401:
             raise errors.InvalidAuthorizationSpecification(
-                f"{what}: the API refused the credentials (401): {said}",
+                f"{what}: the API refused the credentials (401): {text}",
                 hint=f"Set the credentials in {self.entry(user)}.")
         if code == 403:
             raise errors.InsufficientPrivilege(
-                f"{what}: the API refused the request (403): {said}",
+                f"{what}: the API refused the request (403): {text}",
                 hint=f"The credentials in {self.entry(user)} do not allow it.")
         if code >= 500:
             raise errors.IoError(
-                f"{what}: the API failed ({code} {response.reason_phrase})",
-                detail=said or None,
+                f"{what}: the API failed ({code} {reason})",
+                detail=text or None,
                 hint="The API is down or overloaded; try again later.")
         raise errors.ExternalRoutineError(
-            f"{what}: the API refused the request ({code} {response.reason_phrase})",
-            detail=f"status {code}: {said}" if said else f"status {code}",
+            f"{what}: the API refused the request ({code} {reason})",
+            detail=f"status {code}: {text}" if text else f"status {code}",
             hint="Check the values against the column descriptions (\\d+ the table).")
 
     async def aclose(self) -> None:

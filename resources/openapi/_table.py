@@ -14,7 +14,9 @@ Rules:
   returns serves RETURNING. **Update** and **delete** name the row by their path
   parameters (the WHERE's values) and send the SET's columns as the body.
 - **Credentials**: the role's, else the API's; an operation that requires
-  security with none set is 28000 before any request.
+  security with none set is 28000 before any request. A role with headers of its
+  own has calls of its own (``ApiConfig.credential_of``): a lasting call it made
+  is never read by another role.
 - A row without a field the schema requires, or with a value of another type, is
   an error naming the field (the resource's validation), never a NULL.
 - ``explain`` says the requests a call would make, secrets redacted, calling
@@ -86,7 +88,8 @@ class ApiTable:
             filters=[f for f in plan.filters if f not in plan.keys], description=(
                 f"{plan.description} ({ops})" if plan.description else f"({ops})"),
             volatility=plan.volatility,  # type: ignore[arg-type]
-            ttl=plan.ttl, explain=self.explain, **verbs)
+            ttl=plan.ttl, explain=self.explain, credential=self.api.config.credential_of,
+            **verbs)
 
     def _comment(self, col: Col) -> str:
         text = col.description
@@ -364,7 +367,7 @@ class ApiTable:
                     if c.body and values.get(c.name) is not None}
             response = await self.api.request(op.method, self._path(op, values), body=body,
                                               params=self._query(op, values) or None,
-                                              headers=headers, ctx=ctx,
+                                              headers=headers, ctx=ctx, write=True,
                                               what=f"{self.plan.name}: {op.label}")
             self.api.raise_for(response, f"{self.plan.name}: {op.label}", user)
             try:
@@ -402,7 +405,7 @@ class ApiTable:
             headers["Idempotency-Key"] = ctx.idempotency_key
         response = await self.api.request(op.method, self._path(op, values), body=body,
                                           params=self._query(op, values) or None,
-                                          headers=headers, ctx=ctx, what=what)
+                                          headers=headers, ctx=ctx, what=what, write=True)
         if op.method == "DELETE" and response.status_code == 404:
             return None  # gone already
         self.api.raise_for(response, what, user)

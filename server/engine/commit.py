@@ -1,4 +1,4 @@
-"""COMMIT: staged writes journaled, fired in order and reported; and restaging them.
+"""COMMIT: staged writes journaled, fired in order and reported.
 
 Rules:
 - Every write is journaled (``catalog.Journal``) before it fires: a COMMIT's
@@ -17,10 +17,10 @@ Rules:
   away mid-COMMIT (its connection's task is cancelled) stops none of them half
   way, and the journal ends with each one's outcome. Only the server's loop
   ending (a shutdown past its grace) cancels a write that fires: ``in doubt``.
-- ``restage(txid)`` stages again, in the open transaction or a new one, the
-  writes of a transaction that did not fire (``failed``, ``not run``, ``in
-  doubt``), each with its own key. A key that has fired since, or is already
-  staged, is skipped: a COMMIT of them skips nothing and repeats nothing.
+- A write sent with no answer to tell what it did (``TransactionResolutionUnknown``:
+  a timeout, a connection lost after sending) is ``in doubt``, never ``failed``;
+  the client gets 08007 and a HINT to check before anything sends it again.
+- ``restage.restage(txid)`` stages again the writes that did not fire.
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from pglast import ast
-
 from glove_scratchpad import errors, metrics
 from glove_scratchpad.background import hold
 from glove_scratchpad.catalog import JournalEntry, as_json
@@ -39,22 +37,19 @@ from glove_scratchpad.resources import Bindings, Resource
 
 from . import resolve
 from .context import CallArgs, Request, StatementContext
-from .kept import call_number
 from .overlay import as_dict
 from .result import Call, Notice, Result, StagedWrite
 from .staged import folded_into, pending
-from .transaction import TxState
 
 if TYPE_CHECKING:
     from .statement import Statement
 
-__all__ = ["commit", "fire_writes", "restage", "restage_txid"]
+__all__ = ["commit", "fire_one", "fire_writes", "in_doubt_hint"]
 
 log = logging.getLogger(__name__)
 
 JOURNAL_WAIT = 5.0  # seconds a COMMIT waits for the journal (a sidecar restarting) to answer
 _SHOWN = 500  # characters of a tool's answer a NOTICE shows
-_RESTAGEABLE = ("failed", "not run", "in doubt")
 _ABANDONING: set[asyncio.Task[None]] = set()  # journal updates of canceled COMMITs
 _FIRING: set[asyncio.Future[Any]] = set()  # writes firing, whether or not a client waits
 
@@ -216,9 +211,13 @@ async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statemen
         try:
             out = await _fire_call(st, write, call, ctx)
         except errors.SqlError as exc:
-            write.status, write.error = "failed", exc.message
-            metrics.write(write.resource, "failed")
-            await journal.settle(txid, seq, "failed", error=exc.message)
+            # Sent with no answer to tell what it did: in doubt, not failed, so that
+            # nothing sends it again without being told (restage's force).
+            outcome = ("in doubt" if isinstance(exc, errors.TransactionResolutionUnknown)
+                       else "failed")
+            write.status, write.error = outcome, exc.message
+            metrics.write(write.resource, outcome)
+            await journal.settle(txid, seq, outcome, error=exc.message)
             await journal.not_run(txid, seq + 1)
             raise _Stopped(write, exc, txid) from None
         except asyncio.CancelledError:
@@ -329,6 +328,12 @@ async def commit(st: Statement, taken: list[StagedWrite]) -> Result:
     except _Stopped as stop:
         one, exc = stop.write, stop.error
         detail = "; ".join(f"#{w.id} {w.summary}: {w.status}" for w in staged)
+        if isinstance(exc, errors.TransactionResolutionUnknown):
+            raise errors.TransactionResolutionUnknown(
+                f"COMMIT stopped at staged write #{one.id} ({one.resource} {one.verb}), whose "
+                f"outcome is unknown: {exc.message}", detail=detail,
+                hint="Writes before it fired and stay done; the writes after it did not "
+                "fire. The transaction is over. " + in_doubt_hint(st, stop.txid)) from None
         again = ""
         if stop.txid is not None:
             system = st.services.schemas.system
@@ -355,126 +360,19 @@ async def fire_one(st: Statement, staged: StagedWrite, ctx: StatementContext
     try:
         _, returned = await _fire_shielded(st, [staged], ctx)
     except _Stopped as stop:
+        if isinstance(stop.error, errors.TransactionResolutionUnknown):
+            raise stop.error.replaced(hint=in_doubt_hint(st, stop.txid)) from None
         raise stop.error from None
     return returned[0]
 
 
-# -- restage ------------------------------------------------------------------------
-
-
-def restage_txid(call: ast.FuncCall, params: list[Any], system: str) -> int:
-    """The transaction id ``scratchpad.restage(…)`` was given (a number, or ``$n``)."""
-    raw = call_number(call, params)
-    try:
-        return int(raw)
-    except (TypeError, ValueError):
-        raise errors.InvalidParameterValue(
-            f"{system}.restage() takes a transaction id, not {raw!r}",
-            hint=f"SELECT DISTINCT txid, status FROM {system}.journal lists your "
-            "transactions.") from None
-
-
-async def restage(st: Statement, call: ast.FuncCall, params: list[Any]) -> Result:
-    """``SELECT scratchpad.restage(txid)``: the writes of a transaction that did not
-    fire, staged again (with their idempotency keys) in the open transaction or a new one."""
+def in_doubt_hint(st: Statement, txid: int | None) -> str:
+    """What to do about a write whose outcome is unknown: check, then restage by force."""
     system = st.services.schemas.system
-    txid = restage_txid(call, params, system)
-    if not st.writes or st.tx.read_only:
-        raise errors.ReadOnlySqlTransaction(
-            "cannot restage writes in a read-only transaction",
-            hint="Writes are not allowed here: end the READ ONLY transaction, or start the "
-            "server with --writes.")
-    journal = st.services.journal
-    if not journal.enabled:
-        raise errors.FeatureNotSupported("this server keeps no commit journal",
-                                         hint="Run the writes again in a new transaction.")
-    if txid in journal.committing:
-        raise errors.InvalidTransactionState(
-            f"transaction {txid} is still committing",
-            hint=f"Wait for its COMMIT to end: SELECT seq, status FROM {system}.journal "
-            f"WHERE txid = {txid}.")
-    rows = await journal.read(None if st.policy.admin else st.user, [txid])
-    if not rows:
-        raise errors.InvalidParameterValue(
-            f"transaction {txid} is not in your journal",
-            hint=f"SELECT DISTINCT txid, status FROM {system}.journal lists your "
-            "transactions.")
-    status = {"staged": "not run", "firing": "in doubt"}  # left so by a server gone
-    todo = [r for r in rows if status.get(r["status"], r["status"]) in _RESTAGEABLE]
-    # A chain's write planned from what an earlier write returned cannot be sent again
-    # without it: the statement that staged it is run again instead.
-    waiting = [r for r in todo if (r["arguments"] or {}).get("deferred")]
-    todo = [r for r in todo if r not in waiting]
-    taken = {c.key for w in st.tx.staged for c in w.calls}
-    fired = await journal.fired_keys([r["idempotency_key"] for r in todo])
-    todo = [r for r in todo if r["idempotency_key"] not in fired | taken]
-    skipped = [Notice(
-        f"not staged again: seq {r['seq']} ({r['resource']} {r['verb']}) was "
-        f"{(r['arguments'] or {})['deferred']}, which did not fire",
-        hint=f"Run the statement again: {r['statement'][:200]}") for r in waiting]
-    if not todo:
-        return Result.text("SELECT 1", ["restage"], [(
-            f"nothing to stage: every write of transaction {txid} has fired or is staged",)],
-            staged=list(st.tx.staged), notices=skipped)
-    writes = [_restaged(st, r) for r in todo]
-    if st.tx.state is TxState.IDLE:
-        st.tx.begin(read_only=False)
-    notices = list(skipped)
-    for write, row in zip(writes, todo, strict=True):
-        st.tx.staged.append(write)
-        was = status.get(row["status"], row["status"])
-        doubt = was == "in doubt"
-        notices.append(Notice(
-            f"staged #{write.id} again: {write.summary} ({system}.journal txid {txid}, "
-            f"seq {row['seq']}, {was}), with its idempotency key {row['idempotency_key']}",
-            severity="WARNING" if doubt else "NOTICE",
-            hint="It may have fired before: its tool sees the same idempotency key, and can "
-            "tell this retry from a new request." if doubt else None))
-    n = len(writes)
-    return Result.text("SELECT 1", ["restage"], [(
-        f"staged {n} write{'s' if n != 1 else ''} of transaction {txid} again: COMMIT fires "
-        "them, ROLLBACK discards them",)], notices=notices, staged=list(st.tx.staged))
-
-
-def _restaged(st: Statement, row: dict[str, Any]) -> StagedWrite:
-    name = row["resource"]
-    resource = st.services.resources.get(name)
-    if resource is None or st.lookup(None, name) is None:
-        raise errors.UndefinedTable(
-            f'relation "{name}" does not exist: a write of this transaction cannot be '
-            "staged again", hint="Its resource is no longer served.")
-    verb, args = row["verb"], row["arguments"] or {}
-    key = row["idempotency_key"]
-    if verb == "insert":
-        rows = [_typed(resource, row, convert=False) for row in args.get("rows", [])]
-        call = Call("insert", rows=tuple(resource.validate_insert_rows(rows)), key=key)
-    else:
-        where = {c: tuple((op, _typed_value(resource, c, v)) for op, v in conds)
-                 for c, conds in (args.get("conditions") or {}).items()} or None
-        call = Call(verb, changes=_typed(resource, args.get("set", {}))
-                    if verb == "update" else None,
-                    bindings=_typed(resource, args.get("where", {})), where=where, key=key)
-    return StagedWrite(st.next_write_id(), name, verb, row["statement"], [call])
-
-
-def _typed_value(resource: Resource, name: str, value: Any) -> Any:
-    """A condition's value read back from JSON: a list (IN) item by item."""
-    if isinstance(value, list):
-        return [_typed(resource, {name: v})[name] for v in value]
-    return _typed(resource, {name: value})[name]
-
-
-def _typed(resource: Resource, values: dict[str, Any], convert: bool = True
-           ) -> dict[str, Any]:
-    """Values read back from JSON, as their columns' Python types (``convert``; else
-    only bytes, which the journal keeps as hex, are made bytes again)."""
-    out = {}
-    for name, value in values.items():
-        column = resource.column(name)
-        if value is None or column is None:
-            out[name] = value
-            continue
-        if column.pg_type == "bytea" and isinstance(value, str):
-            value = bytes.fromhex(value)
-        out[name] = column.convert(value) if convert else value
-    return out
+    if txid is None:
+        return ("It may have fired: read the table to see whether it took effect before "
+                "sending it again.")
+    return (f"It may have fired: read the table to see whether it took effect. It is in "
+            f"doubt in {system}.journal (txid {txid}), and {system}.restage({txid}) refuses "
+            f"it; only if it did not take effect, SELECT {system}.restage({txid}, force => "
+            "true) stages it again, with the same idempotency key.")

@@ -22,7 +22,7 @@ from .result import Notice, Touched
 __all__ = ["CallArgs", "CallKey", "Request", "StatementContext", "WorkedOut", "args_key",
            "touch_key"]
 
-CallKey = tuple[str, Any]  # (resource, arguments key): a call's identity
+CallKey = tuple[str, Any]  # (resource, CallArgs.identity_as): a call's identity
 # A statement's calls worked out already, by the ``id`` of their reference (which each
 # entry holds, so that no other object takes that ``id`` meanwhile).
 WorkedOut = dict[int, tuple[Any, list["CallArgs"]]]
@@ -55,10 +55,11 @@ def _conditions(conds: Any) -> set[tuple[str, Any]]:
 class CallArgs:
     """One call's arguments: its keys (one value each), its filters' conditions, its limit.
 
-    Nothing else is part of a call's identity: two references whose arguments are
-    equal share one call. Its arguments never change once made, so its identity and
-    its touch's key are worked out once, when first asked for (a call is looked up by
-    them several times in one statement)."""
+    Nothing else is part of a call's identity but whose credentials make it
+    (``identity_as``): two references whose arguments are equal share one call. Its
+    arguments never change once made, so its identity and its touch's key are worked
+    out once, when first asked for (a call is looked up by them several times in one
+    statement)."""
 
     keys: dict[str, Any]
     where: dict[str, tuple[tuple[str, Any], ...]] = field(default_factory=dict)
@@ -75,6 +76,13 @@ class CallArgs:
             found = (args_key(self.keys), args_key(dict(where)), self.limit)
             object.__setattr__(self, "_identity", found)
         return found
+
+    def identity_as(self, credential: str | None) -> Any:
+        """The identity of this call made with ``credential`` (``Resource.credential_of``:
+        a role's name, never a secret): its arguments' alone when it is None (every
+        user's call is the same), else theirs with it, so that no cache gives one role's
+        rows to another."""
+        return self.identity if credential is None else (self.identity, credential)
 
     def touch_key(self, resource: str, verb: str) -> tuple[str, str, Any]:
         """``touch_key(resource, verb, self.shown())``, the shown arguments' key made once."""

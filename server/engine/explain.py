@@ -118,7 +118,7 @@ async def explain_statement(st: Statement, sql: str, node: Any, params: list[Any
     lines.extend(_limit_lines(st, refs))
     lines.extend(st.overlay.explain_lines(read))
     lines.extend(st.services.kept.explain_lines(reads, st.view.database, st.view.visible,
-                                                st.services.schemas.system))
+                                                st.services.schemas.system, st.user))
     if st.services.fns:
         lines.extend(fn_calls.explain_lines(plan.sql, st.services.schemas.fns))
     args = (list(params) + [Param(None)] * plan.max_param)[:plan.max_param]

@@ -17,7 +17,8 @@ Rules:
   path words the error), a NULL, a call with no rows (its NOTICE), a call with rows
   enough to be kept or spilled, a write of the session that touches the resource,
   a failed transaction.
-- What the full path does with a cached call, the fast path does too: the call
+- What the full path does with a cached call, the fast path does too: the call's
+  identity with the user's credentials (``Resource.credential_of``), the call
   budget, the call's touch (what the agent shows), a kept call's hit, the
   most-recently-used order of the memory cache. ``sidecar.run`` does the rest.
 - Never compiled: a write, a statement that calls ``set_config`` (the full
@@ -80,7 +81,7 @@ def reads(st: Statement, compiled: Compiled, params: Sequence[Param],
             if calls is None or len(calls) != 1:
                 return None
             call = CachedCall.of(ref, calls[0])
-        answer = _cached(st, call)
+        answer = _cached(st, ref, call)
         if answer is None:
             return None
         found.append((ref, call, answer))
@@ -101,10 +102,15 @@ def reads(st: Statement, compiled: Compiled, params: Sequence[Param],
     return ctx, rows
 
 
-def _cached(st: Statement, call: CachedCall) -> list[dict] | Kept | None:
-    """A call's answer from its caches: its kept table, or its rows in memory."""
+def _cached(st: Statement, ref: Reference, call: CachedCall) -> list[dict] | Kept | None:
+    """A call's answer from its caches: its kept table, or its rows in memory; those of
+    the calls made with the user's credentials, when the resource's calls depend on them
+    (a compiled read is shared by the users of a view)."""
     db = st.services
     key = call.key
+    credential = ref.resource.credential_of(st.user)
+    if credential is not None:
+        key = (key[0], call.args.identity_as(credential))
     kept = db.kept.find((st.view.database, *key))
     if kept is not None:
         return kept

@@ -37,6 +37,7 @@ from pglast import parser
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import EVALUATING, Step, quote_ident
+from glove_scratchpad.redaction import redact_secrets
 from glove_scratchpad.resources import Fn, FnCatalog
 from glove_scratchpad.wire import Param
 
@@ -169,7 +170,7 @@ async def _call(st: Statement, fn: Fn, validated: Any, arguments: dict[str, Any]
     except Exception as exc:
         log.info("function %s failed", shown, exc_info=exc)
         raise errors.ExternalRoutineError(
-            f"function {shown} failed: {type(exc).__name__}: {exc}"[:1000],
+            redact_secrets(f"function {shown} failed: {type(exc).__name__}: {exc}")[:1000],
             hint=f"The tool behind {shown} reported this error. Check the arguments against "
             f"\\df+ {shown} and try again.") from exc
     return fn.result_json(out)

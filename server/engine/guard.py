@@ -16,10 +16,15 @@ Rules:
 - A read with ``retries`` is made again on ``TransientError`` or a timeout, after
   an exponential backoff with jitter (at least the ``retry_after`` asked for),
   while the statement's deadline allows. A write is never retried here.
+- A resolver's error is where a tool's text enters: every configured secret is
+  taken out of it (``glove_scratchpad.redaction``) before the audit records it or
+  it goes further, for the call and for the lazy read of its rows alike.
 - The number of calls a statement will make is checked against ``call_budget``
   before any is made, with the estimate in the error.
 - Results are cut at ``row_limit`` rows (with a NOTICE) and refused beyond
   ``max_result_bytes``.
+- A write that outlives ``resolver_timeout`` is 08007, not a failure: it started,
+  and was abandoned, not undone, so it may have happened.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from typing import Any
 
 from glove_scratchpad import errors, metrics, traces
 from glove_scratchpad.catalog import Audit
+from glove_scratchpad.redaction import redact_error, redact_secrets
 from glove_scratchpad.resources import CallContext, TransientError
 
 __all__ = ["Guard", "Limits", "TokenBucket"]
@@ -49,6 +55,7 @@ log = logging.getLogger(__name__)
 
 RETRY_BASE = 0.1  # seconds: the first backoff; each retry doubles it
 RETRY_CAP = 10.0  # seconds: no backoff is longer, however many retries
+_WRITES = frozenset({"insert", "update", "delete"})  # verbs whose outcome a timeout leaves unknown
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +192,12 @@ class Guard:
                ) -> BaseException:
         """The error of a call that will not be tried again."""
         tries = f" ({attempts} attempts)" if attempts > 1 else ""
+        if isinstance(exc, ResolverTimeout) and verb in _WRITES:
+            return errors.TransactionResolutionUnknown(
+                f'resource "{resource}" {verb} did not answer within '
+                f"{self.limits.resolver_timeout:g} s, so the write may have happened",
+                hint="It was abandoned while it ran, not undone: read the table to see "
+                "whether it took effect before sending it again.", table_name=resource)
         if isinstance(exc, ResolverTimeout):
             return errors.ExternalRoutineError(
                 f'resource "{resource}" {verb} timed out after '
@@ -194,7 +207,8 @@ class Guard:
         if attempts == 1:
             return exc  # the caller words a resolver's own error
         return errors.ExternalRoutineError(
-            f'resource "{resource}" failed in {verb}{tries}: {type(exc).__name__}: {exc}'[:1000],
+            redact_secrets(f'resource "{resource}" failed in {verb}{tries}: '
+                           f"{type(exc).__name__}: {exc}")[:1000],
             hint="The tool kept failing with an error it calls transient (a rate limit, an "
             "outage): wait, then try again.",
             table_name=resource)
@@ -240,9 +254,13 @@ class Guard:
             status, error = "canceled", "canceled"
             raise
         except Exception as exc:
-            status, error = "error", f"{type(exc).__name__}: {exc}"[:1000]
+            # Where a tool's text enters: no configured secret goes further.
+            clean = redact_error(exc)
+            status, error = "error", redact_secrets(f"{type(exc).__name__}: {clean}")[:1000]
             _failed(resource, verb, status, type(exc).__name__)
-            raise
+            if clean is exc:
+                raise
+            raise clean from None
         finally:
             user, session, statement, arguments = who
             seconds = time.monotonic() - started
@@ -286,6 +304,11 @@ class Guard:
             return await self._in_thread(resource, work, (), {})
         except ResolverTimeout as exc:
             raise self._final(resource, verb, exc, 1) from None
+        except errors.SqlError as exc:  # a tool's text, read lazily: as ``call`` redacts it
+            clean = redact_error(exc)
+            if clean is exc:
+                raise
+            raise clean from None
 
     async def _bounded(self, work: Any) -> Any:
         timer = asyncio.timeout(self.limits.resolver_timeout)

@@ -9,8 +9,9 @@ Rules:
   ones are not kept, and EXPLAIN says so.
 - A kept call is one table per (sidecar database, resource, call identity), made
   once (concurrent statements share the making) and read by every later
-  statement of any session of that view: the rewrite points the reference at
-  it, and no row is sent again. Its name is the identity's hash, so a
+  statement of any session of that view whose user's calls carry the same
+  credentials (``Resource.credential_of``, part of the identity): the rewrite
+  points the reference at it, and no row is sent again. Its name is the identity's hash, so a
   statement's rewritten text, and the sidecar's prepared statement for it, stay
   the same while the call is kept.
 - A kept call goes when its ttl ends, when a write fires through its resource
@@ -141,6 +142,8 @@ class Kept:
     lasting: bool = True  # False: spilled, read by one statement and dropped
     indexes: list[tuple[str, ...]] = field(default_factory=list)  # the columns of each
     building: set[tuple[str, ...]] = field(default_factory=set)  # indexes being made
+    # Whose credentials made the call (``Resource.credential_of``); None: every user's.
+    credential: str | None = None
 
     @property
     def expires_at(self) -> dt.datetime | None:
@@ -201,7 +204,8 @@ class KeptCalls:
         """The call's kept table in ``database``, made from ``fetch()``'s rows if it is
         not yet; or the rows themselves when the call is not kept."""
         resource = ref.resource
-        key: Key = (database, resource.name, call.identity)
+        credential = resource.credential_of(user)
+        key: Key = (database, resource.name, call.identity_as(credential))
         found = self.find(key)
         if found is not None:
             found.hits += 1
@@ -224,7 +228,7 @@ class KeptCalls:
         pending = self.making[key] = asyncio.get_running_loop().create_future()
         made = None
         try:
-            made = await self._make(key, resource, call, rows, user)
+            made = await self._make(key, resource, call, rows, user, credential)
         except (OSError, errors.SqlError, Exception) as exc:  # the rows still answer
             log.warning("call of %s not kept: %s", resource.name, exc)
         finally:
@@ -301,7 +305,7 @@ class KeptCalls:
         return found
 
     async def _make(self, key: Key, resource: Resource, call: CallArgs, rows: list[dict],
-                    user: str) -> Kept:
+                    user: str, credential: str | None) -> Kept:
         database = key[0]
         store = self.stores[database]
         digest = hashlib.sha1(repr(key[1:]).encode()).hexdigest()[:16]
@@ -309,13 +313,13 @@ class KeptCalls:
         name = store.table_name(digest, self._generation)
         deadline = None
         if resource.ttl is not None:
-            deadline = self.deadlines.get((resource.name, call.identity)) or (
+            deadline = self.deadlines.get((resource.name, key[2])) or (
                 time.monotonic() + resource.ttl)
         size = await store.make(name, resource, rows)
         first = resource.primary_key  # the store's one index (a key is one value here)
         kept = Kept(store.qualified(name), name, database, resource.name, call.shown(),
                     user, len(rows), size, deadline=deadline,
-                    indexes=[tuple(first)] if first else [])
+                    indexes=[tuple(first)] if first else [], credential=credential)
         self.entries[key] = kept
         await self._evict()
         return kept
@@ -368,33 +372,39 @@ class KeptCalls:
 
     def rows(self, database: str, user: str, admin: bool) -> list[dict[str, Any]]:
         """``scratchpad.cache``: the kept calls of a view's ``database``; the arguments
-        of another user's call only for an administrator."""
+        of another user's call only for an administrator. A call made with a role's own
+        credentials is shown to that role alone (an administrator sees every one, and
+        whose credentials made it)."""
         out = []
         for key, kept in list(self.entries.items()):
             if key[0] != database or not kept.fresh():
                 continue
             mine = admin or kept.user == user
+            if kept.credential is not None and not mine:
+                continue
             out.append({"resource": kept.resource,
                         "arguments": kept.arguments if mine else None,
                         "rows": kept.rows, "bytes": kept.bytes, "made_at": kept.made_at,
                         "expires_at": kept.expires_at, "hits": kept.hits,
                         "table_name": kept.table,
                         "indexes": "; ".join(f"({', '.join(ix)})" for ix in kept.indexes)
-                        or None})
+                        or None, "credential": kept.credential})
         return out
 
     def explain_lines(self, refs: list[Reference], database: str, visible: frozenset[str],
-                      system: str) -> list[str]:
+                      system: str, user: str = "") -> list[str]:
         """EXPLAIN's line per lasting resource the references read, as the view of
-        ``database`` (its ``visible`` resources) keeps their calls."""
+        ``database`` (its ``visible`` resources) keeps their calls for ``user``: another
+        role's own calls are not shown."""
         lines = []
         limits = self.limits
         for resource in {r.resource.name: r.resource for r in refs}.values():
             if not lasting(resource) or resource.name not in visible:
                 continue
+            credential = resource.credential_of(user)
             kept = [k for key, k in self.entries.items()
-                    if key[0] == database and key[1] == resource.name
-                    and k.fresh()]
+                    if key[0] == database and key[1] == resource.name and k.fresh()
+                    and k.credential in (None, credential)]
             how = (f"for {resource.ttl:g} s" if resource.ttl is not None
                    else "until a write through it")
             line = (f"Cache: calls of {resource.name} with {limits.cache_min_rows} to "

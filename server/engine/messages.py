@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from glove_scratchpad import errors
+from glove_scratchpad.redaction import redact_secrets
 from glove_scratchpad.resources import Resource
 
 __all__ = ["missing_key", "missing_verb", "quoted_value", "resolver_failed", "set_column"]
@@ -70,7 +71,8 @@ def missing_verb(resource: Resource, verb: str) -> errors.SqlError:
 def resolver_failed(resource: Resource, verb: str, exc: BaseException) -> errors.SqlError:
     log.info("resolver %s.%s failed", resource.name, verb, exc_info=exc)
     return errors.ExternalRoutineError(
-        f'resource "{resource.name}" failed in {verb}: {type(exc).__name__}: {exc}'[:1000],
+        redact_secrets(f'resource "{resource.name}" failed in {verb}: '
+                       f"{type(exc).__name__}: {exc}")[:1000],
         hint="The tool behind this table reported the error; check the arguments against "
         f"the column descriptions (\\d+ {resource.name}), or try again.",
         table_name=resource.name,

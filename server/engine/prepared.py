@@ -44,7 +44,9 @@ class CachedCall:
     """A reference's one call, with the keys its caches know it by."""
 
     args: CallArgs
-    key: tuple[str, Any]  # (resource, identity): the memory cache's
+    # (resource, identity): the memory cache's, for a user whose calls carry no credentials
+    # of their own (``fast._cached`` adds them to it for one whose do)
+    key: tuple[str, Any]
     shown: dict[str, Any]  # what Result.touched shows
     touched: tuple[str, str, Any]  # its ``touch_key``
 

@@ -29,6 +29,7 @@ from pydantic import ValidationError
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import SYSTEM_VIEWS, Step, result_format
+from glove_scratchpad.redaction import redact_error
 from glove_scratchpad.resources import Bindings, CallContext, Resource
 from glove_scratchpad.wire import Param
 
@@ -134,7 +135,8 @@ async def _resolve_read(st: Statement, ref: Reference, params: list[Any],
     if isinstance(out, Kept) or kept.keeps(database, len(out)):
         # The table holds the rows now: the memory need not. Or it could not be made: the
         # rows are the tool's own dicts, not a snapshot, and the next statement calls again.
-        st.services.immutable.pop((ref.resource.name, calls[0].identity), None)
+        st.services.immutable.pop((ref.resource.name, calls[0].identity_as(
+            ref.resource.credential_of(st.user))), None)
     if isinstance(out, Kept):
         return out
     return await _spilled(st, ref, _answer(st, ref, calls, [out], ctx), ctx)
@@ -301,11 +303,12 @@ async def select(st: Statement, ref: Reference, call: CallArgs, ctx: StatementCo
     whose rows another call of the statement covers reuses them. ``into_table``: rows
     enough to be kept go into a kept table (``KeptCalls.read``), not into memory."""
     resource: Resource = ref.resource
-    key = (resource.name, call.identity)
+    credential = resource.credential_of(st.user)
+    key = (resource.name, call.identity_as(credential))
     immutable = st.services.immutable
     shown, touched = call.shown(), call.touch_key(resource.name, "select")
     while True:
-        fut = ctx.memo.get(key) or _covering(ctx, resource.name, call)
+        fut = ctx.memo.get(key) or _covering(ctx, resource.name, call, credential)
         owner = False
         if fut is None:
             cache = {"immutable": immutable, "stable": ctx.request.stable}.get(
@@ -346,13 +349,14 @@ async def select(st: Statement, ref: Reference, call: CallArgs, ctx: StatementCo
     return rows
 
 
-def _covering(ctx: StatementContext, resource: str, call: CallArgs) -> Any:
+def _covering(ctx: StatementContext, resource: str, call: CallArgs,
+              credential: str | None) -> Any:
     """A call of this statement whose rows hold every row this one asks for."""
     if not call.where:
         return None  # only a call with the same identity covers it: the memo has it
     for (name, _), other in ctx.calls.items():
         if name == resource and other is not call and other.covers(call):
-            return ctx.memo.get((name, other.identity))
+            return ctx.memo.get((name, other.identity_as(credential)))
     return None
 
 
@@ -412,7 +416,13 @@ async def _call_select(st: Statement, ref: Reference, call: CallArgs,
             f"{resource.name}), or add LIMIT."))
     snapshot = memory and not (into_table and st.services.kept.keeps(st.view.database,
                                                                       len(raw)))
-    return resource.validate_rows(raw, call.keys, snapshot=snapshot)
+    try:
+        return resource.validate_rows(raw, call.keys, snapshot=snapshot)
+    except errors.SqlError as exc:  # it quotes the tool's values: as the guard redacts them
+        clean = redact_error(exc)
+        if clean is exc:
+            raise
+        raise clean from None
 
 
 async def gather(coros: Iterable[Any]) -> list[Any]:

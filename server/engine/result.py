@@ -130,7 +130,7 @@ class StagedWrite:
     verb: str
     statement: str
     calls: list[Call]
-    status: str = "staged"  # staged, fired, failed, not run
+    status: str = "staged"  # staged, fired, failed, in doubt, not run
     error: str | None = None
     staged_at: float = field(default_factory=time.time)
     journal: list[tuple[int, int]] = field(default_factory=list)  # (txid, seq) of each call

@@ -49,6 +49,7 @@ from ..sql.parse import ParsedStatement, command_kind, is_script, parse
 from ..sql.statement_kinds import statement_name
 from . import backends, chains, commit, fast, resolve, settings, sidecar, writes
 from . import fns as fn_calls
+from . import restage as restaging
 from .answering import Answer, Done
 from .context import Request, StatementContext, WorkedOut
 from .explain import explain_statement
@@ -200,11 +201,9 @@ class Session:
         if backend is not None:
             return backends.described(backend, node.targetList[0], tuple(param_oids))
         call = system_call(node, self.services.schemas.system)
-        if call is not None:  # scratchpad.restage(txid): a bigint, or a $1 that is one
-            arg = call.args[0].arg if isinstance(call.args[0], ast.TypeCast) else call.args[0]
+        if call is not None:  # scratchpad.restage(txid[, force]), scratchpad.refresh(name)
             name = system_call_name(call)
-            oid = 25 if name == "refresh" else 20  # refresh('resource') takes a name
-            given = tuple(param_oids) or ((oid,) if isinstance(arg, ast.ParamRef) else ())
+            given = tuple(param_oids) or restaging.param_types(call, name)
             return given, (FieldDescription(name, type_oid=25),)
         query = node.query if isinstance(node, ast.ExplainStmt) else node
         if not isinstance(query, ast.SelectStmt | ast.InsertStmt | ast.UpdateStmt
@@ -504,7 +503,7 @@ class Session:
         if call is not None:  # the gate let it through alone: SELECT scratchpad.restage(…)
             if system_call_name(call) == "refresh":
                 return await self._refresh(system_call_text(call, params))
-            return await commit.restage(st, call, params)
+            return await restaging.restage(st, call, params)
         if isinstance(node, ast.SelectStmt | ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):
             chain = chains.split(node, stmt.sql, params)
             if chain is not None:  # writes in its WITH: each a statement of its own

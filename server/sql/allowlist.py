@@ -21,6 +21,8 @@ Rules:
 - ``CHECKED_FUNCTIONS`` read or change settings: the gate checks their
   arguments like SHOW and SET (``setting_rules``), so they cannot be called in
   attribute notation, where it cannot.
+- ``scratchpad.restage`` also takes ``force => <a boolean, or $n>`` (or a boolean
+  second argument), which it needs to stage a write in doubt again.
 - Names are lower case, as the parser folds them.
 """
 
@@ -437,6 +439,8 @@ def system_call(node: Any, schema: str = SYSTEM_SCHEMA) -> Any:
     call, names, arg = found
     if len(names) != 2 or names[0] != schema or names[1] not in SYSTEM_FUNCTIONS:
         return None
+    if names[1] == "restage" and len(call.args or ()) == 2:
+        return _restage_forced(call, schema)
     if names[1] == "refresh":
         if not (isinstance(arg, ast.ParamRef) or (
                 isinstance(arg, ast.A_Const) and isinstance(arg.val, ast.String))):
@@ -448,6 +452,21 @@ def system_call(node: Any, schema: str = SYSTEM_SCHEMA) -> Any:
         raise errors.FeatureNotSupported(
             f"{schema}.restage() takes one transaction id: a number, or $1",
             hint=_system_hint(schema))
+    return call
+
+
+def _restage_forced(call: Any, schema: str) -> Any:
+    """``restage(txid, force => b)`` (or ``restage(txid, b)``): a number or ``$n``, then a
+    boolean or ``$n``, either of them cast or not."""
+    txid, force = (a.arg if isinstance(a, ast.TypeCast) else a for a in call.args)
+    if isinstance(force, ast.NamedArgExpr) and force.name == "force":
+        force = force.arg.arg if isinstance(force.arg, ast.TypeCast) else force.arg
+    if not _is_number_or_param(txid) or not (isinstance(force, ast.ParamRef) or (
+            isinstance(force, ast.A_Const) and isinstance(force.val, ast.Boolean))):
+        raise errors.FeatureNotSupported(
+            f"{schema}.restage() takes a transaction id (a number, or $1) and, named force, "
+            "a boolean (true, false, or $2)",
+            hint=f"SELECT {schema}.restage(17, force => true) stages a write in doubt again.")
     return call
 
 

@@ -6,8 +6,8 @@
   returned, and the NOTICE of a fired write names its row.
 - ``SELECT scratchpad.restage(txid)`` stages again the writes of a failed COMMIT
   that did not fire, with their idempotency keys: its COMMIT repeats nothing.
-- A write found ``firing`` when a server starts is ``in doubt``; restaged, its
-  retry carries the same key.
+- A write found ``firing`` when a server starts is ``in doubt``; restage refuses it
+  unless forced, and then its retry carries the same key.
 - A user reads only their own calls and journal rows (an administrator: all),
   also after a restart, when session ids begin again.
 """
@@ -160,8 +160,11 @@ async def test_a_write_firing_when_a_server_stops_is_in_doubt_and_keeps_its_key(
                                       "FROM scratchpad.journal")
             [(txid, status, key)] = await cur.fetchall()
             assert status == "in doubt" and before.keys() == [key]
+            with pytest.raises(psycopg.errors.InvalidTransactionState) as info:
+                await again.execute("SELECT scratchpad.restage(%s)", [txid])
+            assert "its server stopped while it ran" in (info.value.diag.message_detail or "")
             again.notices.clear()
-            await again.execute("SELECT scratchpad.restage(%s)", [txid])
+            await again.execute("SELECT scratchpad.restage(%s, force => true)", [txid])
             [(severity, message, _, hint)] = again.notices
             assert severity == "WARNING" and "in doubt" in message and key in message
             assert "same idempotency key" in hint
