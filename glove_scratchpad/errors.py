@@ -307,6 +307,14 @@ class DuplicatePreparedStatement(SqlError, code="42P05"):
     pass
 
 
+class OutOfMemory(SqlError, code="53200"):
+    """A budget of the server's memory is spent (bytes of messages not yet received whole)."""
+
+
+class TooManyConnections(SqlError, code="53300"):
+    """No connection slot is free to this client (``server/net/slots.py``)."""
+
+
 class ProgramLimitExceeded(SqlError, code="54000"):
     pass
 

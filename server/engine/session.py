@@ -38,6 +38,7 @@ from glove_scratchpad.catalog import (
     resource_row,
 )
 from glove_scratchpad.resources import Resource
+from glove_scratchpad.stream import RowSink
 from glove_scratchpad.wire import FieldDescription, Param
 
 from ..sql import gate
@@ -93,6 +94,7 @@ class Session:
         self.user = ""
         self.endpoint = Endpoint()  # the client's connection (the wire sets it)
         self.copy: Any = None  # its side of a COPY (``catalog.CopyChannel``; the wire sets it)
+        self.sink: RowSink | None = None  # its socket, where rows may go as they come (too)
         self.id = secrets.randbits(_SESSION_ID_BITS) or 1
         # SET and SET LOCAL's values; the transaction marks them at its boundaries.
         self.session_settings = SessionSettings()
@@ -145,7 +147,7 @@ class Session:
         return Statement(self.services, self.view, self.policy, self.user, self.id, self.tx,
                          self.session_settings, self.overlay, self._write_ids, self.endpoint,
                          request if request is not None else Request(), tuple(formats),
-                         pid=self.pid)
+                         pid=self.pid, sink=self.sink)
 
     def preview(self) -> list[StagedWrite]:
         """The writes COMMIT will send, in the order it fires them: each call with its
