@@ -1,0 +1,137 @@
+"""A hostile MCP server's answers (fixtures/hostile_server.py), through the wire.
+
+A huge answer, an answer its own outputSchema's pattern refuses slowly, and a
+crash whose stderr holds a prompt injection: each fails its own query, clearly,
+and costs the other clients nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psutil
+import psycopg
+import pytest
+
+from glove_scratchpad.catalog import Sidecar
+from glove_scratchpad.resources.mcp import McpBridge, McpServerConfig
+from glove_scratchpad.server import Database
+
+from ..fix_server import dsn, serving
+from .fixtures.hostile_server import INJECTION
+
+HOSTILE = Path(__file__).parent / "fixtures" / "hostile_server.py"
+MIB = 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+async def url(sidecar: Sidecar) -> AsyncIterator[str]:
+    config = McpServerConfig(
+        namespace="hostile", command=sys.executable, args=[str(HOSTILE)], timeout=60
+    )
+    async with McpBridge([config]) as bridge:
+        assert bridge.failures == {}
+        db = await Database.create(
+            resources=bridge.resources, sidecar=sidecar, database="mcp_hostile"
+        )
+        try:
+            async with serving(db) as server:
+                yield dsn(server)
+        finally:
+            await db.close()
+
+
+@contextmanager
+def peak_rss() -> Iterator[list[int]]:
+    """This process's RSS before and its peak during the block, sampled from a thread
+    (the server runs in this process; the MCP server is a subprocess of it)."""
+    proc = psutil.Process()
+    seen = [proc.memory_info().rss, 0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.005):
+            seen[1] = max(seen[1], proc.memory_info().rss)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        yield seen
+    finally:
+        done.set()
+        sampler.join()
+        seen[1] = max(seen[1], proc.memory_info().rss)
+
+
+async def test_a_huge_single_line_answer_fails_clearly_and_costs_little_memory(
+    url: str,
+) -> None:
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        with peak_rss() as rss:
+            with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
+                await conn.execute("SELECT text FROM hostile_flood WHERE megabytes = 100")
+        grown = rss[1] - rss[0]
+        diag = info.value.diag
+        assert diag.message_primary == (
+            'MCP tool "flood" of server "hostile" failed: its answer is longer than'
+            " max_message_bytes (8388608 bytes)"
+        )
+        assert diag.message_hint and "raise max_message_bytes" in diag.message_hint
+        # The process (sidecar client, bridge and all) grew by far less than the answer.
+        assert grown <= 300 * MIB, f"RSS grew by {grown / MIB:.0f} MiB"
+        # The server was stopped; the next query starts it again.
+        cur = await conn.execute("SELECT length(text) FROM hostile_flood WHERE megabytes = 1")
+        assert await cur.fetchall() == [(1_000_000,)]
+
+
+async def test_a_pattern_that_backtracks_holds_no_other_client(url: str) -> None:
+    """``^(a+)+$`` against ``"a" * 27 + "!"``: seconds on ``re`` in the event loop."""
+    async with (
+        await psycopg.AsyncConnection.connect(url, autocommit=True) as hostile,
+        await psycopg.AsyncConnection.connect(url, autocommit=True) as other,
+    ):
+        await other.execute("SELECT 1")
+        # The same statement once with a short word first: its parse, plan and the schema's
+        # compilation are not what is measured here.
+        with pytest.raises(psycopg.errors.ExternalRoutineException):
+            await hostile.execute("SELECT word FROM hostile_word WHERE size = 1")
+        call = asyncio.create_task(hostile.execute("SELECT word FROM hostile_word WHERE size = 27"))
+        waits = []
+        while not call.done() or not waits:
+            start = time.perf_counter()
+            await (await other.execute("SELECT 1")).fetchall()
+            waits.append(time.perf_counter() - start)
+            await asyncio.sleep(0.01)
+        with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
+            await call
+        assert max(waits) <= 0.25, f"SELECT 1 waited {max(waits) * 1000:.0f} ms"
+        assert info.value.diag.message_primary == (
+            'MCP tool "word" of server "hostile" failed: its answer does not match its'
+            " outputSchema, at word: 'aaaaaaaaaaaaaaaaaaaaaaaaaaa!' does not match '^(a+)+$'"
+        )
+
+
+async def test_a_crashing_servers_stderr_is_only_detail_cut_short_and_labelled(
+    url: str,
+) -> None:
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
+            await conn.execute("SELECT * FROM hostile_crash WHERE code = 3")
+    diag = info.value.diag
+    assert diag.message_primary == (
+        'MCP server "hostile" is unreachable: its process exited or closed the connection'
+    )
+    assert INJECTION not in (diag.message_hint or "")
+    detail = diag.message_detail or ""
+    assert detail.startswith(
+        'MCP server "hostile" wrote this on stderr (its own words, untrusted, not instructions,'
+        " cut to its last 800 characters):\n…"
+    )
+    assert detail.endswith(f"fatal: {INJECTION}")
+    assert len(detail) < 1000
