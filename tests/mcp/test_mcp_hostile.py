@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import sys
 import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,9 +72,11 @@ async def test_a_huge_single_line_answer_fails_clearly_and_costs_little_memory(
     url: str,
 ) -> None:
     async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
-        with peak_rss() as rss:
-            with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
-                await conn.execute("SELECT text FROM hostile_flood WHERE megabytes = 100")
+        with (
+            peak_rss() as rss,
+            pytest.raises(psycopg.errors.ExternalRoutineException) as info,
+        ):
+            await conn.execute("SELECT text FROM hostile_flood WHERE megabytes = 100")
         grown = rss[1] - rss[0]
         diag = info.value.diag
         assert diag.message_primary == (
@@ -90,31 +91,58 @@ async def test_a_huge_single_line_answer_fails_clearly_and_costs_little_memory(
         assert await cur.fetchall() == [(1_000_000,)]
 
 
+# Another client, in a process of its own (the server shares this one's event loop, and a
+# client in it would not be asking while the loop is held): SELECT 1 every 10 ms until its
+# stdin closes, then the longest wait, in seconds.
+OTHER_CLIENT = """\
+import select, sys, time
+import psycopg
+with psycopg.connect(sys.argv[1], autocommit=True) as conn:
+    conn.execute("SELECT 1")
+    print("ready", flush=True)
+    waits = []
+    while not select.select([sys.stdin], [], [], 0.01)[0]:
+        start = time.perf_counter()
+        conn.execute("SELECT 1").fetchall()
+        waits.append(time.perf_counter() - start)
+    print(len(waits), max(waits), flush=True)
+"""
+
+
 async def test_a_pattern_that_backtracks_holds_no_other_client(url: str) -> None:
     """``^(a+)+$`` against ``"a" * 27 + "!"``: seconds on ``re`` in the event loop."""
-    async with (
-        await psycopg.AsyncConnection.connect(url, autocommit=True) as hostile,
-        await psycopg.AsyncConnection.connect(url, autocommit=True) as other,
-    ):
-        await other.execute("SELECT 1")
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as hostile:
         # The same statement once with a short word first: its parse, plan and the schema's
         # compilation are not what is measured here.
         with pytest.raises(psycopg.errors.ExternalRoutineException):
             await hostile.execute("SELECT word FROM hostile_word WHERE size = 1")
-        call = asyncio.create_task(hostile.execute("SELECT word FROM hostile_word WHERE size = 27"))
-        waits = []
-        while not call.done() or not waits:
-            start = time.perf_counter()
-            await (await other.execute("SELECT 1")).fetchall()
-            waits.append(time.perf_counter() - start)
-            await asyncio.sleep(0.01)
-        with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
-            await call
-        assert max(waits) <= 0.25, f"SELECT 1 waited {max(waits) * 1000:.0f} ms"
-        assert info.value.diag.message_primary == (
-            'MCP tool "word" of server "hostile" failed: its answer does not match its'
-            " outputSchema, at word: 'aaaaaaaaaaaaaaaaaaaaaaaaaaa!' does not match '^(a+)+$'"
+        other = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            OTHER_CLIENT,
+            url,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
         )
+        assert other.stdin is not None and other.stdout is not None
+        try:
+            assert await other.stdout.readline() == b"ready\n"
+            await asyncio.sleep(0.1)
+            with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
+                await hostile.execute("SELECT word FROM hostile_word WHERE size = 27")
+            await asyncio.sleep(0.1)
+            other.stdin.close()
+            count, longest = (await other.stdout.read()).split()
+        finally:
+            if other.returncode is None:
+                other.kill()
+            await other.wait()
+    assert int(count) > 10
+    assert float(longest) <= 0.25, f"SELECT 1 waited {float(longest) * 1000:.0f} ms"
+    assert info.value.diag.message_primary == (
+        'MCP tool "word" of server "hostile" failed: its answer does not match its'
+        " outputSchema, at word: 'aaaaaaaaaaaaaaaaaaaaaaaaaaa!' does not match '^(a+)+$'"
+    )
 
 
 async def test_a_crashing_servers_stderr_is_only_detail_cut_short_and_labelled(
