@@ -15,7 +15,8 @@ Rules:
   that waited fails saying why rather than as a lost connection.
 - A large line is parsed in a worker thread: parsing megabytes of JSON takes
   far longer than any other client may wait behind it.
-- The process is started and stopped as the SDK's transport does: a session
+- POSIX only, as the stderr reader beside it (``_session``). The process is
+  started and stopped as the SDK's transport does: a session
   of its own, stdin closed first, then the whole process group ended.
 """
 
