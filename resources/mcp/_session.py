@@ -14,8 +14,9 @@ Rules:
   the error that says why it failed: only ever as DETAIL (``stderr_detail``),
   cut to ``STDERR_CHARS`` and labelled as the server's own words, since
   whatever a server writes is untrusted text, never the product's.
-- A stdio server's messages go through ``bounded_stdio_client``: each at most
-  ``max_message_bytes``; one past it ends the session, and ``refused`` says so.
+- A server's messages go through ``bounded_stdio_client`` or
+  ``bounded_http_client``: each at most ``max_message_bytes``; one past it ends
+  the session, and ``refused`` says so.
 - A session that ended (by itself or by ``close``) is ``broken`` and is never
   used again; ``McpConnection`` makes a new one.
 - ``failure_reason`` words a failure for a message: what failed, in the
@@ -46,6 +47,7 @@ from mcp.types import (
 )
 
 from ._config import McpServerConfig
+from ._http import bounded_http_client
 from ._stdio import MessageTooLarge, bounded_stdio_client
 
 __all__ = [
@@ -263,11 +265,15 @@ class LiveSession:
                 refused=self._refuse,
             )
         else:
-            http = httpx2.AsyncClient(
-                headers=config.headers, timeout=httpx2.Timeout(30.0, read=300.0)
+            http = bounded_http_client(
+                config.headers, max_message_bytes=config.max_message_bytes, refused=self._refuse
             )
             await stack.enter_async_context(http)
-            transport = streamable_http_client(cast(str, config.url), http_client=http)
+            transport = streamable_http_client(
+                cast(str, config.url),
+                http_client=http,
+                max_sse_event_size=config.max_message_bytes,
+            )
         # No session-wide read timeout: starting is bounded by startup_timeout, each call by
         # timeout (a slow server's imports must not count against its first call).
         return Client(_marked(transport, self._transport_up), cache=None, client_info=info)

@@ -22,7 +22,7 @@ from glove_scratchpad.catalog import Sidecar
 from glove_scratchpad.resources.mcp import McpBridge, McpServerConfig
 from glove_scratchpad.server import Database
 
-from ..fix_server import dsn, serving
+from ..fix_server import dsn, free_port, serving
 from .fixtures.hostile_server import INJECTION
 
 HOSTILE = Path(__file__).parent / "fixtures" / "hostile_server.py"
@@ -163,3 +163,44 @@ async def test_a_crashing_servers_stderr_is_only_detail_cut_short_and_labelled(
     )
     assert detail.endswith(f"fatal: {INJECTION}")
     assert len(detail) < 1000
+
+
+async def test_a_huge_json_answer_over_http_fails_clearly(sidecar: Sidecar) -> None:
+    port = free_port()
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, str(HOSTILE), str(port),
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(400):
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                await asyncio.sleep(0.05)
+                continue
+            writer.close()
+            break
+        config = McpServerConfig(namespace="far", url=f"http://127.0.0.1:{port}/mcp")
+        async with McpBridge([config]) as bridge:
+            assert bridge.failures == {}
+            db = await Database.create(
+                resources=bridge.resources, sidecar=sidecar, database="mcp_hostile_http"
+            )
+            try:
+                async with (
+                    serving(db) as server,
+                    await psycopg.AsyncConnection.connect(dsn(server), autocommit=True) as conn,
+                ):
+                    with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
+                        await conn.execute("SELECT text FROM far_flood WHERE megabytes = 20")
+                    assert info.value.diag.message_primary == (
+                        'MCP tool "flood" of server "far" failed: its answer is longer than'
+                        " max_message_bytes (8388608 bytes)"
+                    )
+                    one = "SELECT length(text) FROM far_flood WHERE megabytes = 1"
+                    assert await (await conn.execute(one)).fetchall() == [(1_000_000,)]
+            finally:
+                await db.close()
+    finally:
+        proc.kill()
+        await proc.wait()
