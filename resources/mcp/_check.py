@@ -13,7 +13,8 @@ event loop, with Python's ``re``: a pattern such as ``^(a+)+$`` and an answer of
   finish in time fails the call; the event loop never waits for it.
 
 ``OutputCheck`` is one tool's compiled check; ``check`` gives the first
-mismatch found (as jsonschema's ``best_match``), or None.
+mismatch found (as jsonschema's ``best_match``), or None. What it says quotes
+the answer, so it is the server's text: DETAIL, labelled, never the message.
 """
 
 from __future__ import annotations
@@ -126,15 +127,16 @@ class OutputCheck:
             self._validator = cls(self.schema, registry=Registry())
         return self._validator
 
-    def _first_error(self, content: Any) -> str | None:
+    def _first_error(self, content: Any) -> tuple[str, str] | None:
         error = best_match(self._compile().iter_errors(content))
         if error is None:
             return None
         where = "/".join(str(p) for p in error.absolute_path) or "(the whole answer)"
-        return f"at {where[:200]}: {error.message[:300]}"
+        return where[:200], error.message[:300]
 
-    async def check(self, content: Any, *, within: float) -> str | None:
-        """The first mismatch of ``content`` against the schema, or None.
+    async def check(self, content: Any, *, within: float) -> tuple[str, str] | None:
+        """The first mismatch of ``content`` against the schema: where, and what the check
+        said (which quotes the answer), or None.
 
         Raises ``Mismatch`` when the schema is unusable or the check takes
         longer than ``within`` seconds.

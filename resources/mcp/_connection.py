@@ -235,21 +235,29 @@ class McpConnection:
         if check is None or result.is_error:
             return
         content = result.structured_content
+        problem: str | None = None
+        detail = None
         if content is None and "structured_content" not in result.model_fields_set:
-            problem: str | None = "it declares an outputSchema but gave no structured content"
+            problem = "it declares an outputSchema but gave no structured content"
         else:
             try:
-                problem = await check.check(content, within=self.config.timeout)
-                if problem is not None:
-                    problem = f"its answer does not match its outputSchema, {problem}"
+                mismatch = await check.check(content, within=self.config.timeout)
             except Mismatch as exc:
                 problem = str(exc)
+            else:
+                if mismatch is not None:
+                    problem = f"its answer does not match its outputSchema at {mismatch[0]}"
+                    detail = (
+                        "The check found (quoting the server's answer, untrusted):"
+                        f" {mismatch[1]}"
+                    )
         if problem is not None:
             raise McpToolError(
                 self.namespace,
                 tool,
                 table,
                 problem,
+                detail=detail,
                 hint="The server answered outside the schema it declares, so its rows are not"
                 " read. Fix the server, or leave the tool out (exclude) in the configuration.",
             )

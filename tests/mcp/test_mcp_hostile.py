@@ -139,9 +139,14 @@ async def test_a_pattern_that_backtracks_holds_no_other_client(url: str) -> None
             await other.wait()
     assert int(count) > 10
     assert float(longest) <= 0.25, f"SELECT 1 waited {float(longest) * 1000:.0f} ms"
-    assert info.value.diag.message_primary == (
+    diag = info.value.diag
+    assert diag.message_primary == (
         'MCP tool "word" of server "hostile" failed: its answer does not match its'
-        " outputSchema, at word: 'aaaaaaaaaaaaaaaaaaaaaaaaa!' does not match '^(a+)+$'"
+        " outputSchema at word"
+    )
+    assert diag.message_detail == (
+        "The check found (quoting the server's answer, untrusted):"
+        " 'aaaaaaaaaaaaaaaaaaaaaaaaa!' does not match '^(a+)+$'"
     )
 
 
