@@ -51,7 +51,7 @@ from glove_scratchpad.background import hold
 from glove_scratchpad.names import Schemas
 from glove_scratchpad.resources import Resource
 
-from ._catalog import qualified, quote_ident, quote_literal
+from ._catalog import AS_WRITTEN, qualified, quote_ident, quote_literal
 from ._rows import populate_sql, rows_params
 from ._sidecar import Sidecar
 
@@ -101,6 +101,7 @@ class CacheStore:
         conn = await asyncpg.connect(host=sidecar.host, port=sidecar.port, user=sidecar.user,
                                      password=sidecar.password, database=database,
                                      server_settings={"application_name": "glove-cache",
+                                                      **AS_WRITTEN,
                                                       # Unlogged tables and their registry
                                                       # rows, one transaction each: none
                                                       # need the WAL on disk to commit.

@@ -33,6 +33,7 @@ from glove_scratchpad.names import (
     agent_role,
     qualified,
     quote_ident,
+    quote_literal,
     schema_names,
 )
 from glove_scratchpad.resources import Fn, Resource
@@ -53,6 +54,7 @@ __all__ = [
     "NotOurs",
     "qualified",
     "quote_ident",
+    "quote_literal",
     "shell_ddl",
 ]
 
@@ -63,10 +65,10 @@ POOL_MIN, POOL_MAX = 1, 2
 # lost (the sidecar restarted) opened again, with backoff up to the maximum.
 CLAIM_POLL, CLAIM_MAX_DELAY = 0.5, 5.0
 _LOST = (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError)
-
-
-def quote_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+# Every connection of ours says how it writes string constants, whatever the sidecar's
+# default (a Postgres kept for legacy applications may have it off): a backslash in a
+# comment is then never the end of a quote.
+AS_WRITTEN = {"standard_conforming_strings": "on"}
 
 
 def table_comment(resource: Resource) -> str:
@@ -112,7 +114,8 @@ NotOurs = _claim.NotOurs
 async def _connect(sidecar: Sidecar, database: str) -> asyncpg.Connection:
     return await asyncpg.connect(host=sidecar.host, port=sidecar.port, user=sidecar.user,
                                  password=sidecar.password, database=database,
-                                 server_settings={"application_name": "glove-scratchpad"})
+                                 server_settings={"application_name": "glove-scratchpad",
+                                                  **AS_WRITTEN})
 
 
 async def _ensure_database(sidecar: Sidecar, database: str) -> None:
@@ -188,7 +191,7 @@ class Catalog:
             min_size=POOL_MIN,
             max_size=POOL_MAX,
             server_settings={"application_name": "glove-scratchpad",
-                             "search_path": quote_ident(schemas.served)},
+                             "search_path": quote_ident(schemas.served), **AS_WRITTEN},
         )
         try:
             claim = await _connect(sidecar, database)

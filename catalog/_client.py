@@ -255,6 +255,8 @@ class SidecarConnection:
         self._send(StartupMessage(parameters={
             "user": user, "database": database, "application_name": application_name,
             "client_encoding": "UTF8", "default_transaction_read_only": "on",
+            # String constants mean what they say whatever the sidecar's default.
+            "standard_conforming_strings": "on",
             **sidecar.parameters,
         }))
         scram = None

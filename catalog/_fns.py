@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from glove_scratchpad.names import FN_SCHEMA
+from glove_scratchpad.names import FN_SCHEMA, quote_literal
 from glove_scratchpad.resources import Fn
 from glove_scratchpad.resources._fns import ARGS
 
@@ -34,10 +34,6 @@ def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def fn_ddl(fn: Fn, schema: str = FN_SCHEMA) -> list[str]:
     """CREATE FUNCTION and COMMENT ON FUNCTION for one function's shell."""
     name = f"{_ident(schema)}.{_ident(fn.name)}"
@@ -47,7 +43,7 @@ def fn_ddl(fn: Fn, schema: str = FN_SCHEMA) -> list[str]:
     shown = f"{schema}.{fn.name}"
     body = (
         "BEGIN\n"
-        f"  IF current_setting({_literal(EVALUATING)}, true) = 'on' THEN\n"
+        f"  IF current_setting({quote_literal(EVALUATING)}, true) = 'on' THEN\n"
         f"    RETURN jsonb_build_array({values});\n"
         "  END IF;\n"
         f"  RAISE EXCEPTION 'function {shown}() was not evaluated by the server'\n"
@@ -59,7 +55,7 @@ def fn_ddl(fn: Fn, schema: str = FN_SCHEMA) -> list[str]:
     return [
         f"CREATE FUNCTION {name}({', '.join(params)}) RETURNS jsonb LANGUAGE plpgsql VOLATILE"
         f" AS $_gs_$\n{body}\n$_gs_$",
-        f"COMMENT ON FUNCTION {name}({types}) IS {_literal(fn.summary())}",
+        f"COMMENT ON FUNCTION {name}({types}) IS {quote_literal(fn.summary())}",
     ]
 
 
@@ -67,7 +63,7 @@ def fns_ddl(fns: Iterable[Fn], schema: str = FN_SCHEMA) -> list[str]:
     """The schema of the functions, rebuilt: DROP, CREATE, then every shell."""
     out = [f"DROP SCHEMA IF EXISTS {_ident(schema)} CASCADE", f"CREATE SCHEMA {_ident(schema)}",
            f"COMMENT ON SCHEMA {_ident(schema)} IS "
-           + _literal("Functions: call fn.<name>(args jsonb) or fn.<name>(x => …); each "
+           + quote_literal("Functions: call fn.<name>(args jsonb) or fn.<name>(x => …); each "
                       "returns jsonb. \\df+ fn.* lists them.")]
     for fn in fns:
         out.extend(fn_ddl(fn, schema))

@@ -32,6 +32,7 @@ __all__ = [
     "QueryCanceled",
     "ReadOnlySqlTransaction",
     "SqlError",
+    "StatementTooComplex",
     "SyntaxError",
     "TransactionResolutionUnknown",
     "UndefinedColumn",
@@ -329,3 +330,7 @@ class IoError(SqlError, code="58030"):
 
 class InternalError(SqlError, code="XX000"):
     pass
+
+
+class StatementTooComplex(SqlError, code="54001"):
+    """A statement nested too deeply, or with too many parts, to be judged safely."""

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 __all__ = ["DEFAULT_NAME", "DEFAULT_SCHEMAS", "FN_SCHEMA", "INSERT_SCHEMA", "SERVED_SCHEMA",
            "SYSTEM_SCHEMA", "Schemas", "agent_role", "check_name", "qualified", "quote_ident",
-           "schema_names"]
+           "quote_literal", "schema_names"]
 
 DEFAULT_NAME = "glove"
 NAME_MAX = 30  # so that every derived schema and role name fits in Postgres' 63 bytes
@@ -39,6 +39,19 @@ _SUFFIXES = ("_scratchpad", "_fn")
 def quote_ident(name: str) -> str:
     """Always quoted, so reserved words (``user``, ``time``) work as names."""
     return '"' + name.replace('"', '""') + '"'
+
+
+# What no Postgres text can hold (NUL), and what UTF-8 cannot encode (lone surrogates).
+_UNSENDABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def quote_literal(text: str) -> str:
+    """``text`` as a string constant that means the same under every session setting:
+    an escape string (``E'…'``), whose backslashes are always escapes, so
+    ``standard_conforming_strings = off`` cannot turn a backslash into a quote's end.
+    NUL and lone surrogates, which Postgres refuses, are left out."""
+    text = _UNSENDABLE.sub("", text)
+    return "E'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 @dataclass(frozen=True, slots=True)

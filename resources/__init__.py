@@ -19,6 +19,7 @@ from ._resource import (
     call_resolver,
     define_resource,
 )
+from ._sources import merge as merge_sources
 from ._tool import resource_from_tool
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "define_resource",
     "fn_from_tool",
     "fns_from_mcp",
+    "merge_sources",
     "pg_type_for",
     "resource_from_tool",
 ]

@@ -33,6 +33,7 @@ __all__ = [
     "MAX_RETRIES",
     "PG_TO_PY",
     "RESERVED_PREFIXES",
+    "SYSTEM_COLUMNS",
     "VERBS",
     "Bindings",
     "Rate",
@@ -55,6 +56,8 @@ IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 # Prefixes the server keeps for itself: Postgres' own catalogs, and the
 # per-statement relations the interpreter writes into rewritten SQL.
 RESERVED_PREFIXES = ("pg_", "_gs_")
+# Postgres' system columns: a table cannot have a column of these names.
+SYSTEM_COLUMNS = frozenset({"tableoid", "xmin", "cmin", "xmax", "cmax", "ctid", "oid"})
 # Rows validated per pydantic call: only one chunk's models exist at a time.
 _CHUNK = 256
 _NONE = type(None)
@@ -482,6 +485,12 @@ def define_resource(
     seen: set[str] = set()
     for col in cols:
         _check_identifier(f"resource {name!r}: column name", col.name)
+        if col.name in SYSTEM_COLUMNS:
+            raise ResourceDefinitionError(
+                f"resource {name!r}: column name {col.name!r} is a Postgres system column"
+                f" name; call it {col.name + '_'!r} (for a pydantic field,"
+                f" Field(alias={col.name + '_'!r}))"
+            )
         if col.name in seen:
             raise ResourceDefinitionError(f"resource {name!r}: column {col.name!r} appears twice")
         seen.add(col.name)

@@ -121,21 +121,15 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
     from glove_scratchpad.resources.openapi import OpenApiBridge
 
     from .engine.database import Database
-    from .loader import load_fns, load_resources
+    from .loader import load_fns, load_resources, sources
     from .net.server import Server
 
     resources = load_resources(config.resources) if config.resources else None
     fns = load_fns(config.resources) if config.resources else None
     bridge = McpBridge(config.mcp_servers)
     apis = OpenApiBridge(config.openapi_apis, Path(config.config_dir or "."))
-    if config.openapi_apis:
-        # A document that cannot be read is a configuration to fix: the server does not
-        # start without its tables.
-        resources = [*(resources or []), *await apis.load()]
-    if config.mcp_servers:
-        # A server that does not start fails only its own tables (bridge.failures).
-        await bridge.start()
-        resources = [*(resources or []), *bridge.resources]
+    if config.openapi_apis or config.mcp_servers:
+        resources = await sources(resources, apis, bridge)
     sidecar = None
     if worker is not None:
         from glove_scratchpad.catalog import ExternalSidecar
@@ -416,7 +410,8 @@ def _mcp(args: argparse.Namespace) -> int:
     except asyncio.CancelledError:  # SIGTERM or SIGINT on stdio
         return 0
     except Exception as exc:
-        # The sidecar is another's, or an API's document cannot be read or mapped.
+        # The sidecar is another's, or an API's entry is a mistake (a local document
+        # that cannot be read, a hand table naming nothing).
         found = _find(exc, SidecarBusy) or _find(exc, ResourceDefinitionError)
         if found is None:
             raise

@@ -70,6 +70,13 @@ class ServerConfig(BaseModel):
     row_limit: int | None = Field(None, description="At most this many rows per result")
     max_result_bytes: int = Field(256 * 1024 * 1024, description="Bytes at most in one "
                                   "result; a larger one is refused (54000)")
+    max_statement_bytes: int = Field(256 * 1024, ge=1024, description="Bytes at most of one "
+                                     "statement's text (a Query or Parse message); a longer "
+                                     "one is refused (54000) before it is parsed")
+    max_statement_nodes: int = Field(4000, ge=1000, description="Parts at most of one "
+                                     "statement's parse tree (a constant, a name, an "
+                                     "operator); more are refused (54001) before the "
+                                     "statement is judged")
     call_budget: int = Field(1000, description="Resolver calls one statement may make")
     resolver_timeout: float = Field(60.0, description="Seconds per resolver call")
     resource_concurrency: int = Field(10, description="Calls of one resource at once")

@@ -1,5 +1,6 @@
 """Loading what to serve: a dotted module or a .py file with a `resources` list (and/or a
-`fns` list of functions)."""
+`fns` list of functions), and the tables of the configured APIs and MCP servers beside
+them (``sources``)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,15 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-from glove_scratchpad.resources import Fn, Resource
+from glove_scratchpad.resources import Fn, Resource, merge_sources
 
-__all__ = ["load_fns", "load_resources"]
+if TYPE_CHECKING:
+    from glove_scratchpad.resources.mcp import McpBridge
+    from glove_scratchpad.resources.openapi import OpenApiBridge
+
+__all__ = ["load_fns", "load_resources", "sources"]
 
 
 def _module(spec: str) -> ModuleType:
@@ -63,3 +69,23 @@ def load_fns(specs: Iterable[str]) -> list[Fn]:
                              f"{bad[0]!r}")
         out.extend(items)
     return out
+
+
+async def sources(resources: list[Resource] | None, apis: OpenApiBridge | None,
+                  bridge: McpBridge) -> list[Resource]:
+    """The resources modules' tables, then each API's, then each MCP server's, as one list.
+
+    A local document that cannot be read, or another mistake of the configuration, is an
+    error: the server does not start. What an upstream serves costs only its own
+    tables, each with a warning that names it: an MCP server that does not start or list
+    its tools (``bridge.failures``), an API whose document cannot be fetched or breaks a
+    limit (``apis.failures``), and a table whose name an earlier source took."""
+    groups: list[tuple[str, list[Resource]]] = [("the resources module", resources or [])]
+    if apis is not None and apis.configs:
+        await apis.load()
+        groups += [(f"API {ns!r}", tables) for ns, tables in apis.by_api.items()]
+    if bridge.connections:
+        await bridge.start()
+        groups += [(f"MCP server {ns!r}", tables) for ns, tables in bridge.by_server.items()]
+    merged, _ = merge_sources(groups)
+    return merged

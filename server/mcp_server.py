@@ -331,16 +331,20 @@ async def serve_mcp(
 
     ``resources`` default to the demo set. ``mcp_servers`` (``[[mcp.servers]]``)
     and ``apis`` (``[[openapi.apis]]``) add their tables, as ``glove-scratchpad
-    serve`` does: with them and no ``resources``, only their tables are served; an
-    MCP server that does not start is left out (logged), an API document that
-    cannot be read is an error. Over HTTP, ``port`` 0 picks a free port; the URL is
-    printed (and passed to ``ready``) once the server listens. ``catalog``,
-    ``full_limit`` and ``list_limit`` choose the catalog's form (``create_server``).
-    Over HTTP, ``users`` sign in (``mcp_http``; without them only loopback is served,
-    and another ``host`` is a ValueError before anything starts), and ``allowed_hosts``
-    and ``allowed_origins`` add to the Host and Origin headers answered.
+    serve`` does (``loader.sources``): with them and no ``resources``, only their
+    tables are served; an MCP server that does not start, or an API whose document
+    cannot be fetched or breaks a limit, is left out (logged), and a mistake of the
+    configuration (a local document that cannot be read) is an error. Over HTTP,
+    ``port`` 0 picks a free port; the URL is printed (and passed to ``ready``) once the
+    server listens. ``catalog``, ``full_limit`` and ``list_limit`` choose the catalog's
+    form (``create_server``). Over HTTP, ``users`` sign in (``mcp_http``; without them
+    only loopback is served, and another ``host`` is a ValueError before anything
+    starts), and ``allowed_hosts`` and ``allowed_origins`` add to the Host and Origin
+    headers answered.
     """
     from glove_scratchpad.resources.mcp import McpBridge
+
+    from .loader import sources
 
     users = dict(users or {})
     if http:
@@ -357,11 +361,8 @@ async def serve_mcp(
     async def open_db() -> AsyncIterator[Database]:
         try:
             served = resources
-            if apis is not None and apis.configs:
-                served = [*(served or []), *await apis.load()]
-            if bridge.connections:
-                await bridge.start()
-                served = [*(served or []), *bridge.resources]
+            if (apis is not None and apis.configs) or bridge.connections:
+                served = await sources(list(resources or ()) or None, apis, bridge)
             db = await Database.create(served, writes=writes, sidecar_dsn=sidecar_dsn,
                                        sidecar_dir=sidecar_dir, fns=fns, limits=limits)
             try:

@@ -12,6 +12,9 @@ Rules:
 - A server that started but goes down later keeps its tables: the next query
   that needs it starts (or reconnects to) it again (``McpConnection``).
 - Two servers whose table names clash: the later one is left out.
+- A tool list is the upstream's: comments lose the characters Postgres refuses
+  (``_sources.scrubbed``), with a warning; ``by_server`` keeps each server's tables,
+  so that a clash with another source's names both (``merge_sources``).
 - ``aclose`` ends every session (stopping stdio servers).
 """
 
@@ -25,6 +28,7 @@ from typing import Any
 from glove_scratchpad.errors import SqlError
 
 from .._resource import Resource, ResourceDefinitionError
+from .._sources import scrubbed
 from ._config import McpServerConfig
 from ._connection import McpConnection
 from ._errors import McpServerUnavailable
@@ -70,6 +74,7 @@ class McpBridge:
         self.connections = {c.namespace: McpConnection(c) for c in configs}
         self.resources: list[Resource] = []
         self.failures: dict[str, Exception] = {}
+        self.by_server: dict[str, list[Resource]] = {}  # the tables of each server served
 
     async def start(self) -> list[Resource]:
         async def one(connection: McpConnection) -> list[Resource]:
@@ -98,6 +103,7 @@ class McpBridge:
         found = await asyncio.gather(*(one(c) for c in self.connections.values()))
         names: set[str] = set()
         self.resources = []
+        self.by_server = {}
         for connection, resources in zip(self.connections.values(), found, strict=True):
             clash = sorted(names & {r.name for r in resources})
             if clash:
@@ -108,6 +114,8 @@ class McpBridge:
                 log.warning("%s", self.failures[connection.namespace])
                 continue
             names.update(r.name for r in resources)
+            resources = scrubbed(resources, f"MCP server {connection.namespace!r}")
+            self.by_server[connection.namespace] = resources
             self.resources.extend(resources)
         return self.resources
 

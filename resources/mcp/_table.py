@@ -13,7 +13,8 @@ decides, with no I/O:
   and ``result``;
 - the rows path inside a result.
 
-Rules: an argument the result echoes is one column, not two; a select table's
+Rules: the schemas are the upstream's, so they are walked once, memoized and bounded
+(``resources._schema``); an argument the result echoes is one column, not two; a select table's
 result columns come first, an insert table's argument columns; a mistake in an
 override (a table name taken, a rows path or batch argument that the schemas do
 not have, a column name that is not an identifier) is ``ResourceDefinitionError``.
@@ -29,7 +30,7 @@ from mcp.types import Tool
 
 from .._columns import Column
 from .._resource import ResourceDefinitionError, Volatility
-from .._schema import resolve, schema_type, snake
+from .._schema import resolve, schema_type, snake, walking
 from ._config import ToolOverride
 from ._schema import JsonField, column_of, describe, is_array, items, properties, sql_identifier
 from ._values import split_path
@@ -41,7 +42,13 @@ class ToolTable:
     """The plan of one tool's table: its columns, and how rows and arguments map to JSON."""
 
     def __init__(self, server: str, tool: Tool, override: ToolOverride, taken: set[str]) -> None:
-        """``server``: the namespace; ``taken``: table names already used (this one is added)."""
+        """``server``: the namespace; ``taken``: table names already used (this one is added).
+
+        The tool's schemas are read in one walk, memoized and bounded (``SchemaTooLarge``)."""
+        with walking():
+            self._plan(server, tool, override, taken)
+
+    def _plan(self, server: str, tool: Tool, override: ToolOverride, taken: set[str]) -> None:
         self.server = server
         self.tool = tool
         self.override = override

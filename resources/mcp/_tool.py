@@ -247,6 +247,7 @@ async def mcp_resources(server: McpConnection) -> list[Resource]:
                 )
     taken: set[str] = set()
     out = []
+    refused: list[str] = []
     for tool in tools:
         if not config.serves(tool.name):
             continue
@@ -256,7 +257,13 @@ async def mcp_resources(server: McpConnection) -> list[Resource]:
         except ResourceDefinitionError as exc:
             if override is not None:
                 raise
+            refused.append(tool.name)
             log.warning(
                 "MCP server %r: tool %r is not served: %s", config.namespace, tool.name, exc
             )
+    if refused and not out:
+        raise ResourceDefinitionError(
+            f"none of its tools can be made a table ({', '.join(refused)}: see the warnings"
+            " above)"
+        )
     return out

@@ -2,9 +2,16 @@
 
 Rules:
 
-- ``load`` reads every API's document and maps its operations to tables, at start:
-  a document that cannot be read, or a table that cannot be made, is an error that
-  names the API (a configuration to fix), never a server with tables missing.
+- ``load`` reads every API's document and maps its operations to tables, at start.
+  A mistake of the configuration (a local document that cannot be read, a hand
+  table naming an operation the document lacks, no server to call) is an error
+  that names the API: a configuration to fix.
+- What the upstream serves is not the configuration: a document that cannot be
+  fetched, breaks a limit (``DocumentRefused``, ``SchemaTooLarge``) or cannot be
+  mapped costs that API's tables only, and an automatic table that cannot be made
+  costs itself only: ``failures`` says why, a warning names the API, and the other
+  APIs' tables are served.
+- Comments lose the characters Postgres refuses (``_sources.scrubbed``).
 - An API's tables share one HTTP client (a pool of connections) and one rate;
   ``aclose`` closes the clients.
 - Two APIs with one namespace are refused.
@@ -27,10 +34,12 @@ from pydantic import ValidationError
 from glove_scratchpad.redaction import redact_secrets, remember_url
 
 from .._resource import Resource, ResourceDefinitionError
+from .._schema import SchemaTooLarge
+from .._sources import scrubbed
 from ._config import ApiConfig
 from ._http import Api
 from ._mapping import plan_tables
-from ._spec import Spec
+from ._spec import Limits, Spec, UpstreamError
 from ._table import ApiTable
 
 __all__ = ["OpenApiBridge"]
@@ -60,6 +69,8 @@ class OpenApiBridge:
         self.base = base
         self.apis: list[Api] = []
         self.skipped: list[str] = []  # operations that make no table (no column at all)
+        self.failures: dict[str, Exception] = {}  # APIs left out, by namespace, and why
+        self.by_api: dict[str, list[Resource]] = {}  # the tables of each API served
 
     async def load(self) -> list[Resource]:
         """Every API's tables. Documents are read (or fetched) in a worker thread: the
@@ -70,25 +81,54 @@ class OpenApiBridge:
         out: list[Resource] = []
         for config in self.configs:
             try:
-                spec = Spec.load(config.spec, self.base)
-            except ResourceDefinitionError as exc:  # it may quote the document's URL
-                raise ResourceDefinitionError(redact_secrets(str(exc))) from None
-            base_url = config.base_url or spec.base_url()
-            if not base_url:
-                raise ResourceDefinitionError(
-                    f"API {config.namespace!r}: its document names no server: set base_url")
-            api = Api(config, base_url)
-            self.apis.append(api)
-            schemes = spec.security_schemes()
-            for plan in plan_tables(spec, config):
-                if not plan.columns:  # no parameter, no body, no rows: nothing a row holds
-                    self.skipped.append(f"{config.namespace}: {plan.operations[0].label}")
-                    continue
-                out.append(ApiTable(api, plan, schemes).resource())
+                tables = self._tables(config)
+            except (UpstreamError, SchemaTooLarge) as exc:
+                self._left_out(config, exc)
+                continue
+            except ResourceDefinitionError as exc:  # the configuration's; it may quote the
+                raise ResourceDefinitionError(redact_secrets(str(exc))) from None  # URL
+            except ValueError:  # the configuration's
+                raise
+            except Exception as exc:  # what a hostile document trips over
+                self._left_out(config, exc, trace=True)
+                continue
+            self.by_api[config.namespace] = tables
+            out.extend(tables)
         if self.skipped:
             log.info("operations with nothing to map to a column, not served: %s",
                      ", ".join(self.skipped))
         return out
+
+    def _left_out(self, config: ApiConfig, exc: Exception, *, trace: bool = False) -> None:
+        self.failures[config.namespace] = exc
+        log.warning("API %r is not served: its tables (%s_*) are left out: %s",
+                    config.namespace, config.namespace, exc, exc_info=trace)
+
+    def _tables(self, config: ApiConfig) -> list[Resource]:
+        spec = Spec.load(config.spec, self.base, Limits(
+            allow_refs=tuple(config.allow_refs), load_timeout=config.load_timeout,
+            max_document_bytes=config.max_document_bytes))
+        base_url = config.base_url or spec.base_url()
+        if not base_url:
+            raise ResourceDefinitionError(
+                f"API {config.namespace!r}: its document names no server: set base_url")
+        api = Api(config, base_url)
+        self.apis.append(api)
+        schemes = spec.security_schemes()
+        hand = {f"{config.namespace}_{t.name}" for t in config.tables}
+        out = []
+        for plan in plan_tables(spec, config):
+            if not plan.columns:  # no parameter, no body, no rows: nothing a row holds
+                self.skipped.append(f"{config.namespace}: {plan.operations[0].label}")
+                continue
+            try:
+                out.append(ApiTable(api, plan, schemes).resource())
+            except ResourceDefinitionError as exc:
+                if plan.name in hand:
+                    raise
+                log.warning("API %r: table %s is not served: %s", config.namespace,
+                            plan.name, exc)
+        return scrubbed(out, f"API {config.namespace!r}")
 
     async def aclose(self) -> None:
         for api in self.apis:

@@ -4,7 +4,8 @@
 file or an http(s) URL), where it is served (``base_url``, else the document's),
 its credentials (``headers``, and per role ``roles.<name>.headers``), which of its
 operations to map (``include``, ``exclude``, ``auto``), the tables assembled by hand
-(``tables``), and how it may be called (``timeout``, ``retries``, ``rate``).
+(``tables``), how it may be called (``timeout``, ``retries``, ``rate``), and the limits
+its document is read within (``allow_refs``, ``load_timeout``, ``max_document_bytes``).
 
 Rules:
 
@@ -32,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, f
 from glove_scratchpad.redaction import remember_header
 
 from .._resource import MAX_RETRIES, Volatility
+from ._spec import LOAD_TIMEOUT, MAX_DOCUMENT_BYTES
 
 __all__ = ["ApiConfig", "Headers", "PagingConfig", "RoleConfig", "TableConfig", "expand"]
 
@@ -154,11 +156,29 @@ class ApiConfig(BaseModel):
     tables: list[TableConfig] = Field(default_factory=list)
     max_page_size: PositiveInt = Field(100, description="The page size asked for when no "
                                        "LIMIT says fewer")
+    # The document is the upstream's: what it may refer to, and how long and large its
+    # reading may be (docs/openapi.md, "Documents are untrusted").
+    allow_refs: list[str] = Field(default_factory=list, description="URL prefixes (http(s) "
+                                  "or file:) the document's $refs may reach besides its own "
+                                  "origin (a URL) or folder (a file)")
+    load_timeout: PositiveFloat = Field(LOAD_TIMEOUT, description="Seconds to fetch the "
+                                        "document and every $ref it needs, all together")
+    max_document_bytes: PositiveInt = Field(MAX_DOCUMENT_BYTES, description="The largest "
+                                            "document (and referenced document) read")
 
     @field_validator("headers", mode="before")
     @classmethod
     def _templates(cls, value: Any) -> Headers:
         return _headers(value)
+
+    @field_validator("allow_refs")
+    @classmethod
+    def _are_urls(cls, value: list[str]) -> list[str]:
+        for prefix in value:
+            if not re.match(r"^(https?://[^/?#]+|file:///)", prefix):
+                raise ValueError(f"allow_refs entry {prefix!r} is not an http(s):// URL with a "
+                                 "host, nor a file:/// URL")
+        return value
 
     @field_validator("namespace")
     @classmethod

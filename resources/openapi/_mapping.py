@@ -37,7 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .._resource import ResourceDefinitionError
-from .._schema import sql_name
+from .._schema import sql_name, walking
 from ._config import ApiConfig, TableConfig
 from ._paging import Paging, detect
 from ._schemas import column_name, describe, pg_type_of, row_fields, shape
@@ -342,7 +342,13 @@ class _Builder:
 
 
 def plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
-    """The tables of one API: those assembled by hand, then the automatic ones."""
+    """The tables of one API: those assembled by hand, then the automatic ones. One walk
+    of its schemas, memoized and bounded (``SchemaTooLarge``)."""
+    with walking():
+        return _plan_tables(spec, config)
+
+
+def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
     b = _Builder(config, spec)
     ops = list(spec.operations())
     by_label = {op.label: op for op in ops}

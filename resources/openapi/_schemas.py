@@ -13,7 +13,9 @@ Rules:
 - An enum is text with its values in the description; descriptions (or titles)
   are comments; a property is NOT NULL when it is ``required`` and not nullable.
 - Names become lower-case SQL identifiers (camelCase -> snake_case), unique in
-  their table.
+  their table; a keyword or a system column (``xmin``) gets a trailing ``_``.
+- A document is untrusted: a part or option is shaped once per walk, and a walk
+  takes at most ``MAX_WALK_STEPS`` steps (``resources._schema``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 
 from pglast.keywords import RESERVED_KEYWORDS, TYPE_FUNC_NAME_KEYWORDS
 
-from .._schema import sql_name
+from .._schema import Walk, sql_name, walking
 from ._spec import Schema
 
 __all__ = ["Field", "column_name", "describe", "pg_type_of", "row_fields", "shape"]
@@ -70,26 +72,51 @@ def _options(schema: Schema) -> list[Schema]:
 
 def shape(schema: Schema, depth: int = 0) -> tuple[dict[str, Schema], set[str], bool]:
     """An object schema's properties (allOf merged, oneOf/anyOf united), the required ones,
-    and whether it is a map (``additionalProperties`` with no properties)."""
+    and whether it is a map (``additionalProperties`` with no properties).
+
+    A part or option is shaped once per walk (``walking``), however many unions reach
+    it: a document of nested unions of references costs its size, not its paths, and
+    one whose paths are too many is ``SchemaTooLarge``."""
+    with walking() as walk:
+        return _shape(schema, depth, walk)[0]
+
+
+_Shape = tuple[dict[str, Schema], set[str], bool]
+_NOTHING: _Shape = ({}, set(), False)
+
+
+def _part(schema: Schema, raw: object, depth: int, walk: Walk) -> tuple[_Shape, int]:
+    """The shape of a part or option of ``schema``, as written in the document (``raw``),
+    and how many nodes it stands for."""
+    # A cycle of references adds nothing down there.
+    return walk.once(("shape", id(raw)), raw, lambda: _shape(schema.sub(raw), depth, walk),
+                     _NOTHING)
+
+
+def _shape(schema: Schema, depth: int, walk: Walk) -> tuple[_Shape, int]:
     props: dict[str, Schema] = {}
     required: set[str] = set()
     for name, sub in (schema.get("properties") or {}).items():
         props[str(name)] = schema.sub(sub)
+    size = 1 + len(props)
     required |= {str(r) for r in schema.get("required") or () if isinstance(r, str)}
     if depth < MAX_ALLOF_DEPTH:
         for part in schema.get("allOf") or ():
-            more, need, _ = shape(schema.sub(part), depth + 1)
+            (more, need, _), n = _part(schema, part, depth + 1, walk)
+            size += n
             for name, sub in more.items():
                 props.setdefault(name, sub)
             required |= need
-        options = _options(schema)
+        options = [o for key in ("oneOf", "anyOf") for o in schema.get(key) or ()
+                   if schema.sub(o).get("type") != "null"]
         if len(options) > 1 or (options and not props):
             for option in options:  # the union: each property may be absent
-                more, _, _ = shape(option, depth + 1)
+                (more, _, _), n = _part(schema, option, depth + 1, walk)
+                size += n
                 for name, sub in more.items():
                     props.setdefault(name, sub)
     is_map = not props and bool(schema.get("additionalProperties"))
-    return props, required, is_map
+    return (props, required, is_map), size
 
 
 def _single_type(schema: Schema) -> Schema:

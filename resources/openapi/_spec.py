@@ -10,21 +10,34 @@ Rules:
 
 - References (``$ref``) are followed with the ``referencing`` library, local ones
   and those to other files or URLs (fetched when first needed, relative to the
-  document that holds them). A ``Schema`` keeps the resolver of the document it
-  is in, so a reference inside another file is read from there.
+  document that holds them, each once). A ``Schema`` keeps the resolver of the
+  document it is in, so a reference inside another file is read from there.
 - Swagger 2.0 is read as 3.0 would say it: a ``body`` parameter is the request
   body, a response's ``schema`` its JSON content, ``host`` + ``basePath`` its
   server, ``securityDefinitions`` its security schemes.
 - Nothing here calls an API; a document fetched by URL is fetched once, at load.
+- A document is the upstream's, not the user's, and is read within limits
+  (``Limits``); one that breaks a limit is ``DocumentRefused``, whose message names
+  it, and nothing past the limit is read or fetched:
+  - a document fetched over HTTP refers only to URLs of its own origin, a local one
+    only to files under its own folder, unless ``allow_refs`` names more; never to
+    another scheme;
+  - the document and every reference it needs are fetched within one overall
+    deadline (``load_timeout``), each at most ``max_document_bytes`` long;
+  - a parsed document (its YAML aliases expanded) has at most ``MAX_DOCUMENT_NODES``
+    nodes, nested at most ``MAX_DOCUMENT_DEPTH`` deep, and no alias holds itself.
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urljoin, urlsplit
 
 import httpx
@@ -35,37 +48,225 @@ from referencing.jsonschema import DRAFT4, DRAFT202012
 
 from .._resource import ResourceDefinitionError
 
-__all__ = ["Operation", "Parameter", "Schema", "Spec"]
+__all__ = ["DocumentRefused", "Limits", "Operation", "Parameter", "Schema", "Spec",
+           "UpstreamError"]
 
 METHODS = ("get", "post", "put", "patch", "delete")
 MAX_REF_DEPTH = 32  # $ref chains followed before a schema counts as unknown
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+LOAD_TIMEOUT = 20.0  # seconds for the document and every reference it needs
+MAX_DOCUMENT_BYTES = 100_000_000  # a document's size, and each referenced one's
+# Nodes of a parsed document, its YAML aliases expanded (GitHub's REST API: 260,000),
+# and how deep they nest (GitHub's: 21).
+MAX_DOCUMENT_NODES = 10_000_000
+MAX_DOCUMENT_DEPTH = 200
+MAX_REDIRECTS = 5
+T = TypeVar("T")
+
+
+class UpstreamError(ResourceDefinitionError):
+    """What the upstream served, or failed to serve: a document that cannot be fetched,
+    or parsed, or that breaks a limit. Not a mistake of the configuration."""
+
+
+class DocumentRefused(UpstreamError):
+    """A document, or a document it refers to, that breaks a limit; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What a document may refer to, and how long and large its reading may be."""
+
+    allow_refs: tuple[str, ...] = ()  # URL prefixes references may reach besides its own
+    load_timeout: float = LOAD_TIMEOUT
+    max_document_bytes: int = MAX_DOCUMENT_BYTES
+
+
+class _Reading:
+    """One document's reading: its limits, its deadline, and what it may refer to."""
+
+    def __init__(self, uri: str, limits: Limits) -> None:
+        self.uri = uri
+        self.limits = limits
+        self.deadline = time.monotonic() + limits.load_timeout
+        self.read: dict[str, Any] = {}  # each referenced document, read once
+
+    def check(self, uri: str) -> None:
+        """Refused unless the document may refer to ``uri``: nothing is read before."""
+        target, base = urlsplit(uri), urlsplit(self.uri)
+        if any(_under(target, urlsplit(prefix)) for prefix in self.limits.allow_refs):
+            return
+        if base.scheme in ("http", "https"):
+            if target.scheme == base.scheme and _origin(target) == _origin(base):
+                return
+            where = f"its own origin ({base.scheme}://{base.netloc})"
+        else:
+            folder = Path(unquote(base.path)).parent
+            local = target.scheme == "file" and target.netloc in ("", "localhost")
+            if local and Path(unquote(target.path)).resolve().is_relative_to(folder.resolve()):
+                return
+            where = f"its own folder ({folder})"
+        raise DocumentRefused(
+            f"{self.uri} refers to {uri}, outside {where}: refused, and not read (allow_refs "
+            "names the URLs a document may refer to besides)")
+
+    def document(self, uri: str) -> Any:
+        """A document by URI: a file:// path or an http(s) URL, within the limits."""
+        parts = urlsplit(uri)
+        if parts.scheme in ("http", "https"):
+            return _parse(_run(self._fetch(uri)), uri)
+        path = Path(unquote(parts.path)) if parts.scheme == "file" else Path(uri)
+        return _parse(self._file(path), str(path))
+
+    def _file(self, path: Path) -> str:
+        size = self.limits.max_document_bytes
+        try:
+            if path.exists() and not path.resolve().is_file():  # /dev/zero, a FIFO
+                raise DocumentRefused(f"{path} is not a regular file: refused, and not read")
+            with path.open("rb") as f:
+                data = f.read(size + 1)
+        except OSError as exc:
+            raise ResourceDefinitionError(f"could not read {path}: {exc}") from None
+        if len(data) > size:
+            raise DocumentRefused(f"{path} is longer than max_document_bytes ({size:,} bytes)")
+        return data.decode("utf-8", errors="replace")
+
+    def _timed_out(self, uri: str) -> DocumentRefused:
+        return DocumentRefused(
+            f"{uri} was not read within load_timeout ({self.limits.load_timeout:g} s, for the "
+            "document and every reference it needs)")
+
+    async def _fetch(self, uri: str) -> str:
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            raise self._timed_out(uri)
+        try:
+            async with asyncio.timeout(remaining):
+                return await self._get(uri, remaining)
+        except TimeoutError:
+            raise self._timed_out(uri) from None
+        except httpx.HTTPError as exc:
+            raise UpstreamError(f"could not fetch {uri}: {exc}") from None
+
+    async def _get(self, uri: str, remaining: float) -> str:
+        size = self.limits.max_document_bytes
+        too_long = DocumentRefused(f"{uri} is longer than max_document_bytes ({size:,} bytes)")
+        url = uri
+        async with httpx.AsyncClient(timeout=remaining) as client:
+            for _ in range(MAX_REDIRECTS + 1):
+                async with client.stream("GET", url) as response:
+                    if response.is_redirect and "location" in response.headers:
+                        url = urljoin(str(response.url), response.headers["location"])
+                        self.check(url)  # a redirect goes where a reference may go
+                        continue
+                    response.raise_for_status()
+                    if _length(response.headers.get("content-length")) > size:
+                        raise too_long
+                    body = bytearray()
+                    async for chunk in response.aiter_bytes():
+                        body += chunk
+                        if len(body) > size:
+                            raise too_long
+                    return _text(bytes(body), response.charset_encoding)
+        raise UpstreamError(f"could not fetch {uri}: more than {MAX_REDIRECTS} redirects")
+
+
+def _length(header: str | None) -> int:
+    """A Content-Length as a number (0 when it is none: the body is counted as read)."""
+    try:
+        return int(header or 0)
+    except ValueError:
+        return 0
+
+
+def _text(body: bytes, charset: str | None) -> str:
+    try:
+        return body.decode(charset or "utf-8", errors="replace")
+    except LookupError:  # a charset Python does not know
+        return body.decode("utf-8", errors="replace")
+
+
+def _origin(parts: Any) -> tuple[str, str | None, int | None]:
+    default = {"http": 80, "https": 443}.get(parts.scheme)
+    return parts.scheme, parts.hostname, parts.port or default
+
+
+def _under(target: Any, prefix: Any) -> bool:
+    """Whether a URL is ``prefix`` or below it (a folder of it, not a longer name)."""
+    if target.scheme != prefix.scheme or (
+            prefix.scheme != "file" and _origin(target) != _origin(prefix)):
+        return False
+    if prefix.scheme == "file":
+        path, base = Path(unquote(target.path)).resolve(), Path(unquote(prefix.path)).resolve()
+        return path.is_relative_to(base)
+    base = prefix.path.rstrip("/")
+    return target.path == prefix.path or target.path.startswith(base + "/")
+
+
+def _run(coro: Coroutine[Any, Any, T]) -> T:
+    """A coroutine run to its end from synchronous code (the bridge loads documents in a
+    worker thread; a caller on an event loop's thread gets a thread of its own)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def _parse(text: str, where: str) -> Any:
     try:
         if text.lstrip().startswith(("{", "[")):
-            return json.loads(text)
-        return yaml.load(text, Loader=_LOADER)  # a safe loader: CSafeLoader or SafeLoader
+            return json.loads(text)  # a tree: each node once, nested as deep as json allows
+        document = yaml.load(text, Loader=_LOADER)  # a safe loader: C or Python
     except (ValueError, yaml.YAMLError) as exc:
-        raise ResourceDefinitionError(f"{where} is neither JSON nor YAML: {exc}") from None
+        raise UpstreamError(f"{where} is neither JSON nor YAML: {exc}") from None
+    except RecursionError:
+        raise DocumentRefused(f"{where} nests deeper than its parser goes") from None
+    _measure(document, where)  # YAML's aliases may share nodes, or hold their own
+    return document
 
 
-def _read(uri: str) -> Any:
-    """A document by URI: a file:// path or an http(s) URL."""
-    parts = urlsplit(uri)
-    if parts.scheme in ("http", "https"):
-        try:
-            response = httpx.get(uri, timeout=30, follow_redirects=True)
-            response.raise_for_status()
-        except httpx.HTTPError as exc:
-            raise ResourceDefinitionError(f"could not fetch {uri}: {exc}") from None
-        return _parse(response.text, uri)
-    path = Path(unquote(parts.path)) if parts.scheme == "file" else Path(uri)
-    try:
-        return _parse(path.read_text(encoding="utf-8"), str(path))
-    except OSError as exc:
-        raise ResourceDefinitionError(f"could not read {path}: {exc}") from None
+def _children(node: Any) -> Sequence[Any]:
+    if isinstance(node, dict):
+        return list(node.values())
+    return node if isinstance(node, list) else ()
+
+
+def _measure(document: Any, where: str) -> None:
+    """Refused when the document, its YAML aliases expanded, has more than
+    ``MAX_DOCUMENT_NODES`` nodes or nests deeper than ``MAX_DOCUMENT_DEPTH``, or when an
+    alias holds itself. Each node is visited once however many aliases share it."""
+    sizes: dict[int, tuple[int, int]] = {}  # id -> (nodes expanded, depth)
+    holding: set[int] = set()  # the nodes whose subtree is being measured
+    stack: list[tuple[Any, bool]] = [(document, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            holding.discard(key)
+            nodes, depth = 1, 0
+            for child in _children(node):
+                n, d = sizes.get(id(child), (1, 0))
+                nodes, depth = nodes + n, max(depth, d)
+            sizes[key] = (nodes, depth + 1)
+            if nodes > MAX_DOCUMENT_NODES:
+                raise DocumentRefused(
+                    f"{where} has more than MAX_DOCUMENT_NODES ({MAX_DOCUMENT_NODES:,}) nodes "
+                    "once its YAML aliases are expanded")
+            if depth + 1 > MAX_DOCUMENT_DEPTH:
+                raise DocumentRefused(f"{where} nests deeper than MAX_DOCUMENT_DEPTH "
+                                      f"({MAX_DOCUMENT_DEPTH})")
+            continue
+        if key in sizes or not isinstance(node, dict | list):
+            continue
+        holding.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in holding:
+                raise DocumentRefused(f"{where} has a YAML alias that holds itself")
+            if isinstance(child, dict | list) and id(child) not in sizes:
+                stack.append((child, False))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -85,7 +286,10 @@ class Schema:
                 break
             try:
                 found = resolver.lookup(target)
-            except Unresolvable:
+            except Unresolvable as exc:
+                refused = _refusal(exc)
+                if refused is not None:  # a limit, never an empty schema said nothing of
+                    raise refused from None
                 return Schema({}, resolver, target)
             ref = str(found.resolver._base_uri) + target if target.startswith("#") else target
             extra = {k: v for k, v in node.items() if k != "$ref"}
@@ -158,7 +362,8 @@ class Operation:
 class Spec:
     """A loaded OpenAPI document."""
 
-    def __init__(self, document: Mapping[str, Any], uri: str) -> None:
+    def __init__(self, document: Mapping[str, Any], uri: str,
+                 limits: Limits | None = None) -> None:
         if not isinstance(document, Mapping):
             raise ResourceDefinitionError(f"{uri} is not an OpenAPI document")
         self.document = document
@@ -176,20 +381,29 @@ class Spec:
                 "version field)")
         specification = DRAFT202012 if self.version == "3.1" else DRAFT4
 
+        reading = _Reading(uri, limits or Limits())
+
         def retrieve(found: str) -> Resource[Any]:
-            return specification.create_resource(_read(found))
+            if found not in reading.read:
+                reading.check(found)
+                reading.read[found] = reading.document(found)
+            return specification.create_resource(reading.read[found])
 
         registry: Registry[Any] = Registry(retrieve=retrieve).with_resource(  # type: ignore[call-arg]
             uri, specification.create_resource(document))
         self.resolver = registry.resolver(base_uri=uri)
+        self.reading = reading
 
     @classmethod
-    def load(cls, source: str, base: Path) -> Spec:
-        """The document at ``source``: an http(s) URL, or a path relative to ``base``."""
-        if urlsplit(source).scheme in ("http", "https"):
-            return cls(_read(source), source)
-        path = (base / source).resolve()
-        return cls(_read(path.as_uri()), path.as_uri())
+    def load(cls, source: str, base: Path, limits: Limits | None = None) -> Spec:
+        """The document at ``source``: an http(s) URL, or a path relative to ``base``. Its
+        references are read within the same ``limits``, and the same deadline."""
+        uri = source if urlsplit(source).scheme in ("http", "https") else \
+            (base / source).resolve().as_uri()
+        reading = _Reading(uri, limits or Limits())
+        spec = cls(reading.document(uri), uri, limits)
+        spec.reading.deadline = reading.deadline
+        return spec
 
     def schema(self, node: Any) -> Schema:
         return Schema(node if isinstance(node, Mapping) else {}, self.resolver).resolved()
@@ -287,6 +501,16 @@ class Spec:
                 return self.schema(content["schema"]), headers
             return None, headers
         return None, frozenset()
+
+
+def _refusal(exc: BaseException) -> DocumentRefused | None:
+    """The limit behind a reference that could not be resolved, if one was."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, DocumentRefused):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _json_content(content: Any) -> Mapping[str, Any] | None:

@@ -7,6 +7,8 @@
 - ``connection``: one client connection, simple and extended protocol (``ClientHandler``).
 - ``startup``: SSL/GSS negotiation, the StartupMessage, authentication, ParameterStatus.
 - ``portals``: prepared statements and portals, and the paging of their rows.
+- ``statements``: a client's SQL text parsed within its limits (bytes, nodes), long
+  ones off the event loop.
 - ``auth``: users and their SCRAM-SHA-256 verifiers.
 - ``relay``: with ``--workers``, a CancelRequest handed to the worker that owns
   the connection it names.
@@ -16,7 +18,7 @@
   ``/healthz`` and ``/readyz``, served from threads of its own.
 
 Imports point one way. ``server`` imports ``connection``, which imports
-``startup`` and ``portals``; ``server`` also imports ``relay`` and ``peers``,
+``startup``, ``portals`` and ``statements``; ``server`` also imports ``relay`` and ``peers``,
 which import ``state``. ``state``, ``auth`` and ``operator`` import no other
 module here, and nothing imports ``server``.
 """

@@ -5,9 +5,9 @@ statement does. This module only translates between them, for the simple and
 the extended protocol. It is an ``asyncio.Protocol``: bytes go straight from the
 transport into the codec, and one task per connection decodes and runs what
 they say, statements included. So a statement costs no task of its own and no
-hop through a queue. Start-up is ``startup``'s job. The bookkeeping of
-statements and portals is ``portals``'s. What the connection shares with the
-server is a ``ServerState`` (``state``).
+hop through a queue. Start-up is ``startup``'s job; a text's parse within its
+limits, ``statements``'s; the bookkeeping of statements and portals, ``portals``'s.
+What the connection shares with the server is a ``ServerState`` (``state``).
 
 Rules:
 - The connection reads and changes its transaction only through the session's
@@ -23,7 +23,8 @@ Rules:
 - Output is buffered. It is written at Sync, at Flush, at the end of a simple
   Query, and at once on an error. A full transport pauses the writer until it
   drains. Input beyond ``READ_AHEAD`` unread bytes pauses reading.
-- After an error in the extended protocol, messages are discarded until Sync.
+- After an error in the extended protocol, messages are discarded until Sync. A
+  refused FunctionCall is answered with ErrorResponse, then ReadyForQuery.
 - A prepared read whose Bind, Describe (or none), Execute and Sync arrived together,
   outside a transaction block, is a portal run. When the session can answer it from
   its calls' caches, it is answered in one pass: in the transports' callbacks, the
@@ -64,7 +65,6 @@ from glove_scratchpad.wire import (
     Execute,
     FieldDescription,
     Flush,
-    FunctionCall,
     NoData,
     NoticeResponse,
     Param,
@@ -83,10 +83,11 @@ from glove_scratchpad.wire import (
 )
 
 from ..engine.result import Notice, Result
-from ..engine.session import ParsedStatement, Session, parse
+from ..engine.session import ParsedStatement, Session
 from . import portals as p
 from .startup import start_up
 from .state import BackendKey, ServerState
+from .statements import error_of, parsed
 
 __all__ = ["ClientHandler"]
 
@@ -94,8 +95,8 @@ log = logging.getLogger(__name__)
 
 READ_AHEAD = 1024 * 1024  # unread bytes buffered before reading pauses
 FLUSH_AT = 256 * 1024  # bytes of buffered output that trigger a write mid-result
-# Messages of the extended protocol (and the function call one), answered by ``_extended``.
-_EXTENDED = frozenset((Bind, Execute, Describe, Parse, Close, FunctionCall))
+# Messages of the extended protocol, answered by ``_extended``; FunctionCall is refused.
+_EXTENDED = frozenset((Bind, Execute, Describe, Parse, Close))
 _BIND_COMPLETE = BindComplete()
 _DESCRIBE_PORTAL, _EXECUTE = Describe("P", ""), Execute("", 0)  # a portal run's, decoded
 
@@ -333,8 +334,11 @@ class ClientHandler(CodecProtocol):
                 await self.flush()
             elif kind in (CopyData, CopyDone, CopyFail):
                 continue  # only reachable after a refused COPY: Postgres ignores them
-            else:
-                await self.extended(msg, pending)
+            else:  # FunctionCall: refused, and its reply ends as a Query's does
+                self.send_error(errors.FeatureNotSupported(
+                    f"the {kind.__name__} message is not supported",
+                    hint="Call the function in a SELECT."))
+                await self.sync()
 
     async def sync(self) -> None:
         """Sync: the end of a request, and of every portal outside a transaction block."""
@@ -476,7 +480,7 @@ class ClientHandler(CodecProtocol):
 
     def send_result(self, result: Result, *, describe: bool) -> None:
         self.send_notices(result.notices)
-        if describe and result.fields:
+        if describe and (result.fields or result.command_tag.startswith("SELECT")):  # 0 too
             self.send(RowDescription(tuple(result.fields)))
         self.send_rows(result.data_rows)
         for name, value in result.parameters.items():
@@ -487,7 +491,7 @@ class ClientHandler(CodecProtocol):
     async def simple_query(self, sql: str) -> None:
         assert self.session is not None
         try:
-            statements = parse(sql)
+            statements = await parsed(sql, self.state.config)
         except errors.SqlError as exc:
             statements = None
             self.send_error(exc)
@@ -503,9 +507,8 @@ class ClientHandler(CodecProtocol):
                     exc = exc.replaced(position=exc.position + stmt.offset)
                 self.send_error(exc)
                 break
-            except Exception:
-                log.exception("internal error running %r", stmt.sql[:200])
-                self.send_error(errors.InternalError("internal error"))
+            except Exception as exc:
+                self.send_error(error_of(exc, "running %r", stmt.sql[:200]))
                 break
             p.forget(result.released, self.prepared, self.portals)
             self.send_result(result, describe=True)
@@ -529,10 +532,9 @@ class ClientHandler(CodecProtocol):
 
     def _failed(self, msg: Any, exc: Exception) -> None:
         """The error of an extended-protocol message (called where it was caught): ours
-        is XX000, with its traceback in the log."""
+        is XX000, with its traceback in the log; a recursion too deep is 54001."""
         if not isinstance(exc, errors.SqlError):
-            log.exception("internal error in %s", type(msg).__name__)
-            exc = errors.InternalError("internal error")
+            exc = error_of(exc, "in %s", type(msg).__name__)
         self.send_error(exc)
 
     async def _extended(self, msg: Any, pending: p.Pending) -> None:
@@ -543,27 +545,24 @@ class ClientHandler(CodecProtocol):
         elif kind is Execute:
             await self._execute(p.find_portal(self.portals, msg.portal), msg.max_rows, pending)
         elif kind is Parse:
-            p.prepare(msg, self.prepared)
+            p.prepare(msg, self.prepared, await parsed(msg.query, self.state.config))
             self.send(ParseComplete())
         elif kind is Describe:
             if msg.kind == "S":
                 param_oids, fields = await self._describe(p.find_statement(self.prepared,
                                                                            msg.name))
                 self.send(ParameterDescription(param_oids))
-                self.send(RowDescription(fields) if fields else NoData())
+                self.send(NoData() if fields is None else RowDescription(fields))
             else:
                 portal = p.find_portal(self.portals, msg.name)
                 fields = (await self._describe(portal.prepared))[1]
-                self.send(portal.row_description(fields) if fields else NoData())
+                self.send(NoData() if fields is None else portal.row_description(fields))
         elif kind is Close:
             if msg.kind == "S":
                 self.prepared.pop(msg.name, None)
             else:
                 self.portals.pop(msg.name, None)
             self.send(CloseComplete())
-        elif kind is FunctionCall:
-            raise errors.FeatureNotSupported("the function call protocol is not supported",
-                                             hint="Call the function in a SELECT.")
         else:
             raise errors.ProtocolViolation(f"unexpected message {type(msg).__name__}")
 

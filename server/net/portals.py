@@ -44,7 +44,7 @@ from glove_scratchpad.wire import (
 )
 
 from ..engine.result import Notice, Released, Result
-from ..engine.session import ParsedStatement, parse
+from ..engine.session import ParsedStatement
 from ..sql.analysis import param_numbers
 
 __all__ = [
@@ -126,12 +126,12 @@ class Pending:
     notices: list[Notice] = field(default_factory=list)
 
 
-def prepare(msg: Parse, prepared: dict[str, Prepared]) -> Prepared:
-    """Parse: the statement, kept under its name."""
+def prepare(msg: Parse, prepared: dict[str, Prepared],
+            statements: Sequence[ParsedStatement]) -> Prepared:
+    """Parse: the statement (``statements``, its text parsed), kept under its name."""
     if msg.name and msg.name in prepared:
         raise errors.DuplicatePreparedStatement(
             f'prepared statement "{msg.name}" already exists')
-    statements = parse(msg.query)
     if len(statements) > 1:
         raise errors.SyntaxError("cannot insert multiple commands into a prepared statement",
                                  hint="Prepare one statement at a time.")
@@ -203,7 +203,7 @@ def run_head(prepared: Prepared, run: PortalRun) -> bytes:
     if head is None:
         fields = prepared.described[1] if prepared.described else None
         head = prepared.row_bytes[formats] = _BIND_COMPLETE + (
-            row_description(prepared, formats, fields).encode() if fields else _NO_DATA)
+            _NO_DATA if fields is None else row_description(prepared, formats, fields).encode())
     return head
 
 

@@ -175,7 +175,7 @@ def test_the_shell_ddl() -> None:
         'CREATE FUNCTION "fn"."greet"(args jsonb DEFAULT NULL, "name" text DEFAULT NULL) '
         "RETURNS jsonb LANGUAGE plpgsql VOLATILE AS $_gs_$")
     assert "RETURN jsonb_build_array($1, $2);" in create
-    assert comment == ('COMMENT ON FUNCTION "fn"."greet"(jsonb, text) IS \'Arguments, named '
+    assert comment == ('COMMENT ON FUNCTION "fn"."greet"(jsonb, text) IS E\'Arguments, named '
                        "(x => …) or as one jsonb object (args): name text: It''s whom. "
                        "Returns jsonb.'")
 

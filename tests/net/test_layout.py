@@ -49,7 +49,7 @@ def _net_deps(module: str) -> set[str]:
 
 def test_the_modules_are_the_ones_the_docstrings_describe():
     assert MODULES == ["auth", "connection", "operator", "peers", "portals", "relay", "server",
-                       "startup", "state"]
+                       "startup", "state", "statements"]
 
 
 @pytest.mark.parametrize("module", MODULES)

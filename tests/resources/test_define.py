@@ -57,6 +57,14 @@ def test_name_may_not_take_a_reserved_prefix():
         _define("pg_prs")
 
 
+@pytest.mark.parametrize("column", ["xmin", "ctid", "oid", "tableoid"])
+def test_a_column_may_not_take_a_system_columns_name(column):
+    """Postgres would refuse the shell table at start, with a DuplicateColumnError."""
+    with pytest.raises(ResourceDefinitionError, match=f"'{column}' is a Postgres system "
+                       f"column name; call it '{column}_'"):
+        _define(columns=[(column, "text")])
+
+
 def test_no_columns_is_an_error():
     with pytest.raises(ResourceDefinitionError, match="has no columns"):
         _define(columns=[])
