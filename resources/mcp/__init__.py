@@ -14,6 +14,10 @@ The modules, in the order they depend on one another (none imports a later one):
 - ``_schema``: JSON Schema -> columns (names, types, comments);
 - ``_values``: argument values in, result rows out;
 - ``_table``: one tool's schemas -> its table's plan (columns, keys, rows path);
+- ``_stdio``: the stdio transport, every message within ``max_message_bytes``;
+- ``_http``: the streamable HTTP client, its JSON answers within the same bound;
+- ``_check``: a result against its tool's ``outputSchema``, off the event loop,
+  its patterns on RE2;
 - ``_session``: one live client session in a task of its own;
 - ``_connection``: ``McpConnection``, a session started on first use and again
   after a failure;

@@ -21,6 +21,8 @@ Rules:
 - Its headers, its URL's credentials and the values of ``env`` entries whose names
   say they are secrets are remembered (``glove_scratchpad.redaction``): redacted
   from whatever a tool answers.
+- Every message a server sends is bounded by ``max_message_bytes`` (8 MiB unless
+  set): an upstream is untrusted input.
 """
 
 from __future__ import annotations
@@ -44,7 +46,11 @@ from glove_scratchpad.redaction import SECRET_NAME, remember, remember_header, r
 
 from .._resource import MAX_RETRIES, Volatility
 
-__all__ = ["ColumnOverride", "McpServerConfig", "ToolOverride"]
+__all__ = ["MAX_MESSAGE_BYTES", "ColumnOverride", "McpServerConfig", "ToolOverride"]
+
+# What one message of a server may weigh, unless its max_message_bytes says otherwise: far
+# more than rows an agent reads, far less than would stall the server to parse.
+MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 
 # Commands that mean "this interpreter": run as sys.executable.
 _OWN_PYTHON = frozenset({"python", "python3"})
@@ -173,6 +179,12 @@ class McpServerConfig(BaseModel):
     )
     retries: int = Field(default=0, ge=0, le=MAX_RETRIES, description=_RETRIES)
     rate: tuple[PositiveInt, PositiveFloat] | None = Field(default=None, description=_RATE)
+    max_message_bytes: int = Field(
+        default=MAX_MESSAGE_BYTES,
+        ge=4096,
+        description="The longest message (one JSON-RPC line on stdio) the server may send;"
+        " a longer one fails its call and ends the session",
+    )
 
     @field_validator("namespace")
     @classmethod

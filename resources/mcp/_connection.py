@@ -16,6 +16,10 @@ Rules:
   ``timeout``, the session lost while it was pending: ``sent_unanswered``) is
   08007: it may have run. One that could not be sent is a failure as any other.
 - After ``aclose`` every call fails as unreachable.
+- An answer longer than ``max_message_bytes`` fails its call (``McpToolError``),
+  and is not retried: the server was stopped, and the next call starts it again.
+- A result is checked against the tool's ``outputSchema`` here (``_check``), off
+  the event loop and with no pattern that backtracks, not by the SDK.
 """
 
 from __future__ import annotations
@@ -29,11 +33,20 @@ import anyio
 import httpx2
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, METHOD_NOT_FOUND, REQUEST_TIMEOUT, CallToolResult, Tool
+from mcp.types import (
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    REQUEST_TIMEOUT,
+    CallToolRequest,
+    CallToolRequestParams,
+    CallToolResult,
+    Tool,
+)
 
 from glove_scratchpad import traces
 from glove_scratchpad.errors import InvalidParameterValue, SqlError, TransactionResolutionUnknown
 
+from ._check import Mismatch, OutputCheck
 from ._config import McpServerConfig
 from ._errors import McpServerError, McpServerUnavailable, McpToolError
 from ._session import LiveSession, failure_reason, innermost, is_disconnect, session_lost
@@ -78,6 +91,7 @@ class McpConnection:
         self._attempts = 0
         self._last_failure: tuple[str, str | None] | None = None
         self._closed = False
+        self._checks: dict[str, OutputCheck] = {}  # tool -> its outputSchema's check
 
     @property
     def namespace(self) -> str:
@@ -124,10 +138,11 @@ class McpConnection:
         self, exc: BaseException, session: LiveSession, *, starting: bool
     ) -> McpServerUnavailable:
         cause = session.failure if session.failure is not None else exc
-        reason = failure_reason(cause, self.config, starting=starting)
-        tail = session.stderr_tail()
-        detail = f"The server's last words on stderr:\n{tail}" if tail else None
-        return McpServerUnavailable(self.namespace, reason, detail=detail)
+        if session.refused is not None:
+            reason = str(session.refused)
+        else:
+            reason = failure_reason(cause, self.config, starting=starting)
+        return McpServerUnavailable(self.namespace, reason, detail=session.stderr_detail())
 
     async def list_tools(self) -> list[Tool]:
         """Every tool of the server, all pages."""
@@ -157,6 +172,7 @@ class McpConnection:
                 f'MCP server "{self.namespace}" could not list its tools: {innermost(exc)}',
                 hint="Check that the server offers tools.",
             ) from None
+        self._checks = {t.name: OutputCheck(t.output_schema) for t in tools if t.output_schema}
         return tools
 
     async def call_tool(
@@ -178,10 +194,19 @@ class McpConnection:
             client = cast(Client, session.client)
             try:
                 with traces.mcp_request("tools/call", name):
-                    return await client.call_tool(
-                        name, dict(arguments), read_timeout_seconds=self.config.timeout
+                    # Not client.call_tool: the SDK checks the outputSchema on the event loop,
+                    # with re. The check is ours, below.
+                    result = await client.session.send_request(
+                        CallToolRequest(
+                            params=CallToolRequestParams(name=name, arguments=dict(arguments))
+                        ),
+                        CallToolResult,
+                        request_read_timeout_seconds=self.config.timeout,
                     )
             except Exception as exc:
+                if session.refused is not None and not write:
+                    session.broken = True
+                    raise self._too_large(name, table, session) from None
                 if write and sent_unanswered(exc):
                     session.broken = session.broken or is_disconnect(exc)
                     raise self._in_doubt(name, exc, session) from None
@@ -200,7 +225,55 @@ class McpConnection:
                 if retry and attempt == 1:
                     continue
                 raise error from None
+            await self._check(name, table, result)
+            return result
         raise AssertionError("unreachable")
+
+    async def _check(self, tool: str, table: str, result: CallToolResult) -> None:
+        """A result against its tool's outputSchema (``McpToolError`` when it does not fit)."""
+        check = self._checks.get(tool)
+        if check is None or result.is_error:
+            return
+        content = result.structured_content
+        problem: str | None = None
+        detail = None
+        if content is None and "structured_content" not in result.model_fields_set:
+            problem = "it declares an outputSchema but gave no structured content"
+        else:
+            try:
+                mismatch = await check.check(content, within=self.config.timeout)
+            except Mismatch as exc:
+                problem = str(exc)
+            else:
+                if mismatch is not None:
+                    problem = f"its answer does not match its outputSchema at {mismatch[0]}"
+                    detail = (
+                        "The check found (quoting the server's answer, untrusted):"
+                        f" {mismatch[1]}"
+                    )
+        if problem is not None:
+            raise McpToolError(
+                self.namespace,
+                tool,
+                table,
+                problem,
+                detail=detail,
+                hint="The server answered outside the schema it declares, so its rows are not"
+                " read. Fix the server, or leave the tool out (exclude) in the configuration.",
+            )
+
+    def _too_large(self, tool: str, table: str, session: LiveSession) -> SqlError:
+        limit = self.config.max_message_bytes
+        return McpToolError(
+            self.namespace,
+            tool,
+            table,
+            f"its answer is longer than max_message_bytes ({limit} bytes)",
+            detail=session.stderr_detail(),
+            hint="Ask for less (narrower WHERE values, or a LIMIT), or raise max_message_bytes"
+            f' of MCP server "{self.namespace}" in the configuration. The server was stopped;'
+            " the next query that needs it starts it again.",
+        )
 
     def _in_doubt(self, tool: str, exc: BaseException, session: LiveSession) -> SqlError:
         """A write call sent and not answered (``sent_unanswered``): 08007."""
