@@ -298,6 +298,10 @@ class DuplicateCursor(SqlError, code="42P03"):
     pass
 
 
+class DuplicateTable(SqlError, code="42P07"):
+    pass
+
+
 class DuplicatePreparedStatement(SqlError, code="42P05"):
     pass
 

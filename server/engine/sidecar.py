@@ -40,6 +40,7 @@ from glove_scratchpad.wire import Param
 from ..sql.analysis import Plan
 from ..sql.rewrite import Rewritten, rewrite
 from . import fast
+from . import temp as temp_tables
 from .context import StatementContext
 from .kept import Kept
 from .result import Result, ResultColumn
@@ -104,11 +105,14 @@ async def check(st: Statement, sql: str, params: Sequence[Param]) -> Any:
     settings = tuple(sorted((n, v) for n, v in st.settings.items()
                             if n not in SHOWN_ONLY and n not in _NOT_PARSING))
     known = st.record(sql).described
-    described = known.get((oids, settings))
+    # A session's temporary tables change under the same text: its own answer, never kept.
+    pinned = st.temp is not None and st.temp.pinned
+    described = None if pinned else known.get((oids, settings))
     if described is None:
-        async with st.view.pool.acquire() as conn:
+        async with temp_tables.lease(st) as conn:
             described = await conn.describe(sql, oids, settings)
-        known.put((oids, settings), described)
+        if not pinned:
+            known.put((oids, settings), described)
     return described
 
 
@@ -126,7 +130,10 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
     spilled = any(isinstance(r, Kept) and not r.lasting for r in rows.values())
     rw = _rewritten(st, plan, param_of, tables, returning=returning, twin=twin,
                     calls=calls, again=not (calls or spilled))
-    main = Step(rw.sql, args, formats)
+    # A temporary table's DDL and writes commit at once, on the session's pinned connection.
+    # Its command tag is a DDL one: the gate judged it (``temp_tables``).
+    temp = temp_tables.writes_temp(plan.node, st.temp)
+    main = Step(rw.sql, args, formats, own=temp)
     before = [] if prelude is None else [prelude] if isinstance(prelude, Step) else list(prelude)
     steps = [*before, main]
     configs = configured(plan.node, params) if plan.sets_config else []
@@ -134,17 +141,26 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
         steps.append(Step("SELECT " + ", ".join(
             f"current_setting(${i + 1})" for i in range(len(configs))),
             [encode_param(name) for name, _ in configs]))
-    write = plan.target is not None
+    if temp:
+        await st.temp.pin(st.view.pool)
+        steps.append(temp_tables.COMMIT)
+    write = plan.target is not None or temp
     # A lone read that cannot change a setting leaves nothing a ROLLBACK would undo.
     implicit = not write and not before and not plan.sets_config
     results = await pipeline_results(st, steps, main, transaction="write" if write else
                                      "implicit" if implicit else "read", rewritten=rw)
     out = results[steps.index(main) - len(steps)]  # counted from the end: settings go first
-    if implicit and not calls and ctx.sql == plan.sql:
+    if implicit and not calls and ctx.sql == plan.sql and not (st.temp and st.temp.pinned):
         fast.compile(st, plan)  # the client's own statement, a read alone
-    result = result_of(st, f"SELECT {len(out.rows)}", out, ctx)
+    result = result_of(st, out.tag if temp else f"SELECT {len(out.rows)}", out, ctx)
+    if temp:
+        temp_tables.made(st, plan.node)
+        said = temp_tables.notice(st)
+        if said:
+            result.notices.append(said)
     if configs:
-        result.parameters = _remember_configured(st, configs, results[-1].rows[0].values)
+        result.parameters = _remember_configured(st, configs, results[-1 - temp].rows[0]
+                                                 .values)
     return result
 
 
@@ -238,7 +254,7 @@ async def pipeline_results(st: Statement, steps: list[Step], main: Step, *,
     """Run steps on a pooled sidecar connection, each with its result. An error's
     position in ``main`` (``rewritten``'s text) is mapped back to the client's text."""
     steps, parsed_under = _with_settings(st, steps)
-    async with st.view.pool.acquire() as conn:
+    async with temp_tables.lease(st) as conn:
         try:
             return await conn.pipeline(steps, transaction=transaction,
                                        parsed_under=parsed_under)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from glove_scratchpad.catalog import SYSTEM_VIEWS
 from glove_scratchpad.resources import Resource
@@ -83,6 +84,7 @@ class Statement:
     # Calls of its references that the fast path worked out from these parameters before
     # it declined the run (``fast.reads``): by the ``id`` of the reference they are of.
     worked_out: WorkedOut | None = None
+    temp: Any = None  # the session's temporary tables (``temp.TempTables``)
 
     def __post_init__(self) -> None:
         self.timeout = self.timeout_now()
