@@ -40,7 +40,7 @@ from glove_scratchpad.catalog import (
 from glove_scratchpad.resources import Resource
 from glove_scratchpad.wire import FieldDescription, Param
 
-from ..sql import gate
+from ..sql import temp_tables as temp_gate
 from ..sql.allowlist import backend_call, system_call
 from ..sql.analysis import Plan, deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
@@ -468,7 +468,7 @@ class Session:
         values = None if params is None else [
             p.value if p.value is None or (p.format and p.oid not in _TEXT_OIDS)
             else p.value.decode("utf-8", "replace") for p in params]
-        gate.check(stmt.node, is_resource=lambda schema, name: self.lookup(schema, name)
+        temp_gate.check(stmt.node, is_resource=lambda schema, name: self.lookup(schema, name)
                    is not None, params=values,
                    is_function=lambda schema, name: name in self.services.fns,
                    values_later=params is None, schemas=self.services.schemas,

@@ -86,8 +86,6 @@ from .setting_rules import (
     setting_protected,
 )
 from .statement_kinds import STATEMENT_KINDS, refuse_statement
-from .temp_tables import is_temp_statement, temp_into
-from .temp_tables import judge as judge_temp
 
 __all__ = [
     "CATALOG_RELATIONS",
@@ -118,7 +116,6 @@ def check(
     is_function: IsFunction | None = None,
     values_later: bool = False,
     schemas: Schemas = DEFAULT_SCHEMAS,
-    is_temp: Callable[[str], bool] | None = None,
 ) -> None:
     """Refuse ``node`` (a RawStmt's ``stmt``) with an ``errors.SqlError``, or return None.
 
@@ -131,12 +128,9 @@ def check(
     ``fn.<name>`` is a served function (by default none is). ``values_later``: the
     parameter values are not known yet (a Describe); a check that needs them is left
     to the judgement made when they are. ``schemas``: the server's (system, functions).
-    ``is_temp(name)``: a temporary table of the session (``temp_tables``).
     """
-    g = _Gate(is_resource, protected_settings, secret_settings, params, is_function,
-              values_later, schemas)
-    g.is_temp = is_temp or (lambda name: False)
-    g.statement(node)
+    _Gate(is_resource, protected_settings, secret_settings, params, is_function,
+          values_later, schemas).statement(node)
 
 
 class _Scope:
@@ -170,18 +164,12 @@ class _Gate:
         self.protected = protected
         self.secret = secret
         self.params = params
-        self.is_temp: Callable[[str], bool] = lambda name: False
         self.settings_read: Any = None  # the one pg_settings RangeVar a pinned read may name
         self.values_later = values_later  # parameter values come later: judged again then
 
     # -- statements -----------------------------------------------------------------
 
     def statement(self, node: Any, top: bool = True) -> None:
-        if top and is_temp_statement(node):  # a session's temporary tables
-            for part in judge_temp(node, self.is_resource, self.is_temp):
-                self.visit(part, _Scope(None))
-            if not temp_into(node):
-                return
         if not isinstance(node, STATEMENT_KINDS):
             refuse_statement(node)
         if isinstance(node, ast.SelectStmt):
@@ -189,7 +177,7 @@ class _Gate:
                 return  # SELECT scratchpad.restage(txid) alone: system_call judged it
             if top:
                 self.settings_read = pinned_settings_read(node, self.secret)
-            self.select(node, _Scope(None), into=top)
+            self.select(node, _Scope(None))
         elif isinstance(node, _WRITES):
             self.write(node, _Scope(None))
         elif isinstance(node, ast.ExplainStmt):
@@ -211,8 +199,6 @@ class _Gate:
                     "run the statement itself to see its rows.")
         if system_call(node.query, self.system) is not None:
             refuse_system_function("EXPLAIN of ", self.system)
-        if is_temp_statement(node.query):
-            refuse_statement(node.query)  # a temporary table is made by running it
         self.statement(node.query, top)  # EXPLAIN EXECUTE, … CREATE TABLE AS: refused there
 
     def transaction(self, node: Any) -> None:
@@ -327,8 +313,8 @@ class _Gate:
             if slot not in ("withClause", "relation"):
                 self.visit(getattr(node, slot, None), inner)
 
-    def select(self, node: Any, scope: _Scope, into: bool = False) -> None:
-        if node.intoClause is not None and not (into and temp_into(node)):
+    def select(self, node: Any, scope: _Scope) -> None:
+        if node.intoClause is not None:
             raise errors.InsufficientPrivilege(
                 "SELECT … INTO is not allowed: it creates a table",
                 hint="Drop INTO …; use a CTE (WITH name AS (SELECT …)) for intermediate results.")
@@ -339,7 +325,7 @@ class _Gate:
                 "staged, and COMMIT fires them in order.")
         inner = self.with_clause(node.withClause, scope)
         for slot in node.__slots__:
-            if slot not in ("withClause", "intoClause"):  # INTO TEMP: judged in temp_tables
+            if slot != "withClause":
                 self.visit(getattr(node, slot, None), inner)
 
     def with_clause(self, clause: Any, scope: _Scope) -> _Scope:
@@ -418,7 +404,7 @@ class _Gate:
                 return
             if name.startswith("pg_"):
                 refuse_catalog(name)
-            if self.is_resource(None, name) or self.is_temp(name):
+            if self.is_resource(None, name):
                 return
             undefined_relation(name, f"{self.system}.{name}"
                                if self.is_resource(self.system, name) else None)
@@ -450,7 +436,7 @@ class _Gate:
             raise errors.InsufficientPrivilege(
                 f"permission denied for relation {shown}: only resources can be written",
                 hint=DISCOVER)
-        if not self.is_resource(schema, name) and not (schema is None and self.is_temp(name)):
+        if not self.is_resource(schema, name):
             undefined_relation(shown)
 
     def function(self, fc: Any) -> None:

@@ -19,6 +19,7 @@ Rules:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -27,8 +28,11 @@ from pglast.parser import scan
 
 from glove_scratchpad import errors
 
-__all__ = ["TEMP_HINT", "is_temp_statement", "judge", "query_of", "query_start", "temp_into",
-           "temp_names"]
+from . import gate
+from .statement_kinds import statement_name
+
+__all__ = ["TEMP_HINT", "check", "is_temp_statement", "judge", "query_of", "query_start",
+           "temp_into", "temp_names"]
 
 TEMP_HINT = ("Temporary tables hold a session's intermediate results: CREATE TEMP TABLE name "
              "(…) or CREATE TEMP TABLE name AS SELECT …; DROP TABLE and TRUNCATE take only "
@@ -44,7 +48,9 @@ def temp_into(node: Any) -> bool:
 
 def is_temp_statement(node: Any) -> bool:
     """Whether ``node`` is one of the statements this module judges."""
-    return (isinstance(node, ast.CreateStmt | ast.DropStmt | ast.TruncateStmt)
+    return (isinstance(node, ast.CreateStmt | ast.TruncateStmt)
+            or (isinstance(node, ast.DropStmt)
+                and node.removeType == enums.ObjectType.OBJECT_TABLE)
             or (isinstance(node, ast.CreateTableAsStmt)
                 and node.objtype == enums.ObjectType.OBJECT_TABLE)
             or temp_into(node))
@@ -72,14 +78,33 @@ def query_start(sql: str, node: Any) -> int:
 
 def temp_names(node: Any) -> tuple[str, ...]:
     """The tables a CREATE (or SELECT INTO) makes, or a DROP drops."""
+    n: Any = node  # pglast's field types are loose; read them as Any
     if isinstance(node, ast.CreateStmt):
-        return (node.relation.relname,)
+        return (str(n.relation.relname),)
     if isinstance(node, ast.CreateTableAsStmt | ast.SelectStmt):
-        into = node.into if isinstance(node, ast.CreateTableAsStmt) else node.intoClause
-        return (into.rel.relname,)
+        into = n.into if isinstance(node, ast.CreateTableAsStmt) else n.intoClause
+        return (str(into.rel.relname),)
     if isinstance(node, ast.DropStmt):
         return tuple(str(obj[-1].sval) for obj in node.objects or ())
     return ()
+
+
+def check(node: Any, *, is_resource: gate.IsResource,
+          is_temp: Callable[[str], bool] | None = None, **kw: Any) -> None:
+    """The gate (``gate.check``, ``kw`` its other arguments) for a session whose
+    temporary tables are ``is_temp``: they are read and written as resources are, and
+    the statements that make, drop or empty them are judged here, their parts (a
+    query, a column's default or check) by the gate."""
+    temp = is_temp or (lambda name: False)
+
+    def seen(schema: str | None, name: str) -> bool:
+        return is_resource(schema, name) or (schema is None and temp(name))
+
+    if not is_temp_statement(node):
+        gate.check(node, is_resource=seen, **kw)
+        return
+    for part in judge(node, is_resource, temp):
+        gate.check(part, is_resource=seen, **kw)
 
 
 def _refuse(what: str) -> None:
@@ -93,6 +118,8 @@ def _new_table(rv: Any, is_resource: Callable[[str | None, str], bool]) -> None:
         _refuse(f"a table in schema {rv.schemaname}")
     if rv.catalogname is not None:
         _refuse("a table in another database")
+    if rv.relname.startswith("pg_"):
+        _refuse(f'a table named "{rv.relname}" (pg_ names are the system\'s)')
     if is_resource(None, rv.relname):
         raise errors.DuplicateTable(
             f'relation "{rv.relname}" already exists: it is a resource',
@@ -119,20 +146,22 @@ def judge(node: Any, is_resource: Callable[[str | None, str], bool],
                 walk.append(c.raw_expr)
             if isinstance(elt, ast.ColumnDef):
                 walk.append(elt.raw_default)
-        return walk
+        # Each expression judged as the gate judges a SELECT list.
+        return [ast.SelectStmt(targetList=(ast.ResTarget(val=e),)) for e in walk
+                if e is not None]
     if isinstance(node, ast.CreateTableAsStmt):
-        into = node.into
+        into: Any = node.into
         _new_table(into.rel, is_resource)
         if into.tableSpaceName or into.accessMethod:
             _refuse("TABLESPACE or USING")
         return [node.query]
     if isinstance(node, ast.SelectStmt):
-        _new_table(node.intoClause.rel, is_resource)
-        return []  # the gate walks the SELECT itself
+        _new_table(getattr(node.intoClause, "rel", None), is_resource)
+        query = copy.copy(node)
+        query.intoClause = None
+        return [query]
     names: list[tuple[str | None, str]] = []
     if isinstance(node, ast.DropStmt):
-        if node.removeType != enums.ObjectType.OBJECT_TABLE:
-            _refuse(f"DROP {node.removeType.name.removeprefix('OBJECT_')}")
         for obj in node.objects or ():
             parts = [str(s.sval) for s in obj]
             names.append((parts[-2] if len(parts) > 1 else None, parts[-1]))
@@ -141,6 +170,6 @@ def judge(node: Any, is_resource: Callable[[str | None, str], bool],
     for schema, name in names:
         if schema not in (None, "pg_temp") or not is_temp(name):
             raise errors.InsufficientPrivilege(
-                f'"{name}" is not a temporary table of this session: only those can be '
-                "dropped or truncated", hint=TEMP_HINT)
+                f'{statement_name(node)} is not allowed on "{name}": only the session\'s '
+                "own temporary tables can be dropped or truncated", hint=TEMP_HINT)
     return []

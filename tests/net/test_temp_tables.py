@@ -109,7 +109,7 @@ async def test_columns_prepared_and_other_sessions(served: tuple[str, list[int]]
 
 
 async def test_refusals_on_commit_and_rollback(served: tuple[str, list[int]]) -> None:
-    dsn, calls = served
+    dsn, _ = served
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         with pytest.raises(psycopg.errors.DuplicateTable) as dup:
             await conn.execute("CREATE TEMP TABLE tasks (id int)")
