@@ -306,6 +306,10 @@ class DuplicatePreparedStatement(SqlError, code="42P05"):
     pass
 
 
+class ConfigurationLimitExceeded(SqlError, code="53400"):
+    pass
+
+
 class ProgramLimitExceeded(SqlError, code="54000"):
     pass
 

@@ -90,6 +90,8 @@ class Limits:
     # A statement that takes at least this many seconds is logged as slow (a WARNING
     # event of its own); None: none is.
     slow_statement_s: float | None = None
+    # Megabytes a session's temporary tables may hold (temp.py); a statement past it fails.
+    temp_table_limit_mb: int = 256
 
 
 class ResolverTimeout(TimeoutError):

@@ -143,12 +143,18 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
             [encode_param(name) for name, _ in configs]))
     if temp:
         await st.temp.pin(st.view.pool)
-        steps.append(temp_tables.COMMIT)
+        limit = st.services.limits.temp_table_limit_mb
+        steps += [temp_tables.size_check(limit), temp_tables.COMMIT]
     write = plan.target is not None or temp
     # A lone read that cannot change a setting leaves nothing a ROLLBACK would undo.
     implicit = not write and not before and not plan.sets_config
-    results = await pipeline_results(st, steps, main, transaction="write" if write else
-                                     "implicit" if implicit else "read", rewritten=rw)
+    try:
+        results = await pipeline_results(st, steps, main, transaction="write" if write else
+                                         "implicit" if implicit else "read", rewritten=rw)
+    except errors.ConfigurationLimitExceeded:
+        if temp:  # the size check before COMMIT failed: rolled back
+            raise temp_tables.over_limit(limit) from None
+        raise
     out = results[steps.index(main) - len(steps)]  # counted from the end: settings go first
     if implicit and not calls and ctx.sql == plan.sql and not (st.temp and st.temp.pinned):
         fast.compile(st, plan)  # the client's own statement, a read alone
@@ -159,7 +165,7 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
         if said:
             result.notices.append(said)
     if configs:
-        result.parameters = _remember_configured(st, configs, results[-1 - temp].rows[0]
+        result.parameters = _remember_configured(st, configs, results[-1 - 2 * temp].rows[0]
                                                  .values)
     return result
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pglast import ast
 
+from glove_scratchpad import errors
 from glove_scratchpad.catalog import SidecarConnection, Step
 
 from ..sql.temp_tables import is_temp_statement, temp_into, temp_names
@@ -110,6 +111,24 @@ def made(st: Statement, node: Any) -> None:
         temp.names.difference_update(temp_names(node))
     elif isinstance(node, ast.CreateStmt | ast.CreateTableAsStmt) or temp_into(node):
         temp.names.update(temp_names(node))
+
+
+def size_check(limit_mb: int) -> Step:
+    """The step before COMMIT that fails (53400) when the session's temporary tables,
+    with their indexes and TOAST, hold more than ``limit_mb``: the change is undone."""
+    return Step(
+        "DO $$BEGIN IF (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM "
+        "pg_class c WHERE c.relnamespace = pg_my_temp_schema() AND c.relkind = 'r') > "
+        f"{int(limit_mb) * 1024 * 1024} THEN RAISE EXCEPTION 'over' USING ERRCODE = '53400'; "
+        "END IF; END$$", rows=False, own=True)
+
+
+def over_limit(limit_mb: int) -> errors.SqlError:
+    return errors.ConfigurationLimitExceeded(
+        f"the session's temporary tables would hold more than temp_table_limit_mb "
+        f"({limit_mb} MB): the statement is undone",
+        hint="Keep fewer rows or columns (filter or aggregate first), or DROP or TRUNCATE "
+        "a temporary table you no longer need.")
 
 
 def notice(st: Statement) -> Notice | None:

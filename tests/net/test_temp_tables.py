@@ -14,7 +14,10 @@ import pytest
 from pydantic import BaseModel
 
 from glove_scratchpad.resources import Bindings, define_resource
+from glove_scratchpad.server import Database
+from glove_scratchpad.server.engine.guard import Limits
 
+from ..engine.fix_kept import database_name
 from ..fix_server import dsn as dsn_of
 from ..fix_server import serving
 
@@ -30,7 +33,7 @@ class Task(BaseModel):
 
 
 @pytest.fixture
-async def served(make_db: Any) -> AsyncIterator[tuple[str, list[int]]]:
+async def served(sidecar: Any) -> AsyncIterator[tuple[str, list[int]]]:
     calls: list[int] = []
 
     def picks(b: Bindings) -> list[dict[str, Any]]:
@@ -40,13 +43,15 @@ async def served(make_db: Any) -> AsyncIterator[tuple[str, list[int]]]:
     def tasks(b: Bindings) -> list[dict[str, Any]]:
         return [{"id": i, "title": f"task {i}"} for i in (1, 2, 3)]
 
-    db = await make_db([
+    db = await Database.create([
         define_resource("picks", schema=Pick, volatility="volatile", select=picks),
         define_resource("tasks", schema=Task, volatility="volatile", select=tasks,
                         insert=lambda rows: None, primary_key=["id"]),
-    ])
+    ], writes=True, sidecar=sidecar, database=database_name(),
+        limits=Limits(temp_table_limit_mb=1))
     async with serving(db, writes=True) as server:
         yield dsn_of(server), calls
+    await db.close()
 
 
 async def test_as_calls_once_and_later_reads_call_nothing(
@@ -136,3 +141,25 @@ async def test_refusals_on_commit_and_rollback(served: tuple[str, list[int]]) ->
         assert any("ROLLBACK does not undo" in n for n in notices)
         cur = await conn.execute("SELECT id FROM kept")
         assert await cur.fetchall() == [(1,)]
+
+
+async def test_size_limit_fails_the_statement_and_others_are_served(
+        served: tuple[str, list[int]]) -> None:
+    dsn, _ = served
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        await conn.execute("CREATE TEMP TABLE big (t text)")
+        await conn.execute("INSERT INTO big VALUES ('kept')")
+        with pytest.raises(psycopg.errors.ConfigurationLimitExceeded) as over:
+            # About 2.5 MB of rows that do not compress, over the 1 MB limit.
+            await conn.execute(
+                "INSERT INTO big SELECT md5(i::text) FROM generate_series(1, 40000) i")
+        assert over.value.diag.message_hint and "DROP" in over.value.diag.message_hint
+        assert "temp_table_limit_mb" in str(over.value)
+        cur = await conn.execute("SELECT t FROM big")  # undone, the session goes on
+        assert await cur.fetchall() == [("kept",)]
+        with pytest.raises(psycopg.errors.ConfigurationLimitExceeded):
+            await conn.execute("CREATE TEMP TABLE big2 AS SELECT md5(i::text) AS t "
+                               "FROM generate_series(1, 40000) i")
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as other:
+            cur = await other.execute("SELECT count(*) FROM tasks")
+            assert await cur.fetchone() == (3,)
