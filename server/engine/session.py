@@ -53,6 +53,7 @@ from . import temp as temp_tables
 from .answering import Answer, Done
 from .context import Request, StatementContext, WorkedOut
 from .explain import explain_statement
+from .explain_analyze import analyzing, explain_analyze
 from .kept import system_call_name, system_call_text
 from .messages import quoted_value
 from .overlay import Overlay
@@ -515,6 +516,8 @@ class Session:
                 await self._check(st, stmt, params)
                 return await chains.run_parts(st, chain)
             return await self._planned(st, stmt, st.plan(stmt), params)
+        if isinstance(node, ast.ExplainStmt) and analyzing(node):
+            return await explain_analyze(st, node, params, self._planned)
         if isinstance(node, ast.ExplainStmt):
             return await explain_statement(st, stmt.sql, node.query, params, node)
         if isinstance(node, ast.VariableSetStmt | ast.VariableShowStmt):

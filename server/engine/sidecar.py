@@ -133,7 +133,8 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
     # A temporary table's DDL and writes commit at once, on the session's pinned connection.
     # Its command tag is a DDL one: the gate judged it (``temp_tables``).
     temp = temp_tables.writes_temp(plan.node, st.temp)
-    main = Step(rw.sql, args, formats, own=temp)
+    prefix = st.explain[0] if st.explain is not None and st.explain[1] is plan else ""
+    main = Step(prefix + rw.sql, args, () if prefix else formats, own=temp)
     before = [] if prelude is None else [prelude] if isinstance(prelude, Step) else list(prelude)
     steps = [*before, main]
     configs = configured(plan.node, params) if plan.sets_config else []
@@ -156,7 +157,8 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
             raise temp_tables.over_limit(limit) from None
         raise
     out = results[steps.index(main) - len(steps)]  # counted from the end: settings go first
-    if implicit and not calls and ctx.sql == plan.sql and not (st.temp and st.temp.pinned):
+    if (implicit and not calls and ctx.sql == plan.sql and not (st.temp and st.temp.pinned)
+            and not prefix):
         fast.compile(st, plan)  # the client's own statement, a read alone
     result = result_of(st, out.tag if temp else f"SELECT {len(out.rows)}", out, ctx)
     if temp:

@@ -85,6 +85,8 @@ class Statement:
     # it declined the run (``fast.reads``): by the ``id`` of the reference they are of.
     worked_out: WorkedOut | None = None
     temp: Any = None  # the session's temporary tables (``temp.TempTables``)
+    # EXPLAIN ANALYZE of a read: what the sidecar statement of that plan starts with.
+    explain: tuple[str, Any] | None = None  # (the prefix, the plan)
 
     def __post_init__(self) -> None:
         self.timeout = self.timeout_now()

@@ -359,9 +359,10 @@ ATTACKS: list[tuple[str, str]] = [
     ("SELECT * FROM github_pr WHERE number = 1 FOR UPDATE", UNSUPPORTED),
     ("SELECT * FROM github_pr WHERE number = 1 FOR SHARE", UNSUPPORTED),
     ("SELECT * FROM (SELECT * FROM github_pr WHERE number = 1 FOR NO KEY UPDATE) s", UNSUPPORTED),
-    ("EXPLAIN ANALYZE DELETE FROM github_pr WHERE number = 1", UNSUPPORTED),
+    ("EXPLAIN ANALYZE SELECT pg_read_file('/etc/passwd')", PRIV),
+    ("EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM pg_authid", PRIV),
+    ("EXPLAIN ANALYZE CREATE TEMP TABLE t AS SELECT 1", PRIV),
     ("EXPLAIN (ANALYZE, FORMAT JSON) SELECT pg_sleep(1)", UNSUPPORTED),
-    ("EXPLAIN (ANALYZE true) SELECT 1", UNSUPPORTED),
     ("EXPLAIN SELECT * FROM pg_authid", PRIV),
     ("EXPLAIN CREATE TABLE t AS SELECT 1", PRIV),
     ("EXPLAIN SELECT pg_read_file('/etc/passwd')", PRIV),
@@ -442,6 +443,9 @@ ATTACKS: list[tuple[str, str]] = [
 
 # Everyday statements over resources, and the session statements drivers and pools send.
 ORDINARY: list[str] = [
+    "EXPLAIN ANALYZE DELETE FROM github_pr WHERE number = 1",
+    "EXPLAIN (ANALYZE true) SELECT 1",
+    "EXPLAIN (ANALYZE, FORMAT JSON) SELECT w.title FROM web w JOIN github_pr g ON g.title = w.title WHERE w.query = 'x'",
     "CREATE TEMP TABLE picks (number int PRIMARY KEY, note text DEFAULT 'none' CHECK (length(note) < 100))",
     "CREATE TEMPORARY TABLE picks ON COMMIT DROP AS SELECT number, title FROM github_pr WHERE number = 1",
     "CREATE TEMP TABLE picks (n, t) ON COMMIT DELETE ROWS AS WITH g AS (SELECT number, title FROM github_pr WHERE number = 1) SELECT * FROM g",
