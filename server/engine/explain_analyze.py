@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from pglast import ast
 
 from glove_scratchpad import errors
+from glove_scratchpad.redaction import redact_secrets
 from glove_scratchpad.wire import Param
 
 from ..sql.analysis import Plan, deparse
@@ -106,6 +107,7 @@ async def explain_analyze(st: Statement, node: Any, params: list[Param],
         if done is not None:
             lines.append(f"Write: {done}")
         lines += ["Sidecar:"] + ["  " + line for line in sidecar_plan]
-    result = Result.text("EXPLAIN", ["QUERY PLAN"], [(line,) for line in lines])
+    # An argument may carry a configured secret (a token given as a key): never shown.
+    result = Result.text("EXPLAIN", ["QUERY PLAN"], [(redact_secrets(line),) for line in lines])
     result.notices = out.notices
     return result

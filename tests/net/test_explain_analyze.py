@@ -12,6 +12,7 @@ import psycopg
 import pytest
 from pydantic import BaseModel
 
+from glove_scratchpad.redaction import MASK, remember
 from glove_scratchpad.resources import Bindings, define_resource
 
 from ..fix_server import dsn as dsn_of
@@ -92,3 +93,17 @@ async def test_a_write_inside_begin_is_staged_and_outside_fires(
         text = "\n".join(r[0] for r in await cur.fetchall())
         assert "Write: INSERT 0 1 (fired)" in text
         assert len(seen["insert"]) == 1
+
+
+async def test_a_secret_given_as_an_argument_is_redacted(
+        served: tuple[str, dict[str, list[Any]]]) -> None:
+    dsn, seen = served
+    remember("tok-3f9a1c77e2b54d08")
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        for sql in ("EXPLAIN ANALYZE SELECT url FROM web WHERE query = 'tok-3f9a1c77e2b54d08'",
+                    "EXPLAIN (ANALYZE, FORMAT JSON) SELECT url FROM web "
+                    "WHERE query = 'tok-3f9a1c77e2b54d08'"):
+            cur = await conn.execute(sql)
+            text = "\n".join(r[0] for r in await cur.fetchall())
+            assert "tok-3f9a1c77e2b54d08" not in text and MASK in text
+    assert seen["web"] == ["tok-3f9a1c77e2b54d08"] * 2
