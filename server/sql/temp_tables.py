@@ -29,6 +29,7 @@ from pglast.parser import scan
 from glove_scratchpad import errors
 
 from . import gate
+from .allowlist import DISCOVER
 from .statement_kinds import statement_name
 
 __all__ = ["TEMP_HINT", "check", "is_temp_statement", "judge", "query_of", "query_start",
@@ -171,5 +172,5 @@ def judge(node: Any, is_resource: Callable[[str | None, str], bool],
         if schema not in (None, "pg_temp") or not is_temp(name):
             raise errors.InsufficientPrivilege(
                 f'{statement_name(node)} is not allowed on "{name}": only the session\'s '
-                "own temporary tables can be dropped or truncated", hint=TEMP_HINT)
+                "own temporary tables can be dropped or truncated", hint=f"{TEMP_HINT} {DISCOVER}")
     return []
