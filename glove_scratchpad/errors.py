@@ -303,6 +303,10 @@ class DuplicateCursor(SqlError, code="42P03"):
     pass
 
 
+class DuplicateTable(SqlError, code="42P07"):
+    pass
+
+
 class DuplicatePreparedStatement(SqlError, code="42P05"):
     pass
 
@@ -313,6 +317,10 @@ class OutOfMemory(SqlError, code="53200"):
 
 class TooManyConnections(SqlError, code="53300"):
     """No connection slot is free to this client (``server/net/slots.py``)."""
+
+
+class ConfigurationLimitExceeded(SqlError, code="53400"):
+    pass
 
 
 class ProgramLimitExceeded(SqlError, code="54000"):

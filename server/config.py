@@ -109,6 +109,9 @@ class ServerConfig(BaseModel):
                                       "session's fired write is laid over its reads, until "
                                       "the tool's rows show it; 0: never")
     require_tls: bool = Field(False, description="Refuse connections that do not use TLS")
+    temp_table_limit_mb: int = Field(256, ge=1, description="Megabytes a session's "
+                                     "temporary tables may hold together; a statement that "
+                                     "would pass it fails (53400), and is undone")
     mcp_allowed_hosts: list[str] = Field(
         default_factory=list, description="Host headers `glove-scratchpad mcp --http` "
         "answers besides loopback's and its own address's (mcp.example.com, or with a port: "
@@ -161,7 +164,8 @@ class ServerConfig(BaseModel):
                       spill_min_rows=self.spill_min_rows, retention_days=self.retention_days,
                       read_your_writes_s=self.read_your_writes_s,
                       slow_statement_s=self.slow_statement_s,
-                      sidecar_share=self.sidecar_share, sidecar_reserve=self.sidecar_reserve)
+                      sidecar_share=self.sidecar_share, sidecar_reserve=self.sidecar_reserve,
+                      temp_table_limit_mb=self.temp_table_limit_mb)
 
 
 def env_settings(environ: Mapping[str, str] | None = None) -> dict[str, Any]:

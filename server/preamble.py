@@ -95,6 +95,8 @@ _READ_ONLY = """\
 _ADVICE = """\
 - `EXPLAIN` costs nothing: it shows which tools a statement would call, with which \
 arguments, and calls none.
+- Temporary tables hold intermediate results for this session: `CREATE TEMP TABLE t AS \
+SELECT …` calls the tools once, and later statements read `t` calling nothing.
 - An error comes with its SQLSTATE, DETAIL and HINT: follow the HINT. A read that finds no \
 rows says so in a NOTICE: re-check the values against the column descriptions.
 - Volatility: a `volatile` table calls its tool for every statement, a `stable` one once \

@@ -103,6 +103,8 @@ class Limits:
     # sidecar_reserve stay free for the other users.
     sidecar_share: float = 0.5
     sidecar_reserve: int = 2
+    # Megabytes a session's temporary tables may hold (temp.py); a statement past it fails.
+    temp_table_limit_mb: int = 256
 
 
 class ResolverTimeout(TimeoutError):

@@ -210,8 +210,9 @@ class KeptCalls:
         if found is not None:
             found.hits += 1
             metrics.kept("hit")
-            ctx.touch(resource.name, "select", call.shown(), called=False,
-                      key=call.touch_key(resource.name, "select")).rows = found.rows
+            touched = ctx.touch(resource.name, "select", call.shown(), called=False,
+                                key=call.touch_key(resource.name, "select"))
+            touched.rows, touched.kept = found.rows, True
             self.index_for(found, ref.lookups, ref.resource.keys)
             return found
         metrics.kept("miss")

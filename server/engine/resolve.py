@@ -314,6 +314,7 @@ async def select(st: Statement, ref: Reference, call: CallArgs, ctx: StatementCo
     key = (resource.name, call.identity_as(credential))
     immutable = st.services.immutable
     shown, touched = call.shown(), call.touch_key(resource.name, "select")
+    started = time.perf_counter()
     while True:
         fut = ctx.memo.get(key) or _covering(ctx, resource.name, call, credential)
         owner = False
@@ -352,7 +353,8 @@ async def select(st: Statement, ref: Reference, call: CallArgs, ctx: StatementCo
             # The owner was cancelled, not this statement: make the call here.
             if ctx.memo.get(key) is fut:
                 del ctx.memo[key]
-    ctx.touch(resource.name, "select", shown, called=False, key=touched).rows = len(rows)
+    done = ctx.touch(resource.name, "select", shown, called=False, key=touched)
+    done.rows, done.ms = len(rows), max(done.ms, (time.perf_counter() - started) * 1000)
     return rows
 
 

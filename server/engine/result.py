@@ -65,6 +65,8 @@ class Touched:
     arguments: dict[str, Any]
     calls: int = 0  # 0 when the rows came from the volatility cache
     rows: int = 0
+    ms: float = 0.0  # how long the statement waited for its rows (EXPLAIN ANALYZE)
+    kept: bool = False  # read from its kept table in the sidecar
 
 
 def new_key() -> str:

@@ -33,7 +33,6 @@ from pglast import ast, enums
 from glove_scratchpad import errors, metrics, traces
 from glove_scratchpad.catalog import (
     CURRENT_VIEW_SOURCE,
-    Step,
     encode_param,
     resource_row,
 )
@@ -41,7 +40,7 @@ from glove_scratchpad.resources import Resource
 from glove_scratchpad.stream import RowSink
 from glove_scratchpad.wire import FieldDescription, Param
 
-from ..sql import gate
+from ..sql import temp_tables as temp_gate
 from ..sql.allowlist import backend_call, system_call
 from ..sql.analysis import Plan, deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
@@ -51,9 +50,11 @@ from . import backends, chains, commit, fast, resolve, settings, sidecar, sugges
 from . import copy as copying
 from . import fns as fn_calls
 from . import restage as restaging
+from . import temp as temp_tables
 from .answering import Answer, Done
 from .context import Request, StatementContext, WorkedOut
 from .explain import explain_statement
+from .explain_analyze import analyzing, explain_analyze
 from .kept import system_call_name, system_call_text
 from .messages import quoted_value
 from .overlay import Overlay
@@ -103,6 +104,7 @@ class Session:
         self._declined: tuple[str, list[Param]] | None = None
         self._worked_out: WorkedOut | None = None
         self.tx = Transaction(self.session_settings)
+        self.temp = temp_tables.TempTables()  # its temporary tables, on a pinned connection
         # Fired writes, for a while, and the transaction's staged ones.
         self.overlay = Overlay(self.tx, services.limits.read_your_writes_s)
         self._write_ids = itertools.count(1)
@@ -147,7 +149,7 @@ class Session:
         return Statement(self.services, self.view, self.policy, self.user, self.id, self.tx,
                          self.session_settings, self.overlay, self._write_ids, self.endpoint,
                          request if request is not None else Request(), tuple(formats),
-                         pid=self.pid, sink=self.sink)
+                         pid=self.pid, sink=self.sink, temp=self.temp)
 
     def preview(self) -> list[StagedWrite]:
         """The writes COMMIT will send, in the order it fires them: each call with its
@@ -261,6 +263,7 @@ class Session:
     def close(self) -> None:
         """The client is gone: the session leaves scratchpad.activity."""
         self.services.sessions.discard(self)
+        self.temp.close()
 
     def cancel_running(self) -> bool:
         """Cancel the statement running, as a CancelRequest would: whether a cancel could
@@ -387,7 +390,8 @@ class Session:
         """The statement of a fast read and its compiled plan, or None when it must take
         ``run``: a transaction block, traces or end-logging on, a text not gated or not
         compiled."""
-        if self.tx.state is not TxState.IDLE or traces.enabled() or logs_ends():
+        if (self.tx.state is not TxState.IDLE or traces.enabled() or logs_ends()
+                or self.temp.pinned):
             return None
         prepared = self.view.prepared(stmt.sql)
         if not prepared.gated or prepared.compiled is None:
@@ -450,7 +454,7 @@ class Session:
         compiled = st.prepared.compiled if st.prepared is not None else None
         declined, self._declined = self._declined, None
         worked, self._worked_out = self._worked_out, None
-        if compiled is None or declined == (st.sql, params):
+        if compiled is None or declined == (st.sql, params) or self.temp.pinned:
             st.worked_out = worked  # the callbacks just found a call not cached: their calls
             return None
         found = fast.reads(st, compiled, params, worked := {})
@@ -475,30 +479,16 @@ class Session:
         values = None if params is None else [
             p.value if p.value is None or (p.format and p.oid not in _TEXT_OIDS)
             else p.value.decode("utf-8", "replace") for p in params]
-        gate.check(stmt.node, is_resource=lambda schema, name: self.lookup(schema, name)
+        temp_gate.check(stmt.node, is_resource=lambda schema, name: self.lookup(schema, name)
                    is not None, params=values,
                    is_function=lambda schema, name: name in self.services.fns,
-                   values_later=params is None, schemas=self.services.schemas)
-        if params is None:
+                   values_later=params is None, schemas=self.services.schemas,
+                   is_temp=self.temp.has)
+        if params is None or self.temp.names or temp_tables.is_temp_statement(stmt.node):
             return
         # Parameter values matter to the gate only as setting names of these two.
         if not params or not calls_any(stmt.node, SETTING_FUNCTIONS):
             prepared.gated = True
-
-    async def unguarded(self, sql: str) -> Result:
-        """Test-only: layer 1 switched off. The SQL goes to the sidecar as it is, as a
-        statement that slipped past the gate would: as the agent role, in the
-        transaction a read of its kind gets (``sidecar.run``): the implicit read-only one,
-        or, when it calls set_config, a read-only one that is rolled back. Layer 2
-        alone must stop it."""
-        try:
-            rolled_back = calls_any(parse(sql)[0].node, frozenset(("set_config",)))
-        except (errors.SqlError, IndexError):
-            rolled_back = True
-        st = self.statement()
-        out = await sidecar.pipeline(st, [Step(sql)],
-                                     transaction="read" if rolled_back else "implicit")
-        return sidecar.result_of(st, "", out)
 
     async def _dispatch(self, st: Statement, stmt: ParsedStatement, params: list[Any]
                         ) -> Result:
@@ -513,12 +503,16 @@ class Session:
             if system_call_name(call) == "refresh":
                 return await self._refresh(system_call_text(call, params))
             return await restaging.restage(st, call, params)
+        if temp_tables.is_temp_statement(node):
+            return await self._planned(st, stmt, st.plan(stmt), params)
         if isinstance(node, ast.SelectStmt | ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):
             chain = chains.split(node, stmt.sql, params)
             if chain is not None:  # writes in its WITH: each a statement of its own
                 await self._check(st, stmt, params)
                 return await chains.run_parts(st, chain)
             return await self._planned(st, stmt, st.plan(stmt), params)
+        if isinstance(node, ast.ExplainStmt) and analyzing(node):
+            return await explain_analyze(st, node, params, self._planned)
         if isinstance(node, ast.ExplainStmt):
             return await explain_statement(st, stmt.sql, node.query, params, node)
         if isinstance(node, ast.CopyStmt):
@@ -536,11 +530,12 @@ class Session:
                        params: list[Param]) -> Result:
         """A SELECT, INSERT, UPDATE or DELETE of its plan: checked by the sidecar, then
         its references called and the statement run over their rows."""
-        if plan.references or self.services.fns:  # else no tool runs: nothing to guard
+        temp = temp_tables.writes_temp(stmt.node, self.temp)
+        if (plan.references or self.services.fns) and not temp:  # else nothing to guard
             await self._check(st, stmt, params)
         ctx = StatementContext(st.request, stmt.sql, formats=st.formats)
         try:
-            if isinstance(stmt.node, ast.SelectStmt):
+            if isinstance(stmt.node, ast.SelectStmt) or temp:
                 return await resolve.read(st, plan, params, ctx, st.formats)
             return await writes.write(st, plan, params, ctx)
         finally:

@@ -39,8 +39,11 @@ from glove_scratchpad.stream import Stream
 from glove_scratchpad.wire import Param
 
 from ..sql.analysis import Plan
+from ..sql.nodes import calls_any
+from ..sql.parse import parse
 from ..sql.rewrite import Rewritten, rewrite
 from . import fast
+from . import temp as temp_tables
 from .context import StatementContext
 from .kept import Kept
 from .result import Result, ResultColumn
@@ -52,7 +55,7 @@ if TYPE_CHECKING:
     from .statement import Statement
 
 __all__ = ["Substitute", "check", "materialize", "pipeline", "pipeline_results", "result_of", "run",
-           "start", "with_settings"]
+           "start", "unguarded", "with_settings"]
 
 
 
@@ -105,11 +108,14 @@ async def check(st: Statement, sql: str, params: Sequence[Param]) -> Any:
     settings = tuple(sorted((n, v) for n, v in st.settings.items()
                             if n not in SHOWN_ONLY and n not in _NOT_PARSING))
     known = st.record(sql).described
-    described = known.get((oids, settings))
+    # A session's temporary tables change under the same text: its own answer, never kept.
+    pinned = st.temp is not None and st.temp.pinned
+    described = None if pinned else known.get((oids, settings))
     if described is None:
-        async with st.view.pool.acquire(st.user) as conn:
+        async with temp_tables.lease(st) as conn:
             described = await conn.describe(sql, oids, settings)
-        known.put((oids, settings), described)
+        if not pinned:
+            known.put((oids, settings), described)
     return described
 
 
@@ -127,7 +133,11 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
     spilled = any(isinstance(r, Kept) and not r.lasting for r in rows.values())
     rw = _rewritten(st, plan, param_of, tables, returning=returning, twin=twin,
                     calls=calls, again=not (calls or spilled))
-    main = Step(rw.sql, args, formats)
+    # A temporary table's DDL and writes commit at once, on the session's pinned connection.
+    # Its command tag is a DDL one: the gate judged it (``temp_tables``).
+    temp = temp_tables.writes_temp(plan.node, st.temp)
+    prefix = st.explain[0] if st.explain is not None and st.explain[1] is plan else ""
+    main = Step(prefix + rw.sql, args, () if prefix else formats, own=temp)
     before = [] if prelude is None else [prelude] if isinstance(prelude, Step) else list(prelude)
     steps = [*before, main]
     configs = configured(plan.node, params) if plan.sets_config else []
@@ -135,19 +145,35 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
         steps.append(Step("SELECT " + ", ".join(
             f"current_setting(${i + 1})" for i in range(len(configs))),
             [encode_param(name) for name, _ in configs]))
-    write = plan.target is not None
+    if temp:
+        await st.temp.pin(st.view.pool, st.user)
+        limit = st.services.limits.temp_table_limit_mb
+        steps += [temp_tables.size_check(limit), temp_tables.COMMIT]
+    write = plan.target is not None or temp
     # A lone read that cannot change a setting leaves nothing a ROLLBACK would undo.
     implicit = not write and not before and not plan.sets_config
-    own = implicit and not calls and ctx.sql == plan.sql  # the client's own, a read alone
-    results = await pipeline_results(st, steps, main, transaction="write" if write else
-                                     "implicit" if implicit else "read", rewritten=rw,
-                                     stream=(lambda: _stream(st)) if own else None)
+    # The client's own read, alone: its rows may go to the client as they come.
+    own = implicit and not calls and ctx.sql == plan.sql and not prefix
+    try:
+        results = await pipeline_results(st, steps, main, transaction="write" if write else
+                                         "implicit" if implicit else "read", rewritten=rw,
+                                         stream=(lambda: _stream(st)) if own else None)
+    except errors.ConfigurationLimitExceeded:
+        if temp:  # the size check before COMMIT failed: rolled back
+            raise temp_tables.over_limit(limit) from None
+        raise
     out = results[steps.index(main) - len(steps)]  # counted from the end: settings go first
-    if own:
+    if own and not (st.temp and st.temp.pinned):
         fast.compile(st, plan)
-    result = _result(st, out, ctx)
+    result = result_of(st, out.tag, out, ctx) if temp else _result(st, out, ctx)
+    if temp:
+        temp_tables.made(st, plan.node)
+        said = temp_tables.notice(st)
+        if said:
+            result.notices.append(said)
     if configs:
-        result.parameters = _remember_configured(st, configs, results[-1].rows[0].values)
+        result.parameters = _remember_configured(st, configs, results[-1 - 2 * temp].rows[0]
+                                                 .values)
     return result
 
 
@@ -264,7 +290,7 @@ async def pipeline_results(st: Statement, steps: list[Step], main: Step, *,
     """Run steps on a pooled sidecar connection, each with its result. An error's
     position in ``main`` (``rewritten``'s text) is mapped back to the client's text."""
     steps, parsed_under = _with_settings(st, steps)
-    async with st.view.pool.acquire(st.user) as conn:
+    async with temp_tables.lease(st) as conn:
         try:
             return await conn.pipeline(steps, transaction=transaction,
                                        parsed_under=parsed_under, stream=stream)
@@ -318,3 +344,16 @@ def result_of(st: Statement, tag: str, out: StepResult,
         notices=ctx.notices if ctx else [],
         touched=list(ctx.touched.values()) if ctx else [],
     )
+
+
+async def unguarded(st: Statement, sql: str) -> Result:
+    """Test-only: layer 1 switched off. The SQL goes to the sidecar as it is, as a
+    statement that slipped past the gate would: as the agent role, in the transaction a
+    read of its kind gets (``run``): the implicit read-only one, or, when it calls
+    set_config, a read-only one that is rolled back. Layer 2 alone must stop it."""
+    try:
+        rolled_back = calls_any(parse(sql)[0].node, frozenset(("set_config",)))
+    except (errors.SqlError, IndexError):
+        rolled_back = True
+    out = await pipeline(st, [Step(sql)], transaction="read" if rolled_back else "implicit")
+    return result_of(st, "", out)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from glove_scratchpad.catalog import SYSTEM_VIEWS
 from glove_scratchpad.resources import Resource
@@ -87,6 +88,9 @@ class Statement:
     # Where the client's own read may relay its rows as they come (the wire's socket;
     # None: the Python API's, whose rows are always kept).
     sink: RowSink | None = None
+    temp: Any = None  # the session's temporary tables (``temp.TempTables``)
+    # EXPLAIN ANALYZE of a read: what the sidecar statement of that plan starts with.
+    explain: tuple[str, Any] | None = None  # (the prefix, the plan)
 
     def __post_init__(self) -> None:
         self.timeout = self.timeout_now()

@@ -47,6 +47,7 @@ from .nodes import (
 )
 from .scopes import Item, Scope, conjuncts, item_columns, may_rescan
 from .spans import Spans
+from .temp_tables import query_of, query_start
 from .values import ValueReader, aggregates, operator
 
 __all__ = [
@@ -126,6 +127,7 @@ class Plan:
     # A subquery, LATERAL item or recursive CTE may run more than once per statement:
     # a reference read there is materialized once rather than rebuilt on every run.
     rescans: bool = False
+    query_at: int = 0  # where a WITH of our own goes: CREATE TABLE AS's query
     # It calls set_config: what it sets would outlive a transaction that is not rolled back.
     sets_config: bool = False
     reads: tuple[Reference, ...] = field(init=False, repr=False)  # the read references
@@ -528,7 +530,7 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
     root = Scope(None)
     target: Reference | None = None
     with_at = None
-    with_clause = getattr(node, "withClause", None)
+    with_clause = getattr(query_of(node), "withClause", None)  # CREATE TABLE AS: its query's
     if with_clause is not None:
         with_at = a.spans.with_insert_point(with_clause)
     set_columns: tuple[str, ...] = ()
@@ -581,6 +583,7 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
         references=tuple(a.refs),
         target=target,
         with_insert_at=with_at,
+        query_at=query_start(sql, node),
         max_param=max(params, default=0),
         returning_span=returning,
         set_columns=set_columns,

@@ -13,9 +13,8 @@ naming the next step. What is allowed is data in other modules, applied here:
 Rules:
 - Statement kinds: only ``STATEMENT_KINDS`` (SELECT, INSERT, UPDATE, DELETE,
   EXPLAIN, the transaction statements, SET/RESET/SHOW, DISCARD, DEALLOCATE,
-  CLOSE, UNLISTEN). Of those, refused: EXPLAIN ANALYZE (it would run the
-  statement), two-phase commit (PREPARE TRANSACTION, COMMIT/ROLLBACK PREPARED),
-  SHOW ALL, SET TRANSACTION SNAPSHOT, and at any depth SELECT … INTO and
+  CLOSE, UNLISTEN). Of those, refused: two-phase commit (PREPARE TRANSACTION,
+  COMMIT/ROLLBACK PREPARED), SHOW ALL, SET TRANSACTION SNAPSHOT, and at any depth SELECT … INTO and
   FOR UPDATE/SHARE. Every other kind is refused with its own message,
   SQL-level PREPARE and EXECUTE among them (0A000: the driver's prepared
   statements, over the extended protocol, are the way).
@@ -193,12 +192,6 @@ class _Gate:
         # DISCARD, DEALLOCATE, CLOSE and UNLISTEN name nothing to check.
 
     def explain(self, node: Any, top: bool) -> None:
-        for opt in node.options or ():
-            if opt.defname == "analyze":
-                raise errors.FeatureNotSupported(
-                    "EXPLAIN ANALYZE is not supported: it would run the statement",
-                    hint="Use EXPLAIN without ANALYZE to see the plan (it calls nothing); "
-                    "run the statement itself to see its rows.")
         if system_call(node.query, self.system) is not None:
             refuse_system_function("EXPLAIN of ", self.system)
         self.statement(node.query, top)  # EXPLAIN EXECUTE, … CREATE TABLE AS: refused there

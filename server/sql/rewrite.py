@@ -119,7 +119,7 @@ def rewrite(
         if plan.with_insert_at is not None:
             edits.append((plan.with_insert_at, plan.with_insert_at, f" {defs},"))
         else:
-            edits.append((0, 0, f"WITH {defs} "))
+            edits.append((plan.query_at, plan.query_at, f"WITH {defs} "))
     if returning is not None:
         if plan.returning_span is not None:
             start, end = plan.returning_span

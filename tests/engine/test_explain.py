@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
-from glove_scratchpad import errors
-
 from .fix_resources import Recorder, github_pr, notes, search
 
 
@@ -44,7 +40,10 @@ async def test_explain_of_a_write_calls_nothing(make_db):
     assert [ref["access"] for ref in r.references] == ["write", "read"]
 
 
-async def test_explain_analyze_is_refused(make_db):
-    db = await make_db([github_pr(Recorder())])
-    with pytest.raises(errors.FeatureNotSupported):
-        await db.execute("EXPLAIN ANALYZE SELECT * FROM github_pr")
+async def test_explain_analyze_runs_the_statement(make_db):
+    rec = Recorder()
+    db = await make_db([github_pr(rec)])
+    r = await db.execute("EXPLAIN ANALYZE SELECT * FROM github_pr WHERE number = 1")
+    assert rec.total() == 1
+    assert r.rows[0] == ("Resource calls:",)
+    assert any("actual" in row[0] for row in r.rows)

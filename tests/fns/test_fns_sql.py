@@ -10,6 +10,7 @@ import pytest
 
 from glove_scratchpad import errors
 from glove_scratchpad.server import Database
+from glove_scratchpad.server.engine import sidecar
 
 
 async def test_one_call_per_statement_however_often_it_is_mentioned(
@@ -250,7 +251,7 @@ async def test_functions_are_listed_in_the_catalogs(
 async def test_a_shell_run_outside_the_server_raises(fn_db: Database) -> None:
     # What a call that slipped past the rewrite would do on the sidecar.
     with pytest.raises(errors.SqlError) as caught:
-        await fn_db.default_session.unguarded("SELECT fn.echo('{}')")
+        await sidecar.unguarded(fn_db.default_session.statement(), "SELECT fn.echo('{}')")
     assert caught.value.message == "function fn.echo() was not evaluated by the server"
 
 

@@ -16,7 +16,7 @@ from pglast.parser import ParseError
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import schema_names
-from glove_scratchpad.server.sql import allowlist, gate
+from glove_scratchpad.server.sql import allowlist, gate, temp_tables
 
 from .corpus import ATTACKS, CLIENT_QUERIES, ORDINARY, RESOURCES
 
@@ -27,7 +27,7 @@ def is_resource(schema: str | None, name: str) -> bool:
 
 def check(sql: str, params: Sequence[str | bytes | None] | None = None, **kw: Any) -> None:
     for raw in parse_sql(sql):
-        gate.check(raw.stmt, is_resource=is_resource, params=params, **kw)
+        temp_tables.check(raw.stmt, is_resource=is_resource, params=params, **kw)
 
 
 def refusal(sql: str, params: Sequence[str | bytes | None] | None = None) -> errors.SqlError:
@@ -325,7 +325,7 @@ def test_mutants_of_attacks_are_still_refused(attack: tuple[str, str], seed: int
             continue  # not SQL any more: Postgres would refuse it too
         with pytest.raises(errors.SqlError) as info:
             for stmt in stmts:
-                gate.check(stmt, is_resource=is_resource)
+                temp_tables.check(stmt, is_resource=is_resource)
         assert info.value.sqlstate == code, (mutant, info.value)
 
 
@@ -339,4 +339,33 @@ def test_mutants_of_ordinary_statements_still_pass(sql: str, seed: int) -> None:
         stmts = _parses(mutant)
         assert stmts is not None, mutant
         for stmt in stmts:
-            gate.check(stmt, is_resource=is_resource)
+            temp_tables.check(stmt, is_resource=is_resource)
+
+
+@pytest.mark.parametrize("sql", [
+    "CREATE TEMP TABLE github_pr (number int)",
+    "CREATE TEMP TABLE web AS SELECT 1 AS query",
+    "CREATE TEMPORARY TABLE pg_temp.notion_page (title text)",
+    "SELECT 1 AS number INTO TEMP github_pr",
+])
+def test_a_temporary_table_may_not_take_a_resources_name(sql: str) -> None:
+    exc = refusal(sql)
+    assert exc.sqlstate == "42P07"
+    assert exc.hint is not None and "resource" in exc.hint
+
+
+def test_a_sessions_temporary_tables_are_read_and_written_as_resources_are() -> None:
+    def mine(name: str) -> bool:
+        return name == "picks"
+
+    for sql in ("SELECT * FROM picks p JOIN github_pr g ON g.number = p.number",
+                "INSERT INTO picks SELECT number FROM github_pr WHERE number = 1",
+                "UPDATE picks SET number = 2", "DELETE FROM picks", "TRUNCATE picks",
+                "DROP TABLE picks", "DROP TABLE IF EXISTS pg_temp.picks"):
+        check(sql, is_temp=mine)
+    for sql, code in (("SELECT * FROM picks", "42P01"), ("DROP TABLE picks", "42501"),
+                      ("SELECT * FROM public.picks", "42P01")):
+        assert refusal(sql).sqlstate == code
+    with pytest.raises(errors.SqlError) as info:
+        check("SELECT * FROM pg_temp.picks", is_temp=mine)  # the unqualified name only
+    assert info.value.sqlstate == "42501"

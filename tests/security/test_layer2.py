@@ -6,6 +6,7 @@ import pytest
 
 from glove_scratchpad import errors
 from glove_scratchpad.resources import define_resource
+from glove_scratchpad.server.engine import sidecar
 
 from .corpus import ATTACKS
 
@@ -39,7 +40,7 @@ STATE = ("SELECT current_user, session_user, current_setting('work_mem'), "
 
 
 async def _state(session):
-    result = await session.unguarded(STATE)
+    result = await sidecar.unguarded(session.statement(), STATE)
     return [row.values for row in result.data_rows]
 
 
@@ -55,7 +56,7 @@ async def test_every_attack_fails_or_is_contained_without_the_gate(unguarded_ses
     escaped = []
     for sql, _ in ATTACKS:
         try:
-            await session.unguarded(sql)
+            await sidecar.unguarded(session.statement(), sql)
         except errors.SqlError:
             errored += 1
             continue
@@ -68,7 +69,7 @@ async def test_every_attack_fails_or_is_contained_without_the_gate(unguarded_ses
     assert errored > 3 * contained  # most are refused outright by privileges
     # PREPARE left nothing behind on the pooled connection.
     with pytest.raises(errors.SqlError) as info:
-        await session.unguarded("EXECUTE p")
+        await sidecar.unguarded(session.statement(), "EXECUTE p")
     assert info.value.sqlstate == "26000"
 
 
@@ -80,11 +81,11 @@ async def test_a_statement_that_is_not_a_plain_query_retires_its_connection(
     session = unguarded_session
     pool = session.view.pool
     for sql in ("SET work_mem = '64MB'", "LISTEN somewhere", "SHOW work_mem"):
-        await session.unguarded("SELECT 1")
+        await sidecar.unguarded(session.statement(), "SELECT 1")
         [before] = pool._idle
-        await session.unguarded(sql)
+        await sidecar.unguarded(session.statement(), sql)
         assert before not in pool._all and before not in pool._idle, sql
-    await session.unguarded("SELECT 1")
+    await sidecar.unguarded(session.statement(), "SELECT 1")
     [kept] = pool._idle
-    await session.unguarded("SELECT 2")
+    await sidecar.unguarded(session.statement(), "SELECT 2")
     assert pool._idle == [kept]  # a plain query keeps its connection

@@ -137,8 +137,6 @@ REFUSED: dict[str, Refused] = {
     "DDL": Refused("DROP TABLE github_pr", PRIV),
     "other statement": Refused("SET CONSTRAINTS ALL DEFERRED", PRIV),
     # clauses of accepted kinds (gate)
-    "EXPLAIN ANALYZE": Refused("EXPLAIN ANALYZE SELECT * FROM github_pr WHERE number = 1",
-                               UNSUPPORTED),
     "PREPARE TRANSACTION": Refused("PREPARE TRANSACTION 'x'", UNSUPPORTED),
     "COMMIT PREPARED": Refused("COMMIT PREPARED 'x'", UNSUPPORTED),
     "SELECT INTO": Refused("SELECT * INTO t FROM github_pr WHERE number = 1", PRIV),

@@ -86,10 +86,6 @@ REFUSALS = [
                                                                           "SELECT again")),
     ("SELECT pg_notify('jobs', 'x')", "0A000", "function pg_notify() is not allowed",
      ("Poll a resource", "SELECT again")),
-    ("EXPLAIN ANALYZE SELECT * FROM github_pr WHERE number = 1", "0A000",
-     "EXPLAIN ANALYZE is not supported", ("EXPLAIN without ANALYZE", "run the statement")),
-    ("EXPLAIN (ANALYZE, BUFFERS) DELETE FROM github_pr WHERE number = 1", "0A000",
-     "EXPLAIN ANALYZE is not supported", ("EXPLAIN without ANALYZE", "run the statement")),
 ]
 
 
