@@ -380,7 +380,8 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
     sql = ctx.sql if statement is None else statement
     context = (CallContext(st.user, st.session_id, sql, idempotency_key=key,
                            rows_wanted=wanted,
-                           charge=_charger(st, ctx) if verb == "select" else None)
+                           charge=_charger(st, ctx) if verb == "select" else None,
+                           warn=_warner(ctx))
                if resource.takes_context(verb) else None)
     flight = next(_FLIGHTS)
     st.calls += 1
@@ -399,6 +400,14 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
         raise resolver_failed(resource, verb, exc) from exc
     finally:
         st.in_flight.pop(flight, None)
+
+
+def _warner(ctx: StatementContext) -> Callable[..., None]:
+    """What a resolver tells the client a WARNING with (``CallContext.warn``)."""
+    def warn(message: str, hint: str | None = None) -> None:
+        ctx.notice(Notice(message, "WARNING", "01000", hint=hint))
+
+    return warn
 
 
 def _charger(st: Statement, ctx: StatementContext) -> Callable[[], None]:
