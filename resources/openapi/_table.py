@@ -2,8 +2,10 @@
 
 Rules:
 
-- **Select.** A call whose item column is bound by ``=`` is the item GET (a 404 is
-  no row); any other is the list: keys and ``=`` filters are the operation's path,
+- **Select.** It sends GET (HEAD, OPTIONS) or an operation the config declares
+  a read (``TablePlan.declared_read``), nothing else. A call whose item column is
+  bound by ``=`` is the item GET (a 404 is no row, as on a one-row GET by path);
+  any other is the list: keys and ``=`` filters are the operation's path,
   query and header parameters (an ``IN`` on an array parameter, a list), and the
   pages are read as Postgres reads rows, stopping at the LIMIT when every
   condition reached the API (else Postgres applies what did not, over every page).
@@ -13,11 +15,14 @@ Rules:
   ``Idempotency-Key`` header where the operation declares one; what the API
   returns serves RETURNING. **Update** and **delete** name the row by their path
   parameters (the WHERE's values) and send the SET's columns as the body.
+- A write answered with a 2xx fired: its answer is read leniently (``_answered``).
+  A field that disagrees with the document is a WARNING (``ctx.warn``) and NULL;
+  an empty or non-object answer says nothing, and the row as written stands.
 - **Credentials**: the role's, else the API's; an operation that requires
   security with none set is 28000 before any request. A role with headers of its
   own has calls of its own (``ApiConfig.credential_of``): a lasting call it made
   is never read by another role.
-- A row without a field the schema requires is an error naming the field; a value
+- A read's row without a field the schema requires is an error naming the field; a value
   of another JSON type than its column's is one too (``json_value``, the rule MCP
   rows keep as well), never a NULL and never converted.
 - A path parameter's value is one segment, percent-encoded (``/`` too); ``.``,
