@@ -377,6 +377,12 @@ def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
     by_id = {op.operation_id: op for op in ops if op.operation_id}
     tables: list[TablePlan] = []
     used: set[str] = set()
+    for pattern in config.reads:  # a misspelt read would leave the search unserved, silently
+        if not any(_selected(op, [pattern]) for op in ops):
+            raise ResourceDefinitionError(
+                f"API {config.namespace!r}: reads names {pattern!r}, which is no operation "
+                "of the document (write 'METHOD /path' as the document writes it, or an "
+                "operationId)")
     for hand in config.tables:
         tables.append(_hand_table(b, hand, by_label, by_id))
         used |= {op.label for op in tables[-1].operations}

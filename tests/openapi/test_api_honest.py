@@ -20,6 +20,8 @@ import pytest
 from fastapi import FastAPI, HTTPException, Request, Response
 from pydantic import BaseModel
 
+from glove_scratchpad.resources import ResourceDefinitionError
+
 from ..fix_http import http_served
 from ..fix_server import rows
 from .fix_api import Api, Tables, tables_of
@@ -168,6 +170,12 @@ async def test_a_declared_read_is_sent_by_a_select(sidecar):
         with pytest.raises(psycopg.Error):
             await conn.execute("SELECT * FROM t_batch WHERE q = 'a'")
         assert api.files and ("POST", "/batch") not in api.log
+
+
+async def test_a_read_declared_that_the_document_lacks_stops_the_start(sidecar):
+    with pytest.raises(ResourceDefinitionError, match="reads names 'POST /serch'"):
+        async with files_api(sidecar, reads=["POST /serch"]):
+            pass
 
 
 async def test_a_404_on_a_one_row_get_is_zero_rows(sidecar):
