@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from glove_scratchpad import errors, metrics
 from glove_scratchpad.background import hold
 from glove_scratchpad.catalog import JournalEntry, as_json
+from glove_scratchpad.redaction import redact_error
 from glove_scratchpad.resources import Bindings, Resource
 
 from . import resolve
@@ -311,8 +312,9 @@ def _returned_rows(resource: Resource, call: Call, out: Any, ctx: StatementConte
 
 
 def _unread(resource: Resource, call: Call, exc: errors.SqlError) -> Notice:
+    # It quotes the tool's values: redacted, as a read's error is.
     return Notice(f"{resource.name} {call.verb} fired, and what it returned does not fit "
-                  f"the table: {exc.message}", "WARNING", "01000",
+                  f"the table: {redact_error(exc).message}", "WARNING", "01000",
                   hint="The write happened; RETURNING shows the row as written.")
 
 
