@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import SYSTEM_VIEWS, Step, result_format
-from glove_scratchpad.redaction import redact_error
+from glove_scratchpad.redaction import redact_error, redact_secrets
 from glove_scratchpad.resources import Bindings, CallContext, Resource
 from glove_scratchpad.wire import Param
 
@@ -405,7 +405,8 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
 def _warner(ctx: StatementContext) -> Callable[..., None]:
     """What a resolver tells the client a WARNING with (``CallContext.warn``)."""
     def warn(message: str, hint: str | None = None) -> None:
-        ctx.notice(Notice(message, "WARNING", "01000", hint=hint))
+        # It may quote what the tool was answered: every configured secret redacted.
+        ctx.notice(Notice(redact_secrets(message), "WARNING", "01000", hint=hint))
 
     return warn
 
