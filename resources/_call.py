@@ -46,6 +46,10 @@ class CallContext:
     # the statement's call budget; the call's first is the call itself. Raises 54000
     # past the budget. None: nothing counts them (a write's are known when staged).
     charge: Callable[[], None] | None = None
+    # Tells the client a WARNING: warn(message, hint=None). A write whose tool acted,
+    # and whose answer it could not read as it expected, says so here, not by failing.
+    # None: nothing shows it.
+    warn: Callable[..., None] | None = None
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (None: no deadline)."""

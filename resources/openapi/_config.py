@@ -3,7 +3,8 @@
 ``ApiConfig`` is one API: its document (``spec``, a path relative to the config
 file or an http(s) URL), where it is served (``base_url``, else the document's),
 its credentials (``headers``, and per role ``roles.<name>.headers``), which of its
-operations to map (``include``, ``exclude``, ``auto``), the tables assembled by hand
+operations to map (``include``, ``exclude``, ``auto``), which operations other than
+GET only read (``reads``), the tables assembled by hand
 (``tables``), how it may be called (``timeout``, ``retries``, ``rate``), and the limits
 its document is read within (``allow_refs``, ``load_timeout``, ``max_document_bytes``).
 
@@ -150,6 +151,11 @@ class ApiConfig(BaseModel):
                                "'METHOD /path' or path globs; none: every operation")
     exclude: list[str] = Field(default_factory=list)
     auto: bool = True
+    # A SELECT sends GET, HEAD or OPTIONS only, unless the operation is declared a read
+    # here: an operation that may change something is never sent by a read otherwise.
+    reads: list[str] = Field(default_factory=list, description="Operations other than "
+                             "GET that only read ('METHOD /path' or an operationId): a "
+                             "POST search among them is a table a SELECT sends")
     timeout: PositiveFloat = 30.0
     retries: int = Field(2, ge=0, le=MAX_RETRIES, description="GETs made again on 429, 502, "
                          "503 and 504, honouring Retry-After")

@@ -19,9 +19,12 @@ The automatic mapping (``auto = true``), over the operations ``include`` and
   are insertable columns; the created object serves RETURNING); PATCH (else PUT)
   on the item is its update, DELETE its delete. A write on a one-row table's own
   path is that table's.
-- **The rest.** A POST that returns rows (a search) is a table whose body
-  properties are its keys (required) and filters; any other write is a table of
-  that write alone, its path parameters its keys.
+- **Reads have no effects.** A SELECT sends GET (HEAD, OPTIONS) only, unless the
+  operation is declared a read: in ``reads`` (the API's), or as a hand table's
+  ``select`` (the user's choice). A declared POST that returns rows (a search) is
+  a table whose body properties are its keys (required) and filters; any other
+  write, a POST that returns a list among them, is a table of that write alone,
+  its path parameters its keys.
 - **Names** come from the operationId, else from the path, as snake_case, unique
   within the namespace, shortened deterministically past 63 bytes.
 - **Columns**: a parameter and a row field of the same name are one column; a
@@ -43,7 +46,11 @@ from ._paging import Paging, detect
 from ._schemas import column_name, describe, pg_type_of, row_fields, shape
 from ._spec import Operation, Parameter, Schema, Spec
 
-__all__ = ["NOT_COLUMNS", "Col", "TablePlan", "plan_tables"]
+__all__ = ["NOT_COLUMNS", "SAFE_METHODS", "Col", "TablePlan", "plan_tables"]
+
+# The methods a read may send of itself: HTTP's safe methods. Any other is sent by a
+# SELECT only when the config declares its operation a read.
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 # Where a list's rows are, in a response object holding more than one array.
 _ROW_FIELDS = ("items", "data", "results", "values", "entries", "records", "list", "nodes",
@@ -111,6 +118,7 @@ class TablePlan:
     delete: Operation | None = None
     volatility: str = "stable"
     ttl: float | None = None
+    declared_read: bool = False  # the select is not GET, and the config says it reads
 
     def column(self, name: str) -> Col | None:
         return next((c for c in self.columns if c.name == name), None)
@@ -166,7 +174,9 @@ def _same_rows(a: Schema, b: Schema) -> bool:
 
 def _selected(op: Operation, patterns: Iterable[str]) -> bool:
     for pattern in patterns:
-        if pattern in op.tags or pattern == op.operation_id or pattern.upper() == op.label:
+        method, _, path = pattern.partition(" ")
+        if pattern in op.tags or pattern == op.operation_id or (
+                path and f"{method.upper()} {path}" == op.label):
             return True
         if pattern.startswith("/") and fnmatch.fnmatchcase(op.path, pattern):
             return True
@@ -367,6 +377,12 @@ def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
     by_id = {op.operation_id: op for op in ops if op.operation_id}
     tables: list[TablePlan] = []
     used: set[str] = set()
+    for pattern in config.reads:  # a misspelt read would leave the search unserved, silently
+        if not any(_selected(op, [pattern]) for op in ops):
+            raise ResourceDefinitionError(
+                f"API {config.namespace!r}: reads names {pattern!r}, which is no operation "
+                "of the document (write 'METHOD /path' as the document writes it, or an "
+                "operationId)")
     for hand in config.tables:
         tables.append(_hand_table(b, hand, by_label, by_id))
         used |= {op.label for op in tables[-1].operations}
@@ -399,6 +415,12 @@ def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
     for op in chosen:
         if op.method == "GET":
             continue
+        if _selected(op, config.reads):  # declared a read: a search, never a write
+            searched = b.select_table(op, None)
+            if searched is not None:
+                searched.volatility, searched.declared_read = "volatile", True
+                tables.append(searched)
+                continue
         table = lists.get(op.path)
         parent, _, last = op.path.rpartition("/")
         if table is None and op.method != "POST" and last.startswith("{") and parent in lists:
@@ -412,13 +434,8 @@ def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
         if table is not None and verb is not None:
             b.add_write(table, op, verb)
             continue
-        found = _rows_of(op.response)
-        if op.method == "POST" and found is not None and not found[2]:
-            searched = b.select_table(op, None)  # a POST that reads: a search
-            if searched is not None:
-                searched.volatility = "volatile"
-                tables.append(searched)
-                continue
+        # A POST that returns rows may be a search, or a batch that deletes: undeclared,
+        # it is a write, which no SELECT sends.
         tables.append(b.write_table(op))
     return tables
 
@@ -461,6 +478,8 @@ def _hand_table(b: _Builder, hand: TableConfig, by_label: dict[str, Operation],
     select = ops["select"]
     if select is not None:
         table = b.select_table(select, None, hand.name, hand)
+        if table is not None and select.method not in SAFE_METHODS:
+            table.declared_read = True  # named as the select by the user: a read
         if table is None:
             raise ResourceDefinitionError(
                 f"API {ns!r}, table {hand.name!r}: {select.label} has no JSON response to "

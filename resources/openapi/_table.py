@@ -2,8 +2,10 @@
 
 Rules:
 
-- **Select.** A call whose item column is bound by ``=`` is the item GET (a 404 is
-  no row); any other is the list: keys and ``=`` filters are the operation's path,
+- **Select.** It sends GET (HEAD, OPTIONS) or an operation the config declares
+  a read (``TablePlan.declared_read``), nothing else. A call whose item column is
+  bound by ``=`` is the item GET (a 404 is no row, as on a one-row GET by path);
+  any other is the list: keys and ``=`` filters are the operation's path,
   query and header parameters (an ``IN`` on an array parameter, a list), and the
   pages are read as Postgres reads rows, stopping at the LIMIT when every
   condition reached the API (else Postgres applies what did not, over every page).
@@ -13,11 +15,14 @@ Rules:
   ``Idempotency-Key`` header where the operation declares one; what the API
   returns serves RETURNING. **Update** and **delete** name the row by their path
   parameters (the WHERE's values) and send the SET's columns as the body.
+- A write answered with a 2xx fired: its answer is read leniently (``_answered``).
+  A field that disagrees with the document is a WARNING (``ctx.warn``) and NULL;
+  an empty or non-object answer says nothing, and the row as written stands.
 - **Credentials**: the role's, else the API's; an operation that requires
   security with none set is 28000 before any request. A role with headers of its
   own has calls of its own (``ApiConfig.credential_of``): a lasting call it made
   is never read by another role.
-- A row without a field the schema requires is an error naming the field; a value
+- A read's row without a field the schema requires is an error naming the field; a value
   of another JSON type than its column's is one too (``json_value``, the rule MCP
   rows keep as well), never a NULL and never converted.
 - A path parameter's value is one segment, percent-encoded (``/`` too); ``.``,
@@ -48,7 +53,7 @@ from glove_scratchpad import errors
 from .._json import AS_SENT, json_value
 from .._resource import Bindings, Resource, define_resource
 from ._http import Api, redact
-from ._mapping import NOT_COLUMNS, Col, TablePlan
+from ._mapping import NOT_COLUMNS, SAFE_METHODS, Col, TablePlan
 from ._spec import Operation
 
 __all__ = ["ApiTable"]
@@ -122,7 +127,7 @@ class ApiTable:
             verbs["update"] = self.update
         if plan.delete is not None:
             verbs["delete"] = self.delete
-        ops = ", ".join(op.label for op in plan.operations)
+        ops = ", ".join(f"{verb} {op.label}" for verb, op in self.sends())
         return define_resource(
             plan.name, columns=columns, keys=plan.keys, primary_key=plan.primary_key,
             filters=[f for f in plan.filters if f not in plan.keys], description=(
@@ -131,6 +136,15 @@ class ApiTable:
             ttl=plan.ttl, explain=self.explain, credential=self.api.config.credential_of,
             **verbs, about=[part for op in plan.operations
                             for part in (op.summary, op.operation_id or "", *op.tags)])
+
+    def sends(self) -> list[tuple[str, Operation]]:
+        """Which operation each verb sends (a select by its item column, the item GET)."""
+        plan = self.plan
+        out = [("select", plan.select)]
+        if plan.item is not None:
+            out.append((f"select by {plan.item_column}", plan.item))
+        out += [("insert", plan.insert), ("update", plan.update), ("delete", plan.delete)]
+        return [(verb, op) for verb, op in out if op is not None]
 
     def _comment(self, col: Col) -> str:
         text = col.description
@@ -231,6 +245,7 @@ class ApiTable:
         if plan.item is not None and item is not None and b.get(item) is not None:
             return await self._item(plan.item, given, b.get(item), user, ctx)
         assert plan.select is not None
+        self._read_only(plan.select)
         limit = b.limit if complete else None
         wanted = min(w for w in (limit, getattr(ctx, "rows_wanted", None), sys.maxsize)
                      if w is not None)
@@ -238,6 +253,16 @@ class ApiTable:
         if lists:
             return self._each(plan.select, given, lists, limit, wanted, user, ctx)
         return self._pages(plan.select, given, limit, wanted, user, ctx)
+
+    def _read_only(self, op: Operation) -> None:
+        """A read sends a safe method, or an operation the config declares a read; never
+        anything else (the mapping makes no such table: this holds whatever made it)."""
+        if op.method in SAFE_METHODS or self.plan.declared_read:
+            return
+        raise errors.InsufficientPrivilege(
+            f"{self.plan.name}: a SELECT would send {op.label}, which is not declared a read",
+            hint=f'If it only reads, add reads = ["{op.label}"] to the API\'s '
+            "[[openapi.apis]] entry.")
 
     async def _each(self, op: Operation, given: dict[str, Any], lists: list[str],
                     limit: int | None, wanted: int, user: str, ctx: Any
@@ -315,6 +340,8 @@ class ApiTable:
             while pending is not None:
                 response = await pending
                 pending = None
+                if response.status_code == 404 and plan.one_row and op.path_parameters:
+                    return  # an item by its path, not there: no row, as an item GET's
                 self.api.raise_for(response, what, user)
                 digest = hashlib.blake2b(response.content, digest_size=16).digest()
                 if digest in bodies:
@@ -440,11 +467,7 @@ class ApiTable:
                                               headers=headers, ctx=ctx, write=True,
                                               what=f"{self.plan.name}: {op.label}")
             self.api.raise_for(response, f"{self.plan.name}: {op.label}", user)
-            try:
-                answer = response.json()
-            except ValueError:
-                answer = None
-            created = self._row(answer) if isinstance(answer, Mapping) else {}
+            created = self._answered(response, op, ctx) or {}
             made.append({**{k: v for k, v in values.items() if v is not None}, **created})
         return made
 
@@ -479,11 +502,47 @@ class ApiTable:
         if op.method == "DELETE" and response.status_code == 404:
             return None  # gone already
         self.api.raise_for(response, what, user)
+        answered = self._answered(response, op, ctx)
+        return [answered] if answered and op.method != "DELETE" else None
+
+    def _answered(self, response: httpx.Response, op: Operation, ctx: Any
+                  ) -> dict[str, Any] | None:
+        """What a write's 2xx answer says of its row, once the write has fired: nothing
+        turns it into an error now. An empty or non-object answer (204, ``""``, ``{}``)
+        says nothing (None: the row as written stands); a field that disagrees with the
+        document is a WARNING naming it, and is NULL."""
         try:
-            answer = response.json()
+            answer = response.json() if response.content.strip() else None
         except ValueError:
+            answer = None
+        if not isinstance(answer, Mapping) or not answer:
             return None
-        return [self._row(answer)] if isinstance(answer, Mapping) else None
+        row: dict[str, Any] = {}
+        warn = getattr(ctx, "warn", None)
+        for col in self.plan.columns:
+            if col.prop is None:
+                continue
+            if col.prop not in answer:
+                if col.required and warn is not None:
+                    warn(f'{self.plan.name}: {op.label} fired, and its answer has no field '
+                         f'"{col.prop}", which the document requires: {col.name} is NULL',
+                         hint="The document and the API disagree; the write happened.")
+                continue
+            value = answer[col.prop]
+            if value is None and not col.nullable and warn is not None:
+                warn(f'{self.plan.name}: {op.label} fired, and its answer has null for the '
+                     f'field "{col.prop}", which the document says is never null',
+                     hint="The document and the API disagree; the write happened.")
+            try:
+                row[col.name] = None if value is None else json_value(
+                    value, col.pg_type, source=self._source, field=col.prop)
+            except errors.SqlError as exc:
+                row[col.name] = None
+                if warn is not None:
+                    warn(f"{op.label} fired, and its answer disagrees with the document: "
+                         f"{exc.message}; {col.name} is NULL",
+                         hint="The document and the API disagree; the write happened.")
+        return row
 
     # -- EXPLAIN ------------------------------------------------------------------------
 

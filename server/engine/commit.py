@@ -11,7 +11,9 @@ Rules:
 - Each call passes its idempotency key (``CallContext.idempotency_key``), made
   when it was staged; writes are never retried by themselves.
 - The NOTICE of a fired write names its journal row and shows what the tool
-  returned.
+  returned. Once a tool has acted, nothing turns its write into a failure: an
+  answer that does not fit the table (or that the tool warned of) is a WARNING,
+  and the write is ``fired``.
 - Writes, once a COMMIT starts them, run to the end in a task of their own
   (``_FIRING``), shielded from the statement's cancellation: a client that goes
   away mid-COMMIT (its connection's task is cancelled) stops none of them half
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from glove_scratchpad import errors, metrics
 from glove_scratchpad.background import hold
 from glove_scratchpad.catalog import JournalEntry, as_json
+from glove_scratchpad.redaction import redact_error
 from glove_scratchpad.resources import Bindings, Resource
 
 from . import resolve
@@ -224,7 +227,7 @@ async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statemen
             # The tool may have run: the journal says so, and nothing after it fires.
             hold(_abandon(st, txid, seq), _ABANDONING)
             raise
-        rows = _returned_rows(st.services.resources[write.resource], call, out)
+        rows = _returned_rows(st.services.resources[write.resource], call, out, ctx)
         returned[index[id(write)]].extend(rows)
         last = i == len(calls) - 1
         if last or calls[i + 1][0] is not write:
@@ -288,14 +291,31 @@ async def _fire_call(st: Statement, write: StagedWrite, call: Call,
                                    statement=write.statement, key=call.key)
     finally:
         st.services.invalidate(resource.name)
-    st.overlay.remember(resource, call, out, write.id)
+    try:
+        st.overlay.remember(resource, call, out, write.id)
+    except errors.SqlError as exc:  # fired all the same: its answer is only not laid over
+        ctx.notice(_unread(resource, call, exc))
     return out
 
 
-def _returned_rows(resource: Resource, call: Call, out: Any) -> list[dict]:
+def _returned_rows(resource: Resource, call: Call, out: Any, ctx: StatementContext
+                   ) -> list[dict]:
+    """The rows a fired write's tool gave back, checked; none (the rows as written
+    stand) when they do not fit the table: the write happened, so that is a WARNING,
+    never its failure."""
     if isinstance(out, list | tuple) and out and call.verb != "delete":
-        return resource.validate_rows(list(out))
+        try:
+            return resource.validate_rows(list(out))
+        except errors.SqlError as exc:
+            ctx.notice(_unread(resource, call, exc))
     return []
+
+
+def _unread(resource: Resource, call: Call, exc: errors.SqlError) -> Notice:
+    # It quotes the tool's values: redacted, as a read's error is.
+    return Notice(f"{resource.name} {call.verb} fired, and what it returned does not fit "
+                  f"the table: {redact_error(exc).message}", "WARNING", "01000",
+                  hint="The write happened; RETURNING shows the row as written.")
 
 
 def fired_notice(write: StagedWrite, rows: list[dict], system: str) -> Notice:
@@ -349,7 +369,7 @@ async def commit(st: Statement, taken: list[StagedWrite]) -> Result:
         ) from None
     system = st.services.schemas.system
     notices = [fired_notice(w, rows, system) for w, rows in zip(staged, returned, strict=True)]
-    return Result("COMMIT", notices=notices + folded, committed=staged,
+    return Result("COMMIT", notices=notices + ctx.notices + folded, committed=staged,
                   touched=list(ctx.touched.values()))
 
 

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import SYSTEM_VIEWS, Step, result_format
-from glove_scratchpad.redaction import redact_error
+from glove_scratchpad.redaction import redact_error, redact_secrets
 from glove_scratchpad.resources import Bindings, CallContext, Resource
 from glove_scratchpad.wire import Param
 
@@ -382,7 +382,8 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
     sql = ctx.sql if statement is None else statement
     context = (CallContext(st.user, st.session_id, sql, idempotency_key=key,
                            rows_wanted=wanted,
-                           charge=_charger(st, ctx) if verb == "select" else None)
+                           charge=_charger(st, ctx) if verb == "select" else None,
+                           warn=_warner(ctx))
                if resource.takes_context(verb) else None)
     flight = next(_FLIGHTS)
     st.calls += 1
@@ -401,6 +402,15 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
         raise resolver_failed(resource, verb, exc) from exc
     finally:
         st.in_flight.pop(flight, None)
+
+
+def _warner(ctx: StatementContext) -> Callable[..., None]:
+    """What a resolver tells the client a WARNING with (``CallContext.warn``)."""
+    def warn(message: str, hint: str | None = None) -> None:
+        # It may quote what the tool was answered: every configured secret redacted.
+        ctx.notice(Notice(redact_secrets(message), "WARNING", "01000", hint=hint))
+
+    return warn
 
 
 def _charger(st: Statement, ctx: StatementContext) -> Callable[[], None]:

@@ -75,15 +75,17 @@ def api_entry(api: Api, **config: Any) -> dict[str, Any]:
 
 @asynccontextmanager
 async def tables_of(api: Api, sidecar: Any, base: Path = Path("."),
-                    limits: Limits | None = None, **config: Any) -> AsyncIterator[Tables]:
-    """Tables of ``config`` (``base``: the folder of the config file it would be in)."""
+                    limits: Limits | None = None, writes: bool = True, **config: Any
+                    ) -> AsyncIterator[Tables]:
+    """Tables of ``config`` (``base``: the folder of the config file it would be in;
+    ``writes``: the server's --writes)."""
     bridge = OpenApiBridge([api_entry(api, **config)], base)
     resources = await bridge.load()
-    db = await Database.create(resources, writes=True, sidecar=sidecar, limits=limits,
+    db = await Database.create(resources, writes=writes, sidecar=sidecar, limits=limits,
                                database=f"openapi_{next(_names)}")
-    users = {u: User(password=make_verifier(p), writes=True) for u, p in PASSWORDS.items()}
+    users = {u: User(password=make_verifier(p), writes=writes) for u, p in PASSWORDS.items()}
     try:
-        async with serving(db, writes=True, users=users) as server:
+        async with serving(db, writes=writes, users=users) as server:
             yield Tables(db, server, bridge, api)
     finally:
         await db.close()

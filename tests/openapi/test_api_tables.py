@@ -21,7 +21,8 @@ FILES = {"name": "files", "select": "GET /files/{path}", "rows": "entries",
 
 @pytest.fixture(scope="module")
 async def served(sidecar: Any) -> AsyncIterator[Tables]:
-    async with api_served() as api, tables_of(api, sidecar, tables=[FILES]) as tables:
+    async with api_served() as api, tables_of(api, sidecar, tables=[FILES],
+                                                  reads=["POST /search"]) as tables:
         yield tables
 
 

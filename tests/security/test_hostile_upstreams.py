@@ -100,7 +100,8 @@ async def test_a_summary_cannot_run_ddl_on_a_legacy_sidecar(
             dsn = f"postgresql://agent@127.0.0.1:{port}/scratchpad"
             assert await fetch(dsn, "SELECT obj_description('evil_list'::regclass), "
                                "col_description('evil_list'::regclass, 1)") == [(
-                                   INJECTION + " (GET /items). Verbs: select. Volatility: stable.",
+                                   INJECTION + " (select GET /items). Verbs: select. "
+                                   "Volatility: stable.",
                                    "an id \\' with a backslash")]
     async with await psycopg.AsyncConnection.connect(_admin(sidecar, legacy[1])) as conn:
         made = await (await conn.execute("SELECT to_regclass('public.pwned')")).fetchone()
@@ -133,7 +134,7 @@ async def test_one_hostile_source_costs_only_its_own_tables(tmp_path: Path, fres
             comments = await fetch(dsn, "SELECT obj_description('evil_b_list'::regclass), "
                                    "col_description('evil_b_list'::regclass, 5), "
                                    "obj_description('evil_nul_text'::regclass)")
-            assert comments == [("Lists b. (GET /items). Verbs: select. Volatility: stable.",
+            assert comments == [("Lists b. (select GET /items). Verbs: select. Volatility: stable.",
                                  "A name", 'Reads text. (MCP tool "nul_text" of server '
                                  '"evil".). Verbs: select. Volatility: stable.')]
             assert await fetch(dsn, "SELECT text FROM evil_fine WHERE q = 'hi'") == [
