@@ -369,12 +369,13 @@ def _covering(ctx: StatementContext, resource: str, call: CallArgs,
 
 async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, ...],
                  arguments: Any, ctx: StatementContext, *, statement: str | None = None,
-                 key: str | None = None, wanted: int | None = None) -> Any:
+                 key: str | None = None, wanted: int | None = None,
+                 sending: Callable[[], None] | None = None) -> Any:
     """One resolver call, under the guard's threads, concurrency, timeout, rate, retries
     (reads only) and audit. ``statement`` is the one that staged a write (COMMIT fires
     it); ``key`` its idempotency key; ``wanted`` the most rows a read's answer gives: they
     are pulled within the call, which gives their list. A resolver with a ``ctx``
-    parameter gets them."""
+    parameter gets them. ``sending`` is told just before the request leaves."""
     fn = resource.resolver(verb)
     assert fn is not None
     sql = ctx.sql if statement is None else statement
@@ -392,7 +393,8 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
             retries=resource.retries if verb == "select" else 0, rate=resource.rate,
             deadline=ctx.started + st.timeout if ctx.timed else None, context=context,
             rows=None if wanted is None else (lambda out, read: pull(out, wanted, read),
-                                              getattr(resource, "inline", False)))
+                                              getattr(resource, "inline", False)),
+            sending=sending)
     except errors.SqlError:
         raise
     except Exception as exc:

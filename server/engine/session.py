@@ -64,7 +64,7 @@ from .shown import bounded, shown
 from .staged import pending, staged_view_rows
 from .statement import Endpoint, Statement, lookup
 from .statement_log import log_end, logs_ends
-from .timeouts import timed_out
+from .timeouts import late_notice, timed_out
 from .transaction import Transaction, TxState
 from .view import View
 
@@ -412,10 +412,12 @@ class Session:
         """A statement's work under its timeout; the result cut at the row limit, with
         the notices ``client_min_messages`` lets through."""
         try:
-            async with asyncio.timeout(st.timeout):
+            async with asyncio.timeout(st.timeout) as limit:
                 result = await work
         except TimeoutError:
             raise timed_out() from None
+        if st.late_cancel:
+            result.notices.append(late_notice(limit.expired()))
         return self._shaped(result)
 
     def _shaped(self, result: Result) -> Result:

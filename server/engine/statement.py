@@ -83,6 +83,9 @@ class Statement:
     # Calls of its references that the fast path worked out from these parameters before
     # it declined the run (``fast.reads``): by the ``id`` of the reference they are of.
     worked_out: WorkedOut | None = None
+    # A cancel or the timeout arrived after a write outside BEGIN was sent: the write ran
+    # to its end, and its outcome is the answer (``commit.fire_one``).
+    late_cancel: bool = False
 
     def __post_init__(self) -> None:
         self.timeout = self.timeout_now()
