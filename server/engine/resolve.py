@@ -206,15 +206,32 @@ def _answer(st: Statement, ref: Reference, calls: list[CallArgs],
                             (calls[0].where.items() if calls else ()) for op, v in conds)
         if filters:
             args = f"{args} (filters: {filters})" if args else filters
-        if not calls:  # a NULL or an empty IN: nothing could match, nothing was called
-            args = " AND ".join(f"{p.column} = {', '.join(v.sql for v in p.values)}"
-                                for p in ref.predicates) + " (NULL or no value: no call made)"
-        ctx.notices.append(Notice(
-            f'resource "{resource.name}" returned no rows' + (f" for {args}" if args else ""),
-            hint=f"Re-check the filter values against the column descriptions "
-            f"(\\d+ {resource.name}).",
-        ))
+        ctx.notices.append(_no_rows_notice(ref, calls, args))
     return rows
+
+
+def _no_rows_notice(ref: Reference, calls: list[CallArgs], args: str) -> Notice:
+    """Why a reference has no rows, as a sentence: no call could match its WHERE (a
+    NULL, an empty IN, a value its column cannot hold), the calls' values found none,
+    or the tool, called with no filter, had none."""
+    name = ref.resource.name
+    if not calls:
+        shown = " AND ".join(
+            f"{p.column} = {', '.join(v.sql for v in p.values)}" for p in ref.predicates
+            if p.values and all(v.sql for v in p.values))
+        return Notice(
+            f'resource "{name}" was not called: no row can match '
+            + (shown if shown else "its WHERE")
+            + " (a NULL, an empty IN list, or a value its column's type cannot hold)",
+            hint=f"Give each key one value of its column's type (\\d+ {name} shows "
+            "the types).")
+    if not args:
+        return Notice(f'resource "{name}" returned no rows',
+                      hint=f"The tool was called with no filter and had no rows to give; "
+                      f"\\d+ {name} describes what it lists.")
+    return Notice(f'resource "{name}" returned no rows for {args}',
+                  hint=f"Re-check the filter values against the column descriptions "
+                  f"(\\d+ {name}).")
 
 
 async def bindings(st: Statement, ref: Reference, params: list[Any],
