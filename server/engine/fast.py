@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from glove_scratchpad import metrics
 from glove_scratchpad.wire import Param
 
+from ..sql.identity import identity_locations
 from .bindings import bindings_now, pushed
 from .context import StatementContext, WorkedOut
 from .kept import Kept, lasting
@@ -54,6 +55,7 @@ def compile(st: Statement, plan: Plan) -> None:
         return
     made = None
     if (plan.target is None and plan.reads and not plan.sets_config
+            and not identity_locations(plan.sql, plan.node)
             and all(_cacheable(ref, st.services.schemas.system) for ref in plan.reads)):
         fixed = [_fixed(ref) for ref in plan.reads]
         if all(f is not False for f in fixed):
