@@ -38,7 +38,6 @@ from glove_scratchpad.catalog import (
 from glove_scratchpad.wire import Param
 
 from ..sql.analysis import Plan
-from ..sql.identity import identity_edits, identity_locations
 from ..sql.rewrite import Rewritten, rewrite
 from . import fast
 from .context import StatementContext
@@ -47,6 +46,7 @@ from .result import Result, ResultColumn
 from .session_settings import SHOWN_ONLY, changes, configured, reported_values
 from .shown import within
 from .transaction import TxState
+from .whoami import who_edits
 
 if TYPE_CHECKING:
     from .statement import Statement
@@ -124,9 +124,9 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
     results of its function calls in their places (``fns.substitute``)."""
     param_of, args, tables = materialize(plan, rows, params)
     calls = await substitute(plan, params, args, ctx) if substitute is not None else ()
-    who = identity_locations(plan.sql, plan.node)
+    who = who_edits(st, plan)
     if who:  # current_user and its kin answer the connecting role, not the agent role
-        calls = (*calls, *identity_edits(plan.sql, who, st.user))
+        calls = (*calls, *who)
     spilled = any(isinstance(r, Kept) and not r.lasting for r in rows.values())
     rw = _rewritten(st, plan, param_of, tables, returning=returning, twin=twin,
                     calls=calls, again=not (calls or spilled))
