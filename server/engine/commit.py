@@ -32,7 +32,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from glove_scratchpad import errors, metrics
 from glove_scratchpad.background import hold
@@ -48,9 +49,10 @@ from .staged import folded_into, pending
 if TYPE_CHECKING:
     from .statement import Statement
 
-__all__ = ["commit", "fire_one", "fire_writes", "in_doubt_hint"]
+__all__ = ["commit", "fire_one", "fire_writes", "in_doubt_hint", "past_cancel"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 JOURNAL_WAIT = 5.0  # seconds a COMMIT waits for the journal (a sidecar restarting) to answer
 _SHOWN = 500  # characters of a tool's answer a NOTICE shows
@@ -409,6 +411,18 @@ async def fire_one(st: Statement, staged: StagedWrite, ctx: StatementContext
             raise stop.error.replaced(hint=in_doubt_hint(st, stop.txid)) from None
         raise stop.error from None
     return returned[0]
+
+
+async def past_cancel(st: Statement, work: Coroutine[Any, Any, T]) -> T:
+    """Work after a write outside BEGIN was sent (its RETURNING), which a cancel or a
+    timeout no longer stops: it came too late (``st.late_cancel``). A second cancel
+    (a client gone, a shutdown) stops the waiting."""
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        st.late_cancel = True
+        return await asyncio.shield(task)
 
 
 def in_doubt_hint(st: Statement, txid: int | None) -> str:
