@@ -300,7 +300,7 @@ async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: Statemen
             task.cancel()  # it has sent nothing: it stops, and the journal says so
             await asyncio.wait([task])  # the journal's ``not run``, before the answer
             raise
-        st.late_cancel = True
+        _too_late(st)
         return await asyncio.shield(task)
 
 
@@ -413,6 +413,15 @@ async def fire_one(st: Statement, staged: StagedWrite, ctx: StatementContext
     return returned[0]
 
 
+def _too_late(st: Statement) -> None:
+    """A cancel that came too late is taken back, so that no count of it is left on the
+    task (a later timeout of the connection's would read it as its own)."""
+    st.late_cancel = True
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+
+
 async def past_cancel(st: Statement, work: Coroutine[Any, Any, T]) -> T:
     """Work after a write outside BEGIN was sent (its RETURNING), which a cancel or a
     timeout no longer stops: it came too late (``st.late_cancel``). A second cancel
@@ -421,7 +430,7 @@ async def past_cancel(st: Statement, work: Coroutine[Any, Any, T]) -> T:
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
-        st.late_cancel = True
+        _too_late(st)
         return await asyncio.shield(task)
 
 
