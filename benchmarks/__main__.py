@@ -20,6 +20,7 @@ from types import ModuleType
 
 from . import (
     context,
+    copy_out,
     explain,
     http_api,
     idle,
@@ -38,7 +39,7 @@ from .results import Section, WrongAnswer
 # In the report's order (the issue's); they run in RUN_ORDER.
 FAMILIES = [
     lookup, throughput, materialize, kept, explain, resolvers, http_api, idle, profiling,
-    context,
+    context, copy_out,
 ]
 # Idle connections first, on a fresh server, so its RSS is not that of the caches the
 # other runs fill; kept calls and materialization late, after the profile, since
@@ -46,7 +47,7 @@ FAMILIES = [
 # uses only the sidecar: it may run last.
 RUN_ORDER = [
     idle, lookup, throughput, explain, resolvers, http_api, profiling, kept, materialize,
-    context,
+    context, copy_out,
 ]
 NAMES = [f.NAME for f in FAMILIES]
 

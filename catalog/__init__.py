@@ -24,6 +24,7 @@ from ._catalog import (
 )
 from ._claim import LIVE_LOCK
 from ._client import SidecarConnection, Step, StepResult
+from ._copy import CopyChannel, copy_in, copy_out
 from ._fns import EVALUATING, FN_SCHEMA, fn_ddl, fns_ddl
 from ._journal import FINAL_STATUSES, JOURNAL_COLUMNS, Journal, JournalEntry, as_json
 from ._pool import Pool
@@ -61,6 +62,7 @@ __all__ = [
     "Audit",
     "CacheStore",
     "Catalog",
+    "CopyChannel",
     "EmbeddedSidecar",
     "ExternalSidecar",
     "Journal",
@@ -79,6 +81,8 @@ __all__ = [
     "cache_schema",
     "check_name",
     "column_line",
+    "copy_in",
+    "copy_out",
     "decode_row",
     "decode_value",
     "default_data_dir",

@@ -36,6 +36,14 @@ Parameters travel as the client sent them (bytes, format code, type OID) and
 rows come back as Postgres encoded them, in the formats asked for: DataRow
 bodies are relayed without being decoded. Only the Python API decodes them
 (``values.decode_row``).
+
+A client's own read may be relayed as it comes (a ``Stream``): once its rows
+pass ``STREAM_AT`` bytes, they go on to the client's socket (a ``RowSink``)
+instead of being kept, and the sidecar socket's reading stops while the
+client's socket is full (``CodecProtocol.relay_from``). So a result the client
+does not read is not read from the sidecar either: its memory is a socket's
+buffers, whatever its size. Rows past the row limit are dropped there (counted),
+and none go past ``max_bytes`` (the result is then refused, after them).
 """
 
 from __future__ import annotations
@@ -51,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glove_scratchpad import errors
-from glove_scratchpad.stream import CodecProtocol
+from glove_scratchpad.stream import STREAM_AT, CodecProtocol, Stream
 from glove_scratchpad.wire import (
     NEED_DATA,
     AuthenticationCleartextPassword,
@@ -132,6 +140,7 @@ class StepResult:
     description: bytes = b""  # the RowDescription's body, as it came
     rows: list[DataRow] = field(default_factory=list)
     tag: str = ""
+    stream: Stream | None = None  # its rows past STREAM_AT bytes: relayed, or capped
 
 
 def _encoded(*msgs: object) -> bytes:
@@ -162,8 +171,8 @@ class _Reply:
     Frames are read undecoded: rows pass through as they are, acknowledgements are
     skipped, and only descriptions, tags, errors and ReadyForQuery are decoded."""
 
-    __slots__ = ("_conn", "_current", "_index", "_parsed", "_prepared", "error", "ready",
-                 "results", "status", "steps")
+    __slots__ = ("_conn", "_current", "_index", "_parsed", "_prepared", "error", "held",
+                 "make", "ready", "results", "status", "steps", "stream")
 
     def __init__(self, conn: SidecarConnection, steps: Sequence[Step], wrapped: bool,
                  parsed: Sequence[tuple[_Prepared, str]]) -> None:
@@ -175,14 +184,19 @@ class _Reply:
         self.error: errors.SqlError | None = None
         self.ready = False
         self.status = b""  # ReadyForQuery's transaction status, once it came
+        self.stream: Stream | None = None  # the last step's rows, relayed as they come
+        self.make: Callable[[], Stream] | None = None  # makes it, once they pass STREAM_AT
+        self.held = 0  # bytes of the rows' bodies kept, counted as they come
 
     def feed(self, frames: list[tuple[int, bytes]]) -> bool:
         """Read frames of the reply; whether its ReadyForQuery came."""
         current = self._current
+        held = self.held
         for kind, body in frames:
             if kind == _DATA_ROW:
                 if current is not None:
                     current.rows.append(DataRow.raw(body))
+                    held += len(body)
             elif kind in _STEP_ENDS:
                 if current is not None and kind == _COMMAND_COMPLETE:
                     current.tag = body[:-1].decode()
@@ -208,6 +222,13 @@ class _Reply:
             # Anything else (BindComplete, CloseComplete, NoData, notices and parameter
             # statuses of our own BEGIN/ROLLBACK and settings) is nothing for the client.
         self._current = current
+        stream = self.stream
+        if stream is None and held >= STREAM_AT and self.make is not None:
+            stream = self.stream = self.results[-1].stream = self.make()
+        if stream is not None and (held >= STREAM_AT or stream.started or stream.over):
+            last = self.results[-1]
+            held = stream.take(last.rows, held, last.description, self._conn._socket)
+        self.held = held
         return self.ready
 
 
@@ -228,6 +249,7 @@ class SidecarConnection:
         self._seen: dict[_Prepared, None] = {}  # run once, not prepared
         self._names = itertools.count(1)
         self._fields: dict[bytes, tuple[FieldDescription, ...]] = {}  # RowDescriptions seen
+        self._reply: _Reply | None = None  # ``start``'s, until it ends
 
     @classmethod
     async def connect(cls, sidecar: Sidecar, database: str, user: str | None = None,
@@ -326,7 +348,8 @@ class SidecarConnection:
         return event
 
     async def pipeline(self, steps: Sequence[Step], *, transaction: str = "read",
-                       parsed_under: tuple[Any, ...] = ()) -> list[StepResult]:
+                       parsed_under: tuple[Any, ...] = (),
+                       stream: Callable[[], Stream] | None = None) -> list[StepResult]:
         """Run the steps in one round trip, inside a transaction that is rolled back.
 
         ``transaction``: "read" (READ ONLY), "write", or "implicit" (no BEGIN/ROLLBACK:
@@ -335,9 +358,12 @@ class SidecarConnection:
         them). A literal is typed when its statement is parsed ('2024-12-30' becomes
         a timestamptz in that TimeZone), so a statement prepared under other settings
         is another statement.
+        ``stream``: makes the ``Stream`` of the last step's rows once they pass
+        STREAM_AT bytes (its ``StepResult.stream``).
         Raises the first error, every field intact, with ``step`` set to its index.
         """
         reply = self._request(steps, transaction, parsed_under)
+        reply.make = stream
         try:
             await self._drain()
             while not reply.ready:
@@ -354,14 +380,19 @@ class SidecarConnection:
         except asyncio.CancelledError:
             self.broken = True  # mid-reply: never reuse this connection
             raise
+        finally:
+            if reply.stream is not None:
+                reply.stream.end()
         return self._results(reply)
 
     def start(self, steps: Sequence[Step], parsed_under: tuple[Any, ...],
-              done: Callable[[list[StepResult] | errors.SqlError], None]) -> None:
+              done: Callable[[list[StepResult] | errors.SqlError], None],
+              stream: Callable[[], Stream] | None = None) -> None:
         """``pipeline`` in the implicit transaction, answered from the socket's callbacks:
         ``done`` gets the results or the first error, once, when the reply is whole
         (or the connection is lost). No task waits for it; ``abandon`` stops listening."""
         reply = self._request(steps, "implicit", parsed_under)
+        reply.make, self._reply = stream, reply
         socket, conn = self._socket, self._conn
 
         def arrived() -> None:
@@ -371,8 +402,11 @@ class SidecarConnection:
             except Exception:  # a reply we cannot read: our bug, told as one
                 log.exception("the sidecar's reply could not be read")
                 socket.listener, self.broken = None, True
+                self._end_stream()
                 done(errors.InternalError("internal error"))
                 return
+            if reply.stream is not None and (reply.ready or socket.closed):
+                self._end_stream()
             if reply.ready:
                 socket.listener = None
                 if reply.status != b"I":
@@ -392,6 +426,12 @@ class SidecarConnection:
         """Stop listening for a reply ``start`` asked for: the connection is not reused."""
         self._socket.listener = None
         self.broken = True
+        self._end_stream()
+
+    def _end_stream(self) -> None:
+        reply, self._reply = self._reply, None
+        if reply is not None and reply.stream is not None:
+            reply.stream.end()
 
     def _request(self, steps: Sequence[Step], transaction: str, parsed_under: tuple[Any, ...]
                  ) -> _Reply:

@@ -13,8 +13,12 @@ Rules:
   may run, closing the database to PUBLIC) are made only in a database the
   server created itself. In a database it was given, they would change it for
   every other user: the server says so once and leaves them to the gate.
-- A cap only a superuser may set (``temp_file_limit``) is set where it can be;
-  where it cannot, the server says so once and relies on the statement timeout.
+- The role's statements are bounded where Postgres can bound them: time
+  (``statement_timeout``), memory per sort or hash (``work_mem``,
+  ``hash_mem_multiplier``), spill to disk (``temp_file_limit``) and recursion
+  (``max_stack_depth``). A cap only a superuser may set (``temp_file_limit``) is
+  set where it can be; where it cannot, the server says so once and relies on the
+  statement timeout (``max_stack_depth`` then stays the cluster's).
 """
 
 from __future__ import annotations
@@ -39,6 +43,11 @@ log = logging.getLogger(__name__)
 AGENT_STATEMENT_TIMEOUT = "300s"  # the sidecar's own backstop; the server's is finer
 AGENT_TEMP_FILE_LIMIT = "1GB"  # spill to disk a sort or hash may make
 AGENT_IDLE_TIMEOUT = "60s"  # idle_in_transaction_session_timeout
+# Memory one sort or hash may take before it spills (to temp_file_limit's disk), set on
+# the role so that a cluster configured larger does not lift it; Postgres's defaults.
+AGENT_WORK_MEM = "4MB"
+AGENT_HASH_MEM_MULTIPLIER = "2"
+AGENT_MAX_STACK_DEPTH = "2MB"  # superuser-only: where it cannot be set, the cluster's holds
 # Functions PUBLIC may run by default that would let a statement outlive its
 # transaction, see other sessions, or hold locks on a pooled connection.
 _REVOKE_FUNCTIONS = """
@@ -147,8 +156,13 @@ async def confine(conn: asyncpg.Connection, s: Schemas, database: str, role: str
                                    "NOCREATEROLE NOINHERIT NOREPLICATION NOBYPASSRLS")
         await conn.execute(f"ALTER ROLE {quote_ident(role)} PASSWORD '{scram_verifier(password)}'")
         for name, value in (("statement_timeout", AGENT_STATEMENT_TIMEOUT),
-                            ("idle_in_transaction_session_timeout", AGENT_IDLE_TIMEOUT)):
+                            ("idle_in_transaction_session_timeout", AGENT_IDLE_TIMEOUT),
+                            ("work_mem", AGENT_WORK_MEM),
+                            ("hash_mem_multiplier", AGENT_HASH_MEM_MULTIPLIER)):
             await conn.execute(f"ALTER ROLE {quote_ident(role)} SET {name} = '{value}'")
+        # The gate refuses SET max_stack_depth; this keeps a cluster's larger one off too.
+        await _try(conn, f"ALTER ROLE {quote_ident(role)} SET max_stack_depth = "
+                         f"'{AGENT_MAX_STACK_DEPTH}'")
         denied = await _try(conn, f"ALTER ROLE {quote_ident(role)} SET temp_file_limit = "
                                   f"'{AGENT_TEMP_FILE_LIMIT}'")
         if denied is not None:

@@ -283,6 +283,10 @@ class UndefinedColumn(SqlError, code="42703"):
     pass
 
 
+class DuplicateColumn(SqlError, code="42701"):
+    pass
+
+
 class UndefinedFunction(SqlError, code="42883"):
     pass
 
@@ -301,6 +305,14 @@ class DuplicateCursor(SqlError, code="42P03"):
 
 class DuplicatePreparedStatement(SqlError, code="42P05"):
     pass
+
+
+class OutOfMemory(SqlError, code="53200"):
+    """A budget of the server's memory is spent (bytes of messages not yet received whole)."""
+
+
+class TooManyConnections(SqlError, code="53300"):
+    """No connection slot is free to this client (``server/net/slots.py``)."""
 
 
 class ProgramLimitExceeded(SqlError, code="54000"):

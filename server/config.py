@@ -67,6 +67,17 @@ class ServerConfig(BaseModel):
     shutdown_grace: float = Field(10.0, description="Seconds running statements get on SIGTERM")
     max_connections: int = Field(1000, description="Client connections at once; more are "
                                  "refused with 53300")
+    # Slots (server/net/slots.py) and the memory of messages half received.
+    reserved_connections: int = Field(3, ge=0, description="Of max_connections, the sessions "
+                                      "kept for admins ([users.NAME] admin = true)")
+    max_startup_connections: int = Field(256, ge=1, description="Connections at once that "
+                                         "have not finished their start-up; past them, the "
+                                         "oldest is ended (53300)")
+    max_startup_per_address: int = Field(128, ge=1, description="The same, from one client "
+                                         "address; past them, a new one is refused (53300)")
+    max_pending_bytes: int = Field(256 * 1024 * 1024, ge=1024 * 1024, description="Bytes held "
+                                   "at once, server-wide, in client messages not yet received "
+                                   "whole; a message past them ends its connection (53200)")
     row_limit: int | None = Field(None, description="At most this many rows per result")
     max_result_bytes: int = Field(256 * 1024 * 1024, description="Bytes at most in one "
                                   "result; a larger one is refused (54000)")

@@ -26,9 +26,9 @@ MAX_LINES = 600
 # What the network layer may use of a session: running (a portal run's fast read too,
 # awaited or answered in callbacks),
 # describing, failing statements, and the connection's facts it sets.
-NET_CONTRACT = frozenset({"answer_read", "canceller", "close", "describe", "endpoint",
+NET_CONTRACT = frozenset({"answer_read", "canceller", "close", "copy", "describe", "endpoint",
                           "execute", "fail", "fast_read", "new_request", "pid", "run",
-                          "tx_status", "user", "writes"})
+                          "sink", "tx_status", "user", "writes"})
 ENGINE = "glove_scratchpad.server.engine"
 # Where each part of the package lives in the source tree: the packaging's own map
 # (pyproject.toml), but for the sub-packages that live inside their parent's folder.

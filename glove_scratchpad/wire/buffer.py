@@ -115,6 +115,24 @@ class ReceiveBuffer:
             return None
         return type_byte, self._take(pos + 5, end)
 
+    def raw_run(self, types: frozenset[int]) -> bytes:
+        """The complete messages buffered at the head whose types are all in ``types``,
+        as the bytes they came in, headers included (b"": none). A relay of COPY's
+        CopyData passes them on in one slice, neither split nor framed again."""
+        buf, pos, end = self._buf, self._pos, len(self._buf)
+        unpack = U32.unpack_from
+        start = pos
+        while end - pos >= 5 and buf[pos] in types:
+            length = unpack(buf, pos + 1)[0]
+            if not 4 <= length <= MAX_MESSAGE_SIZE:
+                raise RemoteProtocolError(
+                    f"invalid message length {length} for message type {chr(buf[pos])!r}")
+            if pos + 1 + length > end:
+                break
+            pos += 1 + length
+        self._pos = pos
+        return bytes(buf[start:pos])
+
     def messages_until(self, last: int) -> tuple[list[tuple[int, bytes]], bool]:
         """The complete typed messages buffered, up to and including the first of type
         ``last``; and whether that one was among them. Only MAX_MESSAGE_SIZE applies.

@@ -277,6 +277,14 @@ class ClientConnection(_Connection):
         frame = self._buffer.next_message()
         return NEED_DATA if frame is None else frame
 
+    def raw_run(self, types: frozenset[int]) -> bytes:
+        """The buffered backend messages at the head whose types are in ``types``, as
+        they came (``Buffer.raw_run``): a COPY's data, relayed as it is."""
+        if self._state is not _NORMAL:
+            raise LocalProtocolError(f"raw_run() is for the normal phase, not "
+                                     f"{self._state.name}")
+        return self._buffer.raw_run(types)
+
     def frames_until(self, last: int) -> tuple[list[tuple[int, bytes]], bool]:
         """Every buffered backend message undecoded, up to the first of type ``last``
         (ReadyForQuery, say), and whether it came: ``next_frame`` for a whole reply."""

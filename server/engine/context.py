@@ -125,6 +125,7 @@ class Request:
     """One client request (one ``execute`` call): the scope of ``stable`` results."""
 
     stable: dict[CallKey, asyncio.Future[Any]] = field(default_factory=dict)
+    copy: Any = None  # the client's side of a COPY (``catalog.CopyChannel``), if it can
 
 
 @dataclass

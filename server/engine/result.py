@@ -160,6 +160,9 @@ class Result:
     references: list[dict[str, Any]] = field(default_factory=list)  # EXPLAIN: per reference
     parameters: dict[str, str] = field(default_factory=dict)  # settings a SET changed
     released: Released | None = None  # the protocol's statements and portals it let go
+    # Its rows went to the client as they came (a ``stream.Stream``: how many, how many
+    # cut): ``data_rows`` holds none of them.
+    relayed: Any = None
     _rows: list[tuple[Any, ...]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod

@@ -38,6 +38,7 @@ from glove_scratchpad.catalog import (
     resource_row,
 )
 from glove_scratchpad.resources import Resource
+from glove_scratchpad.stream import RowSink
 from glove_scratchpad.wire import FieldDescription, Param
 
 from ..sql import gate
@@ -47,6 +48,7 @@ from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, command_kind, is_script, parse
 from ..sql.statement_kinds import statement_name
 from . import backends, chains, commit, fast, resolve, settings, sidecar, suggest, writes
+from . import copy as copying
 from . import fns as fn_calls
 from . import restage as restaging
 from .answering import Answer, Done
@@ -91,6 +93,8 @@ class Session:
         self.writes = policy.writes
         self.user = ""
         self.endpoint = Endpoint()  # the client's connection (the wire sets it)
+        self.copy: Any = None  # its side of a COPY (``catalog.CopyChannel``; the wire sets it)
+        self.sink: RowSink | None = None  # its socket, where rows may go as they come (too)
         self.id = secrets.randbits(_SESSION_ID_BITS) or 1
         # SET and SET LOCAL's values; the transaction marks them at its boundaries.
         self.session_settings = SessionSettings()
@@ -143,7 +147,7 @@ class Session:
         return Statement(self.services, self.view, self.policy, self.user, self.id, self.tx,
                          self.session_settings, self.overlay, self._write_ids, self.endpoint,
                          request if request is not None else Request(), tuple(formats),
-                         pid=self.pid)
+                         pid=self.pid, sink=self.sink)
 
     def preview(self) -> list[StagedWrite]:
         """The writes COMMIT will send, in the order it fires them: each call with its
@@ -179,7 +183,7 @@ class Session:
 
     def new_request(self) -> Request:
         """The scope of one client request (a Query message, or messages up to Sync)."""
-        return Request()
+        return Request(copy=self.copy)
 
     async def run(self, stmt: ParsedStatement, params: Sequence[Param], request: Request,
                   formats: Sequence[int] = ()) -> Result:
@@ -519,6 +523,8 @@ class Session:
             return await self._planned(st, stmt, st.plan(stmt), params)
         if isinstance(node, ast.ExplainStmt):
             return await explain_statement(st, stmt.sql, node.query, params, node)
+        if isinstance(node, ast.CopyStmt):
+            return await copying.run(st, stmt, params)
         if isinstance(node, ast.VariableSetStmt | ast.VariableShowStmt):
             return await settings.setting(st, node, stmt.sql)
         if isinstance(node, _POOL_RESETS):

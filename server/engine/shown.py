@@ -5,7 +5,9 @@ Rules:
 - A result over the row limit (the server's or the role's, the lower) is cut there,
   with a NOTICE that says how to read the rows wanted; a SELECT's tag counts the rows
   sent.
-- A result larger than ``max_result_bytes`` is refused (54000), never sent in part.
+- A result larger than ``max_result_bytes`` is refused (54000). One kept whole is
+  never sent in part; one relayed as it came (``Result.relayed``, past
+  ``stream.STREAM_AT`` bytes) stops at that size, and its error follows its rows.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from glove_scratchpad.wire import DataRow
 from .guard import Limits
 from .result import Notice, Result
 
-__all__ = ["bounded", "shown", "within"]
+__all__ = ["bounded", "row_cut", "shown", "within"]
 
 _RAW_BODY = attrgetter("raw_body")
 _SEVERITY_RANK = {"DEBUG": 0, "LOG": 1, "INFO": 2, "NOTICE": 3, "WARNING": 4, "ERROR": 5}
@@ -47,21 +49,42 @@ def within(rows: Sequence[DataRow], limits: Limits, role_row_limit: int | None) 
 def bounded(result: Result, limits: Limits, role_row_limit: int | None) -> Result:
     """Cut a result at the row limit (with a NOTICE); refuse one too large to send."""
     n = _cut(limits, role_row_limit)
+    relayed = result.relayed
+    if relayed is not None:  # cut and measured as it went (``stream.Stream``)
+        if relayed.over:
+            sent = f": it stopped after {relayed.sent} rows" if relayed.started else ""
+            raise errors.ProgramLimitExceeded(
+                f"the result is over {limits.max_result_bytes} bytes, the most that may be "
+                f"sent{sent}", hint="Select fewer columns or rows.")
+        if relayed.cut and n is not None:
+            result.notices.append(_truncated(n))
+        return result
     rows = result.data_rows
     if n is not None and len(rows) > n:
         del rows[n:]
         if result.command_tag.startswith("SELECT"):
             result.command_tag = f"SELECT {n}"
-        result.notices.append(Notice(
-            f"result truncated to {n} rows (the row limit)",
-            hint="Add WHERE or LIMIT to read the rows you need, or ORDER BY to choose "
-            "which come first."))
+        result.notices.append(_truncated(n))
     size = sum(map(len, map(_RAW_BODY, rows)))
     if size > limits.max_result_bytes:
         raise errors.ProgramLimitExceeded(
             f"the result is {size} bytes; at most {limits.max_result_bytes} may "
             "be sent", hint="Select fewer columns or rows.")
     return result
+
+
+def _truncated(n: int) -> Notice:
+    return Notice(f"result truncated to {n} rows (the row limit)",
+                  hint="Add WHERE or LIMIT to read the rows you need, or ORDER BY to choose "
+                  "which come first.")
+
+
+def row_cut(limits: Limits, role_row_limit: int | None) -> int | None:
+    """``_cut``, without its list: it is asked once per relayed read."""
+    server = limits.row_limit
+    if not role_row_limit:
+        return server or None
+    return min(server, role_row_limit) if server else role_row_limit
 
 
 def _cut(limits: Limits, role_row_limit: int | None) -> int | None:

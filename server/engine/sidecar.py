@@ -35,6 +35,7 @@ from glove_scratchpad.catalog import (
     populate_sql,
     rows_params,
 )
+from glove_scratchpad.stream import Stream
 from glove_scratchpad.wire import Param
 
 from ..sql.analysis import Plan
@@ -44,7 +45,7 @@ from .context import StatementContext
 from .kept import Kept
 from .result import Result, ResultColumn
 from .session_settings import SHOWN_ONLY, changes, configured, reported_values
-from .shown import within
+from .shown import row_cut, within
 from .transaction import TxState
 from .whoami import who_edits
 
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
     from .statement import Statement
 
 __all__ = ["Substitute", "check", "materialize", "pipeline", "pipeline_results", "result_of", "run",
-           "start"]
+           "start", "with_settings"]
 
 
 
@@ -141,12 +142,14 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
     write = plan.target is not None
     # A lone read that cannot change a setting leaves nothing a ROLLBACK would undo.
     implicit = not write and not before and not plan.sets_config
+    own = implicit and not calls and ctx.sql == plan.sql  # the client's own, a read alone
     results = await pipeline_results(st, steps, main, transaction="write" if write else
-                                     "implicit" if implicit else "read", rewritten=rw)
+                                     "implicit" if implicit else "read", rewritten=rw,
+                                     stream=(lambda: _stream(st)) if own else None)
     out = results[steps.index(main) - len(steps)]  # counted from the end: settings go first
-    if implicit and not calls and ctx.sql == plan.sql:
-        fast.compile(st, plan)  # the client's own statement, a read alone
-    result = result_of(st, f"SELECT {len(out.rows)}", out, ctx)
+    if own:
+        fast.compile(st, plan)
+    result = _result(st, out, ctx)
     if configs:
         result.parameters = _remember_configured(st, configs, results[-1].rows[0].values)
     return result
@@ -175,8 +178,10 @@ def start(st: Statement, conn: SidecarConnection, plan: Plan,
             done(_mapped(outcome, steps.index(main), rw))
             return
         out = outcome[-1]
-        if ctx.notices or not within(out.rows, st.services.limits, st.policy.row_limit):
-            done(result_of(st, f"SELECT {len(out.rows)}", out, ctx))  # to be shaped
+        stream = out.stream
+        if (ctx.notices or not within(out.rows, st.services.limits, st.policy.row_limit)
+                or (stream is not None and (stream.cut or stream.over))):
+            done(_result(st, out, ctx))  # to be shaped
         else:
             done(out)  # its rows and tag as the sidecar sent them: nothing to cut or add
 
@@ -184,8 +189,28 @@ def start(st: Statement, conn: SidecarConnection, plan: Plan,
         conn.abandon()
         pool.give_back(conn, owner, cut=True)
 
-    conn.start(steps, parsed_under, replied)
+    conn.start(steps, parsed_under, replied, lambda: _stream(st))
     return abandon
+
+
+def _stream(st: Statement) -> Stream:
+    """A client's own read's rows: relayed as they come, if its socket takes them now;
+    else kept, but not past ``max_result_bytes``."""
+    sink = st.sink
+    limits = st.services.limits
+    if sink is None or not sink.accepts():
+        return Stream(None, None, limits.max_result_bytes)
+    return Stream(sink, row_cut(limits, st.policy.row_limit), limits.max_result_bytes)
+
+
+def _result(st: Statement, out: StepResult, ctx: StatementContext) -> Result:
+    """A read's Result: of its rows kept, or of those relayed as they came."""
+    stream = out.stream
+    if stream is not None and (stream.started or stream.over):
+        result = result_of(st, f"SELECT {stream.sent}", out, ctx)
+        result.relayed = stream
+        return result
+    return result_of(st, f"SELECT {len(out.rows)}", out, ctx)
 
 
 def _rewritten(st: Statement, plan: Plan, param_of: dict[int, int], tables: dict[int, str],
@@ -238,15 +263,15 @@ async def pipeline(st: Statement, steps: list[Step], *, transaction: str = "read
 
 
 async def pipeline_results(st: Statement, steps: list[Step], main: Step, *,
-                           transaction: str, rewritten: Rewritten | None
-                           ) -> list[StepResult]:
+                           transaction: str, rewritten: Rewritten | None,
+                           stream: Callable[[], Stream] | None = None) -> list[StepResult]:
     """Run steps on a pooled sidecar connection, each with its result. An error's
     position in ``main`` (``rewritten``'s text) is mapped back to the client's text."""
     steps, parsed_under = _with_settings(st, steps)
     async with st.view.pool.acquire(st.user) as conn:
         try:
             return await conn.pipeline(steps, transaction=transaction,
-                                       parsed_under=parsed_under)
+                                       parsed_under=parsed_under, stream=stream)
         except errors.SqlError as exc:
             if exc.position is None:
                 raise
@@ -275,6 +300,9 @@ def _with_settings(st: Statement, steps: list[Step]) -> tuple[list[Step], tuple[
                               for i in range(len(names))),
         [encode_param(x) for n in names for x in (n, settings[n])], rows=False)
     return [setter, *steps], tuple((n, settings[n]) for n in names)
+
+
+with_settings = _with_settings  # a COPY's steps (``copy.py``) are set up as any statement's
 
 
 def result_of(st: Statement, tag: str, out: StepResult,

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from glove_scratchpad.catalog import SYSTEM_VIEWS
 from glove_scratchpad.resources import Resource
+from glove_scratchpad.stream import RowSink
 
 from ..sql.analysis import Plan, analyze
 from ..sql.fn_calls import find_calls
@@ -83,6 +84,9 @@ class Statement:
     # Calls of its references that the fast path worked out from these parameters before
     # it declined the run (``fast.reads``): by the ``id`` of the reference they are of.
     worked_out: WorkedOut | None = None
+    # Where the client's own read may relay its rows as they come (the wire's socket;
+    # None: the Python API's, whose rows are always kept).
+    sink: RowSink | None = None
     # A cancel or the timeout arrived after a write outside BEGIN was sent: the write ran
     # to its end, and its outcome is the answer (``commit.fire_one``).
     late_cancel: bool = False

@@ -5,11 +5,17 @@
   config, the Database, and the registry of connections and tasks that
   CancelRequest and shutdown use.
 - ``connection``: one client connection, simple and extended protocol (``ClientHandler``).
+- ``sink``: a client's socket as the rest reaches it: its output buffer, a result's
+  rows relayed as they come (``ClientSocket``), its end when its slot is wanted.
+- ``slots``: start-up slots (in total, per client address) and session slots, the
+  last kept for admins (``Slots``).
 - ``startup``: SSL/GSS negotiation, the StartupMessage, authentication, ParameterStatus.
 - ``portals``: prepared statements and portals, and the paging of their rows.
 - ``statements``: a client's SQL text parsed within its limits (bytes, nodes), long
   ones off the event loop.
 - ``auth``: users and their SCRAM-SHA-256 verifiers.
+- ``copy``: the client's side of a COPY (``ClientCopy``): the sidecar's COPY data out
+  as it comes, the client's CopyData in.
 - ``relay``: with ``--workers``, a CancelRequest handed to the worker that owns
   the connection it names.
 - ``peers``: a CancelRequest handed to the server of the same name that owns it
@@ -18,7 +24,8 @@
   ``/healthz`` and ``/readyz``, served from threads of its own.
 
 Imports point one way. ``server`` imports ``connection``, which imports
-``startup``, ``portals`` and ``statements``; ``server`` also imports ``relay`` and ``peers``,
-which import ``state``. ``state``, ``auth`` and ``operator`` import no other
-module here, and nothing imports ``server``.
+``startup`` (which imports ``copy``), ``portals`` and ``statements``; ``server`` also
+imports ``relay`` and ``peers``, which import ``state``. ``connection`` also imports
+``sink``, and ``state`` imports ``slots``. ``sink``, ``slots``, ``auth``, ``copy`` and
+``operator`` import no other module here, and nothing imports ``server``.
 """

@@ -48,7 +48,6 @@ from typing import Any
 
 from glove_scratchpad import errors, metrics
 from glove_scratchpad.catalog import StepResult
-from glove_scratchpad.stream import CodecProtocol
 from glove_scratchpad.wire import (
     NEED_DATA,
     Bind,
@@ -85,6 +84,9 @@ from glove_scratchpad.wire import (
 from ..engine.result import Notice, Result
 from ..engine.session import ParsedStatement, Session
 from . import portals as p
+from .sink import ClientSocket, nothing, row_description
+from .sink import Closed as _Closed
+from .slots import address_of
 from .startup import start_up
 from .state import BackendKey, ServerState
 from .statements import error_of, parsed
@@ -94,18 +96,13 @@ __all__ = ["ClientHandler"]
 log = logging.getLogger(__name__)
 
 READ_AHEAD = 1024 * 1024  # unread bytes buffered before reading pauses
-FLUSH_AT = 256 * 1024  # bytes of buffered output that trigger a write mid-result
 # Messages of the extended protocol, answered by ``_extended``; FunctionCall is refused.
 _EXTENDED = frozenset((Bind, Execute, Describe, Parse, Close))
 _BIND_COMPLETE = BindComplete()
 _DESCRIBE_PORTAL, _EXECUTE = Describe("P", ""), Execute("", 0)  # a portal run's, decoded
 
 
-class _Closed(Exception):
-    """The client went away, or must be disconnected."""
-
-
-class ClientHandler(CodecProtocol):
+class ClientHandler(ClientSocket):
     """Serves one client connection until it ends."""
 
     read_ahead = READ_AHEAD
@@ -114,9 +111,8 @@ class ClientHandler(CodecProtocol):
     def __init__(self, state: ServerState) -> None:
         super().__init__(ServerConnection())
         self.state = state
+        self.budget = state.pending  # the bytes of its messages half received count there
         self.task: asyncio.Task[None] | None = None
-        self.out: list[bytes] = []
-        self.out_size = 0
         self.key: BackendKey | None = None  # set once start-up sent BackendKeyData
         self.session: Session | None = None
         self.prepared: dict[str, p.Prepared] = {}
@@ -131,6 +127,7 @@ class ClientHandler(CodecProtocol):
         self.answering: Callable[[errors.SqlError | None], None] | None = None
         self.answered: PortalRun | None = None
         self.declined: PortalRun | None = None
+        self._answer_head = self._head_of_answered  # bound once: asked of every run
 
     # -- the transport's callbacks -----------------------------------------------
 
@@ -168,41 +165,7 @@ class ClientHandler(CodecProtocol):
                 return
         self.wake()
 
-    # -- output ------------------------------------------------------------------
-
-    def send(self, msg: Any) -> None:
-        data = self.conn.send(msg)
-        self.out.append(data)
-        self.out_size += len(data)
-
-    def send_rows(self, rows: Sequence[Any]) -> None:
-        """Relayed rows: their bytes as the sidecar sent them, framed, in one piece
-        (DataRow is always allowed in the normal phase: no state to check per row)."""
-        if rows:
-            data = b"".join([row.encode() for row in rows])
-            self.out.append(data)
-            self.out_size += len(data)
-
-    async def flush(self) -> None:
-        if self.out:
-            self.write(b"".join(self.out))
-            self.out.clear()
-            self.out_size = 0
-        await self.drain()
-
-    def write(self, data: bytes) -> None:
-        if self.closed:
-            raise _Closed()
-        self.transport.write(data)  # type: ignore[union-attr]
-
-    async def drain(self) -> None:
-        await super().drain()
-        if self.closed:
-            raise _Closed()
-
-    async def maybe_flush(self) -> None:
-        if self.out_size >= FLUSH_AT:
-            await self.flush()
+    # -- output (and ``ClientSocket``'s) -----------------------------------------
 
     def send_error(self, err: errors.SqlError) -> None:
         # Any error aborts an open transaction, as in Postgres: also one raised by
@@ -246,11 +209,9 @@ class ClientHandler(CodecProtocol):
         tasks.add(task)
         metrics.connection(1)
         try:
-            if len(tasks) > self.state.config.max_connections:
-                with contextlib.suppress(Exception):
-                    self.write(ServerConnection().send(ErrorResponse({
-                        "S": "FATAL", "V": "FATAL", "C": "53300",
-                        "M": "sorry, too many clients already"})))
+            refused = self.state.slots.start(self, address_of(self.peer))
+            if refused is not None:
+                self.evict(refused)
                 return
             await self._converse()
         except asyncio.CancelledError:
@@ -258,6 +219,7 @@ class ClientHandler(CodecProtocol):
         finally:
             metrics.connection(-1)
             if self.session is not None:
+                self.state.slots.sign_out()
                 self.session.close()
                 metrics.connection(-1, session=True)
                 if self.session.tx_status != "I":
@@ -267,6 +229,9 @@ class ClientHandler(CodecProtocol):
                 self.state.forget(self.key)
             if self.transport is not None:
                 self.transport.close()
+            # What it holds (a message half received) is freed now, not when a collection
+            # finds the connection and its session, which refer to each other.
+            self.conn = ServerConnection()
 
     async def _converse(self) -> None:
         try:
@@ -276,10 +241,13 @@ class ClientHandler(CodecProtocol):
             except TimeoutError:
                 log.info("start-up timeout from %s", self.peer)
                 return
+            finally:
+                self.state.slots.started(self)
             if started is None:
                 return
             self.session, self.key = started.session, started.key
             self.session.pid, self.session.canceller = started.key[0], self.cancel
+            self.session.sink = self
             metrics.connection(1, session=True)
             self.state.register(started.key, self)
             await self.main_loop()
@@ -348,11 +316,17 @@ class ClientHandler(CodecProtocol):
         await self.flush()
 
     async def run(self, stmt: ParsedStatement, params: list[Param], request: Any,
-                  formats: Sequence[int]) -> Result:
-        """Run one statement in the connection's task; a cancel stops it there."""
+                  formats: Sequence[int], relay: Callable[[bytes], bytes] | None = None
+                  ) -> Result:
+        """Run one statement in the connection's task; a cancel stops it there.
+        ``relay``: what goes before its rows, if they may be relayed as they come."""
         assert self.session is not None
         self.committing = stmt.commits
-        return await self._cancellable(self.session.run(stmt, params, request, formats))
+        self.relaying(relay)
+        try:
+            return await self._cancellable(self.session.run(stmt, params, request, formats))
+        finally:
+            self.rows_head = None
 
     async def portal_run(self, run: PortalRun, pending: p.Pending) -> bool:
         """Bind, [Describe], Execute and Sync that arrived together. A compiled read
@@ -377,10 +351,13 @@ class ClientHandler(CodecProtocol):
                     break
             await self.sync()
             return False
+        self.relaying(self._run_head(run))
         try:
             outcome: Result | Exception = await self._cancellable(work)
         except Exception as exc:
             outcome = exc
+        finally:
+            self.rows_head = None
         self._send_run(run, outcome)
         await self.flush()
         return True
@@ -390,7 +367,8 @@ class ClientHandler(CodecProtocol):
         read one by one (a ``StepResult``: the sidecar's reply, relayed). Like a relayed
         row, ReadyForQuery goes encoded: a message the normal phase always allows."""
         self.portals.clear()  # outside a transaction block, as at Sync
-        self.out.append(p.run_head(self.prepared[run.bind.statement], run))
+        if not self.relayed:  # else it went before the rows
+            self.out.append(p.run_head(self.prepared[run.bind.statement], run))
         if isinstance(outcome, StepResult):
             self.send_rows(outcome.rows)
             self.out.append(p.tag_bytes(outcome.tag))
@@ -401,6 +379,14 @@ class ClientHandler(CodecProtocol):
             self.send_rows(outcome.data_rows)
             self.out.append(p.tag_bytes(outcome.command_tag))
         self.out.append(p.READY_BYTES[self.tx_status()])
+
+    def _run_head(self, run: PortalRun) -> Callable[[bytes], bytes]:
+        return lambda _: p.run_head(self.prepared[run.bind.statement], run)
+
+    def _head_of_answered(self, _: bytes) -> bytes:
+        run = self.answered
+        assert run is not None  # rows come after ``answer`` set it
+        return p.run_head(self.prepared[run.bind.statement], run)
 
     def _fast_args(self, run: PortalRun) -> tuple[ParsedStatement, list[Param],
                                                   tuple[int, ...]] | None:
@@ -415,13 +401,16 @@ class ClientHandler(CodecProtocol):
         Not while the transport's buffer is full: the task path waits for it to drain."""
         if self._drained is not None or self.session is None:
             return False
+        self.relayed, self.rows_head = False, self._answer_head
         try:
             args = self._fast_args(run)
             stop = None if args is None else self.session.answer_read(*args, self._answered)
         except Exception:  # the task path reads it again, and answers with its error
             log.exception("internal error starting a portal run in callbacks")
+            self.rows_head = None
             return False
         if stop is None:
+            self.rows_head = None
             self.declined = run  # the task takes it, and need not ask again
             return False
         self.conn.take(run)
@@ -432,7 +421,7 @@ class ClientHandler(CodecProtocol):
         """A portal run answered in callbacks is over: its reply, in one write; then the
         next run that waits, or the task wakes."""
         run = self.answered
-        self.answering = self.answered = None
+        self.answering = self.answered = self.rows_head = None
         assert run is not None
         try:
             self._send_run(run, outcome)
@@ -480,7 +469,8 @@ class ClientHandler(CodecProtocol):
 
     def send_result(self, result: Result, *, describe: bool) -> None:
         self.send_notices(result.notices)
-        if describe and (result.fields or result.command_tag.startswith("SELECT")):  # 0 too
+        if describe and not self.relayed and (  # else it went before the rows
+                result.fields or result.command_tag.startswith("SELECT")):  # 0 too
             self.send(RowDescription(tuple(result.fields)))
         self.send_rows(result.data_rows)
         for name, value in result.parameters.items():
@@ -500,7 +490,7 @@ class ClientHandler(CodecProtocol):
         request = self.session.new_request()
         for stmt in statements or ():
             try:
-                result = await self.run(stmt, [], request, ())
+                result = await self.run(stmt, [], request, (), row_description)
             except errors.SqlError as exc:
                 if exc.position is not None:
                     # psql points into the whole query string
@@ -586,7 +576,8 @@ class ClientHandler(CodecProtocol):
             assert self.session is not None
             if pending.request is None:
                 pending.request = self.session.new_request()
-            portal.result = await self.run(stmt, portal.params, pending.request, portal.formats)
+            portal.result = await self.run(stmt, portal.params, pending.request, portal.formats,
+                                           nothing if max_rows <= 0 else None)
             p.forget(portal.result.released, self.prepared, self.portals)
             self.send_notices(portal.result.notices)
             for name, value in portal.result.parameters.items():

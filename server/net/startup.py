@@ -24,6 +24,8 @@ Rules:
 - Start-up parameters change nothing that a SET could not (``STARTUP_SETTINGS``,
   given directly or as ``options=-c name=value``). One that fails is a
   WARNING, not a refusal.
+- A connection signed in takes a session slot (``slots``): past ``max_connections``
+  less those reserved for admins, it is refused (53300) before its session opens.
 - A refusal is one FATAL ErrorResponse, and then the connection ends.
 - This module reaches its connection through ``Channel`` and the server through
   ``ServerState``. It imports neither the connection nor the server.
@@ -61,6 +63,7 @@ from glove_scratchpad.wire import (
 from ..engine.policy import Policy
 from ..engine.statement import Endpoint
 from .auth import SCRAM, ScramExchange
+from .copy import ClientCopy
 from .state import BackendKey, ServerState
 
 if TYPE_CHECKING:
@@ -158,9 +161,25 @@ async def _accept(channel: Channel, state: ServerState, msg: StartupMessage) -> 
     policy = await _authenticate(channel, config, user)
     if policy is None:
         return None
+    refused = state.slots.sign_in(policy.admin)
+    if refused is not None:
+        _fatal(channel, refused)
+        return None
+    try:
+        return await _open(channel, state, user, policy, params)
+    except BaseException:
+        state.slots.sign_out()  # the connection that took it has no session to give it back
+        raise
+
+
+async def _open(channel: Channel, state: ServerState, user: str, policy: Policy,
+                params: dict[str, str]) -> Started:
+    """A signed-in connection's session, its settings applied and announced."""
+    config = state.config
     channel.send(AuthenticationOk())
     session = await state.db.open_session(policy)
     session.user = user
+    session.copy = ClientCopy(channel)  # a COPY's data travels on this connection
     local = channel.local
     session.endpoint = Endpoint(ssl=channel.uses_tls(),
                                 port=local[1] if isinstance(local, tuple) else config.port,

@@ -24,7 +24,7 @@ Rules:
   one server and never loops.
 - A connection's task is in ``tasks`` from its first byte to its close. The
   limit on connections counts these tasks, and a shutdown cancels them.
-- This module imports no other module of ``net``.
+- This module imports no other module of ``net`` but ``slots``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,10 @@ import ssl
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from glove_scratchpad.stream import Budget
+
+from .slots import Slots
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
@@ -94,6 +98,14 @@ class ServerState:
     worker: int = 0  # this process's number among the workers
     forward: Forward | None = None  # hands a cancel to another worker (None: one process)
     peers: Peers | None = None  # hands a cancel to another server of the name
+    slots: Slots = field(init=False)  # start-up and session slots, from the config
+    pending: Budget = field(init=False)  # bytes of messages half received, server-wide
+
+    def __post_init__(self) -> None:
+        c = self.config
+        self.slots = Slots(c.max_startup_connections, c.max_startup_per_address,
+                           c.max_connections, c.reserved_connections)
+        self.pending = Budget(c.max_pending_bytes)
 
     @property
     def instance(self) -> int:

@@ -71,6 +71,7 @@ from .allowlist import (
     undefined_function,
     undefined_relation,
 )
+from .copy import judged_as
 from .nodes import SET_CONFIG_PARAMS, call_arguments
 from .own_functions import own_function
 from .pg_settings_read import literal, pinned_settings_read
@@ -131,7 +132,7 @@ def check(
     to the judgement made when they are. ``schemas``: the server's (system, functions).
     """
     _Gate(is_resource, protected_settings, secret_settings, params, is_function,
-          values_later, schemas).statement(node)
+          values_later, schemas).statement(judged_as(node, is_resource))
 
 
 class _Scope:

@@ -10,7 +10,7 @@ Rules:
   SET/RESET/SHOW, and what connection pools send between clients: DISCARD,
   DEALLOCATE, CLOSE and UNLISTEN. The engine has a branch that runs each.
 - Every other statement is refused by ``refuse_statement``, each kind with its
-  own SQLSTATE, message and HINT: DDL, COPY, DO, CALL, LOCK, LISTEN/NOTIFY,
+  own SQLSTATE, message and HINT: DDL, COPY to a file or program, DO, CALL, LOCK, LISTEN/NOTIFY,
   cursors, SQL-level PREPARE/EXECUTE, maintenance, roles and privileges,
   ALTER SYSTEM, MERGE. Nothing else nests inside an accepted statement except
   the four query kinds, so the same refusal serves a nested one.
@@ -136,13 +136,11 @@ def refuse_statement(node: Any) -> NoReturn:
         raise errors.FeatureNotSupported(
             "SQL-level EXECUTE is not supported: no statement is prepared in SQL here",
             hint=PREPARED_HINT)
-    if isinstance(node, ast.CopyStmt):
-        if node.filename is not None or node.is_program:
-            raise errors.InsufficientPrivilege(
-                "COPY to or from a file or program is not allowed",
-                hint="Read with SELECT and write with INSERT; the client holds the data.")
-        raise errors.FeatureNotSupported(
-            "COPY is not supported", hint="Read with SELECT and write with INSERT … VALUES.")
+    if isinstance(node, ast.CopyStmt):  # only with a file or program: sql/copy.py
+        raise errors.InsufficientPrivilege(
+            "COPY to or from a file or program is not allowed",
+            hint="Use COPY … TO STDOUT or FROM STDIN (psql's \\copy): the client "
+            "holds the file.")
     if isinstance(node, ast.DoStmt | ast.CallStmt):
         raise errors.InsufficientPrivilege(
             f"{name} is not allowed: it runs procedural code the gate cannot check",

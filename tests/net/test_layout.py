@@ -48,8 +48,8 @@ def _net_deps(module: str) -> set[str]:
 
 
 def test_the_modules_are_the_ones_the_docstrings_describe():
-    assert MODULES == ["auth", "connection", "operator", "peers", "portals", "relay", "server",
-                       "startup", "state", "statements"]
+    assert MODULES == ["auth", "connection", "copy", "operator", "peers", "portals", "relay",
+                       "server", "sink", "slots", "startup", "state", "statements"]
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -62,4 +62,5 @@ def test_each_module_imports_alone(module):
 def test_nothing_in_net_imports_the_server():
     graph = {m: _net_deps(m) for m in MODULES}
     assert not any("server" in deps for deps in graph.values())
-    assert graph["state"] == graph["auth"] == set()  # the shared ends depend on nothing here
+    assert graph["auth"] == graph["slots"] == graph["sink"] == set()  # the shared ends
+    assert graph["state"] == {"slots"}  # its registry of slots

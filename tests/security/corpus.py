@@ -251,8 +251,10 @@ ATTACKS: list[tuple[str, str]] = [
     ("COPY github_pr FROM PROGRAM 'id'", PRIV),
     ("COPY github_pr FROM '/etc/passwd'", PRIV),
     ("COPY (SELECT 1) TO '/tmp/out'", PRIV),
-    ("COPY github_pr TO STDOUT", UNSUPPORTED),
-    ("COPY github_pr FROM STDIN", UNSUPPORTED),
+    ("COPY github_pr TO STDOUT (FREEZE)", UNSUPPORTED),
+    ("COPY pg_authid TO STDOUT", PRIV),  # judged as SELECT * FROM pg_authid
+    ("COPY (SELECT rolpassword FROM pg_authid) TO STDOUT", PRIV),
+    ("COPY pg_class FROM STDIN", PRIV),
     ("DO $$ BEGIN PERFORM pg_sleep(10); END $$", PRIV),
     ("DO LANGUAGE plpgsql $x$ BEGIN EXECUTE 'select 1'; END $x$", PRIV),
     ("CALL my_procedure()", PRIV),

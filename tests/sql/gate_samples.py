@@ -97,6 +97,9 @@ EXTRA_ACCEPTED: list[str] = [
     "SELECT pg_backend_pid()",
     "SELECT pg_catalog.pg_cancel_backend(42) AS sent",
     "SELECT pg_cancel_backend($1::integer)",
+    "COPY (SELECT number FROM github_pr WHERE number = 1) TO STDOUT (FORMAT csv, HEADER)",
+    "COPY github_pr (number, title) TO STDOUT WITH BINARY",
+    "COPY github_pr FROM STDIN (FORMAT csv, FORCE_NULL (title))",
 ]
 
 # Accepted before their parameter values are known (``values_later``, at Describe); each
@@ -113,7 +116,10 @@ REFUSED: dict[str, Refused] = {
                        UNSUPPORTED),
     "EXECUTE": Refused("EXECUTE p (1)", UNSUPPORTED),
     "EXPLAIN EXECUTE": Refused("EXPLAIN EXECUTE p (1)", UNSUPPORTED),
-    "COPY": Refused("COPY github_pr TO STDOUT", UNSUPPORTED),
+    "COPY option": Refused("COPY github_pr TO STDOUT (FREEZE)", UNSUPPORTED),
+    "COPY of a DELETE": Refused("COPY (DELETE FROM github_pr RETURNING *) TO STDOUT",
+                                UNSUPPORTED),
+    "COPY FROM not a resource": Refused("COPY pg_class FROM STDIN", PRIV),
     "COPY a file": Refused("COPY github_pr TO '/tmp/x'", PRIV),
     "DO": Refused("DO $$ BEGIN END $$", PRIV),
     "LISTEN": Refused("LISTEN channel", UNSUPPORTED),
