@@ -66,7 +66,7 @@ from .shown import bounded, shown
 from .staged import pending, staged_view_rows
 from .statement import Endpoint, Statement, lookup
 from .statement_log import log_end, logs_ends
-from .timeouts import late_notice, timed_out
+from .timeouts import late_noticed, timed_out
 from .transaction import Transaction, TxState
 from .view import View
 
@@ -420,9 +420,7 @@ class Session:
                 result = await work
         except TimeoutError:
             raise timed_out() from None
-        if st.late_cancel:
-            result.notices.append(late_notice(limit.expired()))
-        return self._shaped(result)
+        return self._shaped(late_noticed(result, st.late_cancel, limit.expired()))
 
     def _shaped(self, result: Result) -> Result:
         """A result cut at the row limit, with the notices the client asked for."""

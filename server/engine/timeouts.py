@@ -14,9 +14,9 @@ from collections.abc import Mapping
 
 from glove_scratchpad import errors
 
-from .result import Notice
+from .result import Notice, Result
 
-__all__ = ["duration", "late_notice", "timed_out", "timeout"]
+__all__ = ["duration", "late_notice", "late_noticed", "timed_out", "timeout"]
 
 _UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0, "h": 3600.0, "d": 86400.0}
 
@@ -55,3 +55,11 @@ def late_notice(timed: bool) -> Notice:
                   "and this is its outcome",
                   hint="A write outside BEGIN is not canceled once its request has left, "
                   "like COMMIT; the journal records the same outcome.")
+
+
+def late_noticed(result: Result, late: bool, timed: bool) -> Result:
+    """``result``, with the NOTICE of a cancel (``timed``: its timeout) that came too
+    late, when one did (``late``)."""
+    if late:
+        result.notices.append(late_notice(timed))
+    return result
