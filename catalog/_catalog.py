@@ -99,8 +99,8 @@ def shell_ddl(resource: Resource, schema: str = SERVED_SCHEMA) -> list[str]:
     out.append(f"COMMENT ON TABLE {table} IS {quote_literal(table_comment(resource))}")
     for col in resource.columns:
         text = col.description
-        if col.name in resource.keys:
-            text = ("Required key. " + text).strip()
+        if col.name in resource.keys and not text.lower().startswith("required key"):
+            text = ("Required key. " + text).strip()  # unless it says so already
         if text:
             out.append(
                 f"COMMENT ON COLUMN {table}.{quote_ident(col.name)} IS {quote_literal(text)}"

@@ -22,6 +22,10 @@ Rules:
 - A write sent with no answer to tell what it did (``TransactionResolutionUnknown``:
   a timeout, a connection lost after sending) is ``in doubt``, never ``failed``;
   the client gets 08007 and a HINT to check before anything sends it again.
+- A write outside BEGIN is shielded the same way once its request is sent: a cancel
+  or the statement timeout that comes later is too late, the write runs to its end and
+  its outcome is the answer, with a NOTICE that says so. One that comes before the
+  request leaves stops it: nothing is sent, and the journal says ``not run``.
 - ``restage.restage(txid)`` stages again the writes that did not fire.
 """
 
@@ -30,7 +34,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from glove_scratchpad import errors, metrics
 from glove_scratchpad.background import hold
@@ -47,14 +52,28 @@ from .staged import folded_into, pending
 if TYPE_CHECKING:
     from .statement import Statement
 
-__all__ = ["commit", "fire_one", "fire_writes", "in_doubt_hint"]
+__all__ = ["commit", "fire_one", "fire_writes", "in_doubt_hint", "past_cancel"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 JOURNAL_WAIT = 5.0  # seconds a COMMIT waits for the journal (a sidecar restarting) to answer
 _SHOWN = 500  # characters of a tool's answer a NOTICE shows
 _ABANDONING: set[asyncio.Task[None]] = set()  # journal updates of canceled COMMITs
 _FIRING: set[asyncio.Future[Any]] = set()  # writes firing, whether or not a client waits
+
+
+class _Gate:
+    """Whether a write outside BEGIN has been sent: until then, a cancel stops it."""
+
+    __slots__ = ("sent",)
+
+    def __init__(self) -> None:
+        self.sent = False
+
+    def send(self) -> None:
+        """The request is about to leave: from here on, a cancel is too late."""
+        self.sent = True
 
 
 class _Stopped(Exception):
@@ -118,6 +137,10 @@ async def _open(st: Statement, staged: list[StagedWrite], txid: int | None = Non
             if txid is None:
                 txid = await journal.new_txid()
             return await journal.open(st.user, entries, txid, first=first)
+        except asyncio.CancelledError:
+            if fresh:
+                journal.abandon(txid)  # canceled before anything fired: ``not run``
+            raise
         except Exception as exc:
             if not journal.unavailable(exc):
                 if fresh:
@@ -150,8 +173,8 @@ def _segments(staged: list[StagedWrite]) -> list[list[StagedWrite]]:
     return out
 
 
-async def fire_writes(st: Statement, staged: list[StagedWrite], ctx: StatementContext
-                      ) -> tuple[int | None, list[list[dict]]]:
+async def fire_writes(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
+                      gate: _Gate | None = None) -> tuple[int | None, list[list[dict]]]:
     """Journal and fire writes, in order: the txid, and the rows each write's tool gave
     back. The first failure raises ``_Stopped``.
 
@@ -182,7 +205,7 @@ async def fire_writes(st: Statement, staged: list[StagedWrite], ctx: StatementCo
                 raise _Stopped(head, exc, txid) from None
             first, seq, journaled = seq, seq + sum(len(w.calls) for w in segment), \
                 journaled + len(segment)
-            await _fire_segment(st, segment, ctx, txid, first, returned, index)
+            await _fire_segment(st, segment, ctx, txid, first, returned, index, gate)
     except _Stopped as stop:
         seen = False
         for w in staged:
@@ -202,8 +225,9 @@ async def fire_writes(st: Statement, staged: list[StagedWrite], ctx: StatementCo
 
 async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: StatementContext,
                         txid: int | None, seq: int, returned: list[list[dict]],
-                        index: dict[int, int]) -> None:
-    """Fire one segment's calls, journaled from ``seq + 1``."""
+                        index: dict[int, int], gate: _Gate | None = None) -> None:
+    """Fire one segment's calls, journaled from ``seq + 1``. With a ``gate``, a cancel
+    before the request leaves journals it ``not run``."""
     journal = st.services.journal
     calls = [(w, c) for w in segment for c in w.calls]
     first = seq + 1
@@ -212,7 +236,7 @@ async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statemen
         if txid is not None:
             write.journal.append((txid, seq))
         try:
-            out = await _fire_call(st, write, call, ctx)
+            out = await _fire_call(st, write, call, ctx, gate)
         except errors.SqlError as exc:
             # Sent with no answer to tell what it did: in doubt, not failed, so that
             # nothing sends it again without being told (restage's force).
@@ -224,6 +248,12 @@ async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statemen
             await journal.not_run(txid, seq + 1)
             raise _Stopped(write, exc, txid) from None
         except asyncio.CancelledError:
+            if gate is not None and not gate.sent:
+                # Canceled before its request left: it did not fire, nor will the rest.
+                write.status = "not run"
+                await journal.settle(txid, seq, "not run", error="canceled before it was sent")
+                await journal.not_run(txid, seq + 1)
+                raise
             # The tool may have run: the journal says so, and nothing after it fires.
             hold(_abandon(st, txid, seq), _ABANDONING)
             raise
@@ -251,14 +281,30 @@ async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statemen
             metrics.write(write.resource, "fired")
 
 
-async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: StatementContext
-                         ) -> tuple[int | None, list[list[dict]]]:
+async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
+                         gate: _Gate | None = None) -> tuple[int | None, list[list[dict]]]:
     """``fire_writes`` in a task of its own, which the caller's cancellation (a client
-    gone) does not stop: the writes finish and are journaled, none twice."""
-    task = asyncio.ensure_future(fire_writes(st, staged, ctx))
+    gone) does not stop: the writes finish and are journaled, none twice.
+
+    With a ``gate`` (a write outside BEGIN), a cancel or a timeout stops the write if
+    its request has not left, and then waits for the journal to say ``not run``; once
+    it has left, the cancel is too late: this waits for the outcome, which is the
+    answer (``st.late_cancel`` set). A second cancel (a shutdown past its grace, a
+    client gone) stops the waiting, not the write."""
+    task = asyncio.ensure_future(fire_writes(st, staged, ctx, gate))
     _FIRING.add(task)
     task.add_done_callback(_fired)
-    return await asyncio.shield(task)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if gate is None:
+            raise
+        if not gate.sent:
+            task.cancel()  # it has sent nothing: it stops, and the journal says so
+            await asyncio.wait([task])  # the journal's ``not run``, before the answer
+            raise
+        _too_late(st)
+        return await asyncio.shield(task)
 
 
 def _fired(task: asyncio.Future[Any]) -> None:
@@ -273,7 +319,7 @@ async def _abandon(st: Statement, txid: int | None, seq: int) -> None:
 
 
 async def _fire_call(st: Statement, write: StagedWrite, call: Call,
-                     ctx: StatementContext) -> Any:
+                     ctx: StatementContext, gate: _Gate | None = None) -> Any:
     resource = st.services.resources[write.resource]
     args = call.bindings or {}
     given = CallArgs(args, call.where or {})
@@ -288,7 +334,8 @@ async def _fire_call(st: Statement, write: StagedWrite, call: Call,
                  else given.shown())
     try:
         out = await resolve.invoke(st, resource, call.verb, inputs, arguments, ctx,
-                                   statement=write.statement, key=call.key)
+                                   statement=write.statement, key=call.key,
+                                   sending=None if gate is None else gate.send)
     finally:
         st.services.invalidate(resource.name)
     try:
@@ -378,12 +425,33 @@ async def fire_one(st: Statement, staged: StagedWrite, ctx: StatementContext
     """A write outside BEGIN: journaled and fired now; the rows its tool gave back
     (RETURNING shows them). Its failure is the tool's own error."""
     try:
-        _, returned = await _fire_shielded(st, [staged], ctx)
+        _, returned = await _fire_shielded(st, [staged], ctx, _Gate())
     except _Stopped as stop:
         if isinstance(stop.error, errors.TransactionResolutionUnknown):
             raise stop.error.replaced(hint=in_doubt_hint(st, stop.txid)) from None
         raise stop.error from None
     return returned[0]
+
+
+def _too_late(st: Statement) -> None:
+    """A cancel that came too late is taken back, so that no count of it is left on the
+    task (a later timeout of the connection's would read it as its own)."""
+    st.late_cancel = True
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+
+
+async def past_cancel(st: Statement, work: Coroutine[Any, Any, T]) -> T:
+    """Work after a write outside BEGIN was sent (its RETURNING), which a cancel or a
+    timeout no longer stops: it came too late (``st.late_cancel``). A second cancel
+    (a client gone, a shutdown) stops the waiting."""
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        _too_late(st)
+        return await asyncio.shield(task)
 
 
 def in_doubt_hint(st: Statement, txid: int | None) -> str:

@@ -39,6 +39,7 @@ from .context import StatementContext, WorkedOut
 from .kept import Kept, lasting
 from .prepared import CachedCall, Compiled
 from .transaction import TxState
+from .whoami import asks_who
 
 if TYPE_CHECKING:
     from ..sql.analysis import Plan, Reference
@@ -54,6 +55,7 @@ def compile(st: Statement, plan: Plan) -> None:
         return
     made = None
     if (plan.target is None and plan.reads and not plan.sets_config
+            and not asks_who(plan)
             and all(_cacheable(ref, st.services.schemas.system) for ref in plan.reads)):
         fixed = [_fixed(ref) for ref in plan.reads]
         if all(f is not False for f in fixed):

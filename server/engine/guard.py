@@ -155,7 +155,8 @@ class Guard:
                    statement: str, inline: bool = True, retries: int = 0,
                    rate: tuple[int, float] | None = None, deadline: float | None = None,
                    context: CallContext | None = None,
-                   rows: tuple[Rows, bool] | None = None) -> Any:
+                   rows: tuple[Rows, bool] | None = None,
+                   sending: Callable[[], None] | None = None) -> Any:
         """``fn(*args)``, its result awaited if it is awaitable; a plain ``fn`` runs in a
         worker thread unless ``inline``. ``rows``, for a read, pulls the result's rows in
         the same attempt (``pull.pull``: lazily, so that a LIMIT stops it), and whether a
@@ -164,6 +165,8 @@ class Guard:
 
         ``deadline`` (``time.monotonic()``) is the statement's: no retry waits past
         it. ``context``, if given, is passed as ``ctx=`` with each attempt's deadline.
+        ``sending``, if given, is told just before the first attempt, once the rate lets
+        it go: a write outside BEGIN is cancelable until then (``commit.fire_one``).
         """
         attempts = retries + 1
         for attempt in itertools.count(1):
@@ -176,6 +179,8 @@ class Guard:
                     context, deadline=ends if deadline is None else min(ends, deadline),
                     report=functools.partial(self._report, resource, user, session,
                                              statement))
+            if sending is not None and attempt == 1:
+                sending()
             try:
                 return await self._attempt(
                     resource, verb, fn, args, kwargs, inline,

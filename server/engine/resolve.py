@@ -206,15 +206,32 @@ def _answer(st: Statement, ref: Reference, calls: list[CallArgs],
                             (calls[0].where.items() if calls else ()) for op, v in conds)
         if filters:
             args = f"{args} (filters: {filters})" if args else filters
-        if not calls:  # a NULL or an empty IN: nothing could match, nothing was called
-            args = " AND ".join(f"{p.column} = {', '.join(v.sql for v in p.values)}"
-                                for p in ref.predicates) + " (NULL or no value: no call made)"
-        ctx.notices.append(Notice(
-            f'resource "{resource.name}" returned no rows' + (f" for {args}" if args else ""),
-            hint=f"Re-check the filter values against the column descriptions "
-            f"(\\d+ {resource.name}).",
-        ))
+        ctx.notices.append(_no_rows_notice(ref, calls, args))
     return rows
+
+
+def _no_rows_notice(ref: Reference, calls: list[CallArgs], args: str) -> Notice:
+    """Why a reference has no rows, as a sentence: no call could match its WHERE (a
+    NULL, an empty IN, a value its column cannot hold), the calls' values found none,
+    or the tool, called with no filter, had none."""
+    name = ref.resource.name
+    if not calls:
+        shown = " AND ".join(
+            f"{p.column} = {', '.join(v.sql for v in p.values)}" for p in ref.predicates
+            if p.values and all(v.sql for v in p.values))
+        return Notice(
+            f'resource "{name}" was not called: no row can match '
+            + (shown if shown else "its WHERE")
+            + " (a NULL, an empty IN list, or a value its column's type cannot hold)",
+            hint=f"Give each key one value of its column's type (\\d+ {name} shows "
+            "the types).")
+    if not args:
+        return Notice(f'resource "{name}" returned no rows',
+                      hint=f"The tool was called with no filter and had no rows to give; "
+                      f"\\d+ {name} describes what it lists.")
+    return Notice(f'resource "{name}" returned no rows for {args}',
+                  hint=f"Re-check the filter values against the column descriptions "
+                  f"(\\d+ {name}).")
 
 
 async def bindings(st: Statement, ref: Reference, params: list[Any],
@@ -371,12 +388,13 @@ def _covering(ctx: StatementContext, resource: str, call: CallArgs,
 
 async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, ...],
                  arguments: Any, ctx: StatementContext, *, statement: str | None = None,
-                 key: str | None = None, wanted: int | None = None) -> Any:
+                 key: str | None = None, wanted: int | None = None,
+                 sending: Callable[[], None] | None = None) -> Any:
     """One resolver call, under the guard's threads, concurrency, timeout, rate, retries
     (reads only) and audit. ``statement`` is the one that staged a write (COMMIT fires
     it); ``key`` its idempotency key; ``wanted`` the most rows a read's answer gives: they
     are pulled within the call, which gives their list. A resolver with a ``ctx``
-    parameter gets them."""
+    parameter gets them. ``sending`` is told just before the request leaves."""
     fn = resource.resolver(verb)
     assert fn is not None
     sql = ctx.sql if statement is None else statement
@@ -395,7 +413,8 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
             retries=resource.retries if verb == "select" else 0, rate=resource.rate,
             deadline=ctx.started + st.timeout if ctx.timed else None, context=context,
             rows=None if wanted is None else (lambda out, read: pull(out, wanted, read),
-                                              getattr(resource, "inline", False)))
+                                              getattr(resource, "inline", False)),
+            sending=sending)
     except errors.SqlError:
         raise
     except Exception as exc:

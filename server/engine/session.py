@@ -67,7 +67,7 @@ from .shown import bounded, shown
 from .staged import pending, staged_view_rows
 from .statement import Endpoint, Statement, lookup
 from .statement_log import log_end, logs_ends
-from .timeouts import timed_out
+from .timeouts import late_noticed, timed_out
 from .transaction import Transaction, TxState
 from .view import View
 
@@ -420,11 +420,11 @@ class Session:
         """A statement's work under its timeout; the result cut at the row limit, with
         the notices ``client_min_messages`` lets through."""
         try:
-            async with asyncio.timeout(st.timeout):
+            async with asyncio.timeout(st.timeout) as limit:
                 result = await work
         except TimeoutError:
             raise timed_out() from None
-        return self._shaped(result)
+        return self._shaped(late_noticed(result, st.late_cancel, limit.expired()))
 
     def _shaped(self, result: Result) -> Result:
         """A result cut at the row limit, with the notices the client asked for."""

@@ -50,6 +50,7 @@ from .result import Result, ResultColumn
 from .session_settings import SHOWN_ONLY, changes, configured, reported_values
 from .shown import row_cut, within
 from .transaction import TxState
+from .whoami import who_edits
 
 if TYPE_CHECKING:
     from .statement import Statement
@@ -130,6 +131,9 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
     results of its function calls in their places (``fns.substitute``)."""
     param_of, args, tables = materialize(plan, rows, params)
     calls = await substitute(plan, params, args, ctx) if substitute is not None else ()
+    who = who_edits(st, plan)
+    if who:  # current_user and its kin answer the connecting role, not the agent role
+        calls = (*calls, *who)
     spilled = any(isinstance(r, Kept) and not r.lasting for r in rows.values())
     rw = _rewritten(st, plan, param_of, tables, returning=returning, twin=twin,
                     calls=calls, again=not (calls or spilled))

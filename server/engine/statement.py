@@ -91,6 +91,9 @@ class Statement:
     temp: Any = None  # the session's temporary tables (``temp.TempTables``)
     # EXPLAIN ANALYZE of a read: what the sidecar statement of that plan starts with.
     explain: tuple[str, Any] | None = None  # (the prefix, the plan)
+    # A cancel or the timeout arrived after a write outside BEGIN was sent: the write ran
+    # to its end, and its outcome is the answer (``commit.fire_one``).
+    late_cancel: bool = False
 
     def __post_init__(self) -> None:
         self.timeout = self.timeout_now()

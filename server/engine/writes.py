@@ -152,7 +152,10 @@ async def write(st: Statement, plan: Plan, params: list[Param],
     result = Result(planned.tag, notices=ctx.notices, touched=list(ctx.touched.values()),
                     staged=list(st.tx.staged))
     if plan.returning_span is not None:
-        ret = await returning(st, plan, rows, params, ctx.formats)
+        shown = returning(st, plan, rows, params, ctx.formats)
+        # Once a write outside BEGIN fired, its RETURNING is part of its outcome.
+        ret = await (shown if st.tx.state is TxState.OPEN or not calls
+                     else commit.past_cancel(st, shown))
         result.columns, result.fields, result.data_rows = ret.columns, ret.fields, ret.data_rows
     return result
 

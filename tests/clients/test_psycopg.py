@@ -135,7 +135,7 @@ async def test_parameterised_query(dsn, mode):
         # A key bound to NULL matches nothing, calls nothing, and says so.
         assert c.rows("SELECT title FROM web WHERE query = %s", (None,), tag="SELECT 0") == []
         [notice] = c.messages()
-        assert notice.startswith('resource "web" returned no rows for query = ')
+        assert notice.startswith('resource "web" was not called: no row can match query = ')
 
     await in_thread(_with_client, dsn, mode, run)
 
