@@ -158,7 +158,7 @@ class EmbeddedSidecar(Sidecar):
         self._lock()
         try:
             # We hold the lock: a Postgres running here was left by a server that died.
-            self._stop_cluster()
+            self._stop_cluster(left=True)
             self._launch()
         except BaseException:
             self._unlock()
@@ -213,7 +213,7 @@ class EmbeddedSidecar(Sidecar):
                 return False
             log.warning("the sidecar's postmaster (pid %s) is gone: restarting it",
                         self._postmaster)
-            self._stop_cluster()
+            self._stop_cluster(left=True)
             self._launch()
             self.restarts += 1
             metrics.sidecar_restart()
@@ -231,9 +231,12 @@ class EmbeddedSidecar(Sidecar):
                     log.exception("could not restart the sidecar; trying again")
                     await asyncio.sleep(1)
 
-    def _stop_cluster(self) -> None:
+    def _stop_cluster(self, *, left: bool = False) -> None:
         """Stop every Postgres process in our data directory: the postmaster through
-        pg_ctl (fast shutdown), then whatever is left (orphaned backends) by SIGKILL."""
+        pg_ctl (fast shutdown), then whatever is left (orphaned backends) by SIGKILL.
+
+        ``left``: we are about to start one, so a postmaster found here was left by a
+        server that ended without stopping it (a clean stop stops its own, quietly)."""
         import psutil
 
         pid_file = self.data_dir / "postmaster.pid"
@@ -251,7 +254,7 @@ class EmbeddedSidecar(Sidecar):
             if user is None and os.geteuid() == 0:
                 with contextlib.suppress(psutil.Error):
                     user = postmaster.username()
-            if self._server is None:
+            if left and postmaster.pid != self._postmaster:
                 log.info("the sidecar in %s was left running (pid %s) by a server that "
                          "ended without stopping it: stopping it, to start it again",
                          self.data_dir, postmaster.pid)
