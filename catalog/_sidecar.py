@@ -62,7 +62,20 @@ SIDECAR_DATABASE = "scratchpad"
 
 
 class SidecarBusy(RuntimeError):
-    """Another process runs a sidecar in this data directory."""
+    """Another process runs a sidecar in this data directory.
+
+    Its message names the options as Python spells them (``sidecar_dir=``);
+    ``advice("--sidecar-dir", "--sidecar-dsn")`` is the same for the command line.
+    """
+
+    def __init__(self, data_dir: Path, holder: str) -> None:
+        self.data_dir, self.holder = data_dir, holder
+        super().__init__(self.advice("sidecar_dir=", "sidecar_dsn="))
+
+    def advice(self, dir_option: str, dsn_option: str) -> str:
+        return (f"the sidecar data directory {self.data_dir} is in use by another"
+                f" glove-scratchpad process (pid {self.holder or '?'}); stop it, or give this"
+                f" one its own {dir_option} or a {dsn_option}")
 
 
 def default_data_dir() -> Path:
@@ -145,11 +158,7 @@ class EmbeddedSidecar(Sidecar):
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
             os.close(fd)
-            raise SidecarBusy(
-                f"the sidecar data directory {self.data_dir} is in use by another"
-                f" glove-scratchpad process (pid {holder or '?'}); stop it, or give this one"
-                " its own --sidecar-dir or a --sidecar-dsn"
-            ) from None
+            raise SidecarBusy(self.data_dir, holder) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         self._lock_fd = fd

@@ -290,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return run_workers(config, worker_main, verbose=args.verbose)
             run_loop(serve(config))
         except (SidecarBusy, NameInUse, NotOurs, PermissionError, ValueError) as exc:
-            print(f"glove-scratchpad: {exc}", file=sys.stderr)
+            print(f"glove-scratchpad: {_said(exc)}", file=sys.stderr)
             return 2
     return 0
 
@@ -415,9 +415,19 @@ def _mcp(args: argparse.Namespace) -> int:
         found = _find(exc, SidecarBusy) or _find(exc, ResourceDefinitionError)
         if found is None:
             raise
-        print(f"glove-scratchpad: {found}", file=sys.stderr)
+        print(f"glove-scratchpad: {_said(found)}", file=sys.stderr)
         return 2
     return 0
+
+
+def _said(exc: BaseException) -> str:
+    """The error for the command line: a busy sidecar names the flags, not the
+    Python arguments its message names."""
+    from glove_scratchpad.catalog import SidecarBusy
+
+    if isinstance(exc, SidecarBusy):
+        return exc.advice("--sidecar-dir", "--sidecar-dsn")
+    return str(exc)
 
 
 def _find(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
