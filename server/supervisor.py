@@ -73,7 +73,9 @@ def refuse_stateful(config: ServerConfig) -> None:
 
     from .loader import load_resources
 
-    served = load_resources(config.resources) if config.resources else demo
+    # Without --resources, a config of APIs or MCP servers serves those alone, not the demo.
+    served = (load_resources(config.resources) if config.resources
+              else [] if config.openapi_apis or config.mcp_servers else demo)
     stateful = [r.name for r in served if r.stateful]
     if stateful:
         names = ", ".join(f'"{n}"' for n in stateful)
