@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import gc
 import signal
 import sys
@@ -187,7 +188,12 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
     server = Server(config, db, worker=worker.index if worker else 0,
                     relay_dir=worker.relay_dir if worker else None)
     try:
-        await server.start()
+        try:
+            await server.start()
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            raise PortInUse(config.host, config.port) from None
         # What start-up built (modules, the catalog, parse trees) lives as long as the
         # process: keep it out of every collection, which would otherwise scan it all.
         gc.collect()
@@ -213,6 +219,14 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
         await db.close()
         await bridge.aclose()
         await apis.aclose()
+
+
+class PortInUse(ValueError):
+    """The port to listen on is another process's: one line that says what to do."""
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(f"{host}:{port} is in use by another process: stop it, or give "
+                         "this server another --port (0 picks a free one)")
 
 
 def _operator_port(config: ServerConfig, loop: asyncio.AbstractEventLoop,

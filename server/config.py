@@ -191,8 +191,17 @@ def load_config(path: str | Path | None, environ: Mapping[str, str] | None = Non
     """The config file (if any), then the environment, then every non-None override."""
     data: dict[str, Any] = {}
     if path is not None:
-        with open(path, "rb") as f:
-            raw = tomllib.load(f)
+        try:
+            with open(path, "rb") as f:
+                raw = tomllib.load(f)
+        except FileNotFoundError:
+            raise ValueError(f"no config file {path}: give --config the path of a TOML "
+                             "file (examples/glove-scratchpad.toml is one)") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"the config file {path} is not TOML: {exc}") from None
+        from .keys import check_keys
+
+        check_keys(raw)  # a misspelt key is an error, not a default silently kept
         data.update(raw.get("server", {}))
         if "users" in raw:
             data["users"] = raw["users"]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -129,6 +130,14 @@ def run_workers(config: ServerConfig, target: Callable[..., None], *,
     module-level function: spawned processes import it); ``report.send`` takes
     ("ready", banner) or ("failed", message).
     """
+    from .cli import PortInUse
+
+    try:  # first: a port in use is one line, before a sidecar is started for nothing
+        reserved = _reserve_port(config.host, config.port)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise PortInUse(config.host, config.port) from None
     sidecar, dsn, owned = asyncio.run(_start_sidecar(config))
     relay_dir = tempfile.mkdtemp(prefix="glove-scratchpad-workers-")
     ready = threading.Event()  # every worker started
@@ -138,7 +147,6 @@ def run_workers(config: ServerConfig, target: Callable[..., None], *,
         os.environ[metrics.MULTIPROCESS_ENV] = os.path.join(relay_dir, "metrics")
         os.mkdir(os.environ[metrics.MULTIPROCESS_ENV])
         operator = _operator_port(config, sidecar, dsn, ready)
-    reserved = _reserve_port(config.host, config.port)
     port = reserved.getsockname()[1]
     cfg = config.model_copy(update={"port": port}).model_dump()
     ctx = multiprocessing.get_context("spawn")
