@@ -106,7 +106,13 @@ def _parser() -> argparse.ArgumentParser:
                     help=f"default: $GLOVE_SCRATCHPAD_PORT or {DEFAULT_PORT}")
     pg.add_argument("--ready", action="store_true",
                     help="ask the metrics port's /readyz instead (the sidecar answers, the "
-                    "catalog is installed): $GLOVE_SCRATCHPAD_METRICS_HOST and _PORT")
+                    "catalog is installed)")
+    pg.add_argument("--metrics-port", type=int, default=None,
+                    help="with --ready: the metrics port (default: "
+                    "$GLOVE_SCRATCHPAD_METRICS_PORT)")
+    pg.add_argument("--metrics-host", default=None,
+                    help="with --ready: its address (default: $GLOVE_SCRATCHPAD_METRICS_HOST "
+                    "or 127.0.0.1)")
     return p
 
 
@@ -275,7 +281,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(make_verifier(password.rstrip("\n")))
         return 0
     if args.command == "ping":
-        return ready() if args.ready else ping(args.host, args.port)
+        if not args.ready and (args.metrics_port or args.metrics_host):
+            print("glove-scratchpad: --metrics-port and --metrics-host are for ping --ready",
+                  file=sys.stderr)
+            return 2
+        return ready(args.metrics_host, args.metrics_port) if args.ready else ping(
+            args.host, args.port)
     configure_logging(args.verbose)
     if args.command == "mcp":
         return _mcp(args)
@@ -353,7 +364,7 @@ def ping(host: str | None = None, port: int | None = None) -> int:
     return 0
 
 
-def ready() -> int:
+def ready(host: str | None = None, port: int | None = None) -> int:
     """0 if the metrics port's /readyz says the server is ready (a health check), else 1,
     with the reason on stderr."""
     import os
@@ -361,12 +372,13 @@ def ready() -> int:
     import urllib.request
 
     env = os.environ
-    port = env.get("GLOVE_SCRATCHPAD_METRICS_PORT")
+    port = port or int(env.get("GLOVE_SCRATCHPAD_METRICS_PORT") or 0) or None
     if not port:
-        print("glove-scratchpad: ping --ready reads /readyz on the metrics port: set "
-              "GLOVE_SCRATCHPAD_METRICS_PORT, as the server has it", file=sys.stderr)
+        print("glove-scratchpad: ping --ready reads /readyz on the metrics port: give "
+              "--metrics-port (or set GLOVE_SCRATCHPAD_METRICS_PORT), as the server has it",
+              file=sys.stderr)
         return 1
-    host = env.get("GLOVE_SCRATCHPAD_METRICS_HOST") or "127.0.0.1"
+    host = host or env.get("GLOVE_SCRATCHPAD_METRICS_HOST") or "127.0.0.1"
     if host in ANY_ADDRESS:
         host = "127.0.0.1"
     try:

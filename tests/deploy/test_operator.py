@@ -183,6 +183,28 @@ async def test_one_process_counts_sessions_transactions_and_writes():
     assert closed[("glove_sessions", ())] == closed[("glove_connections", ())] == 0
 
 
+async def test_ping_ready_takes_the_metrics_port_on_its_command_line():
+    host = new_host()
+    metrics_port = free_port(host)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GLOVE_SCRATCHPAD_")}
+
+    async def ping(*args: str) -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "glove_scratchpad.server.cli", "ping", *args, env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+        return proc.returncode or 0, err.decode()
+
+    async with _server("--host", host, "--port", "55432", "--metrics-host", host,
+                       "--metrics-port", str(metrics_port)):
+        assert await ping("--ready", "--metrics-host", host, "--metrics-port",
+                          str(metrics_port)) == (0, "")
+    status, err = await ping("--ready", "--metrics-host", host, "--metrics-port",
+                             str(metrics_port))
+    assert status == 1 and err.startswith(f"glove-scratchpad: no metrics port on {host}:"
+                                          f"{metrics_port}"), err
+
+
 async def test_readyz_follows_the_sidecar_down_and_back():
     cluster = await asyncio.to_thread(start_cluster, "18", new_host())
     try:
