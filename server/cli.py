@@ -18,7 +18,8 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import ANY_ADDRESS, DEFAULT_PORT, ServerConfig, load_config
+from .config import ANY_ADDRESS, DEFAULT_PORT, ENV_PREFIX, ServerConfig, load_config
+from .logs import say
 
 if TYPE_CHECKING:
     from .supervisor import Worker
@@ -207,7 +208,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
         if report is not None:
             report(("ready", server.banner()))
         else:
-            print(server.banner(), flush=True)
+            say(server.banner(), "ready")
         orphaned = None
         if worker is not None and worker.supervisor:
             orphaned = asyncio.ensure_future(_watch_supervisor(worker.supervisor, stop))
@@ -215,7 +216,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
             ready.set()
         await stop.wait()
         if worker is None:
-            print("shutting down", flush=True)
+            say("shutting down", "shutting_down")
         if orphaned is not None:
             orphaned.cancel()
         await server.shutdown()
@@ -302,7 +303,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 slow_statement_s=args.slow_statement_s, otlp_endpoint=args.otlp_endpoint,
             )
         except (OSError, ValueError) as exc:
-            print(f"glove-scratchpad: {exc}", file=sys.stderr)
+            import os
+
+            # The format the command line or the environment asked for (the file's is
+            # what could not be read).
+            fmt = args.log_format or os.environ.get(ENV_PREFIX + "LOG_FORMAT", "text")
+            configure_logging(args.verbose, "json" if fmt == "json" else "text")
+            say(str(exc), "refused", error=True)
             return 2
         configure_logging(args.verbose, config.log_format)
         from glove_scratchpad.catalog import NameInUse, NotOurs, SidecarBusy
@@ -315,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return run_workers(config, worker_main, verbose=args.verbose)
             run_loop(serve(config))
         except (SidecarBusy, NameInUse, NotOurs, PermissionError, ValueError) as exc:
-            print(f"glove-scratchpad: {_said(exc)}", file=sys.stderr)
+            say(_said(exc), "refused", error=True)
             return 2
     return 0
 

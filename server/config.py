@@ -113,6 +113,9 @@ class ServerConfig(BaseModel):
         "a line per statement's end (its id, user, kind, duration, calls and outcome)")
     slow_statement_s: float | None = Field(None, gt=0, description="Seconds from which a "
                                            "statement is logged as slow (unset: none is)")
+    log_statement_text: Literal["normalized", "none"] = Field(
+        "normalized", description="What a statement's end line says of its text: "
+        "normalized (every constant a $n, as the traces have it: no value), or none")
     otlp_endpoint: str | None = Field(None, description="Where OpenTelemetry spans go "
                                       "(OTLP over HTTP: http://collector:4318/v1/traces); "
                                       "needs the otel extra (unset: no traces)")
@@ -150,6 +153,7 @@ class ServerConfig(BaseModel):
                       spill_min_rows=self.spill_min_rows, retention_days=self.retention_days,
                       read_your_writes_s=self.read_your_writes_s,
                       slow_statement_s=self.slow_statement_s,
+                      log_statement_text=self.log_statement_text,
                       sidecar_share=self.sidecar_share, sidecar_reserve=self.sidecar_reserve)
 
 

@@ -36,7 +36,6 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -46,6 +45,7 @@ from typing import Any
 from glove_scratchpad import metrics
 
 from .config import ServerConfig
+from .logs import say
 
 __all__ = ["Worker", "refuse_stateful", "run_workers"]
 
@@ -237,7 +237,7 @@ def _supervise(procs: list[Any], reports: list[Any], stop: socket.socket,
     while pending:
         ready = multiprocessing.connection.wait(waiting, timeout=loop_deadline)
         if not ready:
-            print("glove-scratchpad: the workers did not start in time", file=sys.stderr)
+            say("the workers did not start in time", "refused", error=True)
             return 1
         for item in ready:
             if item is stop:
@@ -252,16 +252,16 @@ def _supervise(procs: list[Any], reports: list[Any], stop: socket.socket,
                 del pending[index]
                 return _died(procs)
             if kind == "failed":
-                print(f"glove-scratchpad: {text}", file=sys.stderr)
+                say(text, "refused", error=True)
                 return 2
             banner = banner or text
             waiting.remove(item)
             del pending[index]
-    print(banner, flush=True)
+    say(banner, "ready")
     started.set()
     ended = multiprocessing.connection.wait([stop, *(p.sentinel for p in procs)])
     if stop in ended:
-        print("shutting down", flush=True)
+        say("shutting down", "shutting_down")
         return 0
     return _died(procs)
 
