@@ -200,6 +200,8 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE:
                 raise
+            from .supervisor import PortInUse
+
             raise PortInUse(config.host, config.port) from None
         # What start-up built (modules, the catalog, parse trees) lives as long as the
         # process: keep it out of every collection, which would otherwise scan it all.
@@ -226,14 +228,6 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
         await db.close()
         await bridge.aclose()
         await apis.aclose()
-
-
-class PortInUse(ValueError):
-    """The port to listen on is another process's: one line that says what to do."""
-
-    def __init__(self, host: str, port: int) -> None:
-        super().__init__(f"{host}:{port} is in use by another process: stop it, or give "
-                         "this server another --port (0 picks a free one)")
 
 
 def _operator_port(config: ServerConfig, loop: asyncio.AbstractEventLoop,

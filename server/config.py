@@ -205,7 +205,7 @@ def load_config(path: str | Path | None, environ: Mapping[str, str] | None = Non
             raise ValueError(f"the config file {path} is not TOML: {exc}") from None
         from .keys import check_keys
 
-        check_keys(raw)  # a misspelt key is an error, not a default silently kept
+        check_keys(raw, ServerConfig)  # a misspelt key is an error, not a default silently kept
         data.update(raw.get("server", {}))
         if "users" in raw:
             data["users"] = raw["users"]

@@ -27,19 +27,19 @@ __all__ = ["check_keys"]
 NOT_IN_SERVER = ("users", "mcp_servers", "openapi_apis", "config_dir")
 
 
-def check_keys(raw: Mapping[str, Any]) -> None:
-    """ValueError when the parsed config file has a key no section knows."""
+def check_keys(raw: Mapping[str, Any], settings: type[BaseModel]) -> None:
+    """ValueError when the parsed config file has a key no section knows; ``settings``
+    is the model of its ``[server]`` table."""
     from glove_scratchpad.resources.mcp import McpServerConfig
     from glove_scratchpad.resources.openapi._config import ApiConfig
 
-    from .config import ServerConfig
     from .net.auth import User
 
     problems: list[str] = []
     _unknown(raw, ("server", "users", "mcp", "openapi"), "the top level", problems)
     server = raw.get("server")
     if isinstance(server, Mapping):
-        known = [name for name in ServerConfig.model_fields if name not in NOT_IN_SERVER]
+        known = [name for name in settings.model_fields if name not in NOT_IN_SERVER]
         _unknown(server, known, "[server]", problems)
     users = raw.get("users")
     if isinstance(users, Mapping):

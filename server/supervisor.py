@@ -47,7 +47,7 @@ from glove_scratchpad import metrics
 from .config import ServerConfig
 from .logs import say
 
-__all__ = ["Worker", "refuse_stateful", "run_workers"]
+__all__ = ["PortInUse", "Worker", "refuse_stateful", "run_workers"]
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +86,14 @@ def refuse_stateful(config: ServerConfig) -> None:
             f"{config.workers} each worker would keep a copy of its own, and clients would "
             "see different data. Serve them with --workers 1, or keep their data outside "
             "the process (a database, a file, an API) and drop stateful=True.")
+
+
+class PortInUse(ValueError):
+    """The port to listen on is another process's: one line that says what to do."""
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(f"{host}:{port} is in use by another process: stop it, or give "
+                         "this server another --port (0 picks a free one)")
 
 
 async def _start_sidecar(config: ServerConfig) -> tuple[Any, str, bool]:
@@ -130,8 +138,6 @@ def run_workers(config: ServerConfig, target: Callable[..., None], *,
     module-level function: spawned processes import it); ``report.send`` takes
     ("ready", banner) or ("failed", message).
     """
-    from .cli import PortInUse
-
     try:  # first: a port in use is one line, before a sidecar is started for nothing
         reserved = _reserve_port(config.host, config.port)
     except OSError as exc:
