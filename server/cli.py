@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import gc
 import signal
 import sys
@@ -17,7 +18,8 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import ANY_ADDRESS, DEFAULT_PORT, ServerConfig, load_config
+from .config import ANY_ADDRESS, DEFAULT_PORT, ENV_PREFIX, ServerConfig, load_config
+from .logs import say
 
 if TYPE_CHECKING:
     from .supervisor import Worker
@@ -105,7 +107,13 @@ def _parser() -> argparse.ArgumentParser:
                     help=f"default: $GLOVE_SCRATCHPAD_PORT or {DEFAULT_PORT}")
     pg.add_argument("--ready", action="store_true",
                     help="ask the metrics port's /readyz instead (the sidecar answers, the "
-                    "catalog is installed): $GLOVE_SCRATCHPAD_METRICS_HOST and _PORT")
+                    "catalog is installed)")
+    pg.add_argument("--metrics-port", type=int, default=None,
+                    help="with --ready: the metrics port (default: "
+                    "$GLOVE_SCRATCHPAD_METRICS_PORT)")
+    pg.add_argument("--metrics-host", default=None,
+                    help="with --ready: its address (default: $GLOVE_SCRATCHPAD_METRICS_HOST "
+                    "or 127.0.0.1)")
     return p
 
 
@@ -187,7 +195,14 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
     server = Server(config, db, worker=worker.index if worker else 0,
                     relay_dir=worker.relay_dir if worker else None)
     try:
-        await server.start()
+        try:
+            await server.start()
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            from .supervisor import PortInUse
+
+            raise PortInUse(config.host, config.port) from None
         # What start-up built (modules, the catalog, parse trees) lives as long as the
         # process: keep it out of every collection, which would otherwise scan it all.
         gc.collect()
@@ -195,7 +210,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
         if report is not None:
             report(("ready", server.banner()))
         else:
-            print(server.banner(), flush=True)
+            say(server.banner(), "ready")
         orphaned = None
         if worker is not None and worker.supervisor:
             orphaned = asyncio.ensure_future(_watch_supervisor(worker.supervisor, stop))
@@ -203,7 +218,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
             ready.set()
         await stop.wait()
         if worker is None:
-            print("shutting down", flush=True)
+            say("shutting down", "shutting_down")
         if orphaned is not None:
             orphaned.cancel()
         await server.shutdown()
@@ -261,7 +276,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(make_verifier(password.rstrip("\n")))
         return 0
     if args.command == "ping":
-        return ready() if args.ready else ping(args.host, args.port)
+        if not args.ready and (args.metrics_port or args.metrics_host):
+            print("glove-scratchpad: --metrics-port and --metrics-host are for ping --ready",
+                  file=sys.stderr)
+            return 2
+        return ready(args.metrics_host, args.metrics_port) if args.ready else ping(
+            args.host, args.port)
     configure_logging(args.verbose)
     if args.command == "mcp":
         return _mcp(args)
@@ -277,7 +297,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 slow_statement_s=args.slow_statement_s, otlp_endpoint=args.otlp_endpoint,
             )
         except (OSError, ValueError) as exc:
-            print(f"glove-scratchpad: {exc}", file=sys.stderr)
+            import os
+
+            # The format the command line or the environment asked for (the file's is
+            # what could not be read).
+            fmt = args.log_format or os.environ.get(ENV_PREFIX + "LOG_FORMAT", "text")
+            configure_logging(args.verbose, "json" if fmt == "json" else "text")
+            say(str(exc), "refused", error=True)
             return 2
         configure_logging(args.verbose, config.log_format)
         from glove_scratchpad.catalog import NameInUse, NotOurs, SidecarBusy
@@ -290,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return run_workers(config, worker_main, verbose=args.verbose)
             run_loop(serve(config))
         except (SidecarBusy, NameInUse, NotOurs, PermissionError, ValueError) as exc:
-            print(f"glove-scratchpad: {exc}", file=sys.stderr)
+            say(_said(exc), "refused", error=True)
             return 2
     return 0
 
@@ -339,7 +365,7 @@ def ping(host: str | None = None, port: int | None = None) -> int:
     return 0
 
 
-def ready() -> int:
+def ready(host: str | None = None, port: int | None = None) -> int:
     """0 if the metrics port's /readyz says the server is ready (a health check), else 1,
     with the reason on stderr."""
     import os
@@ -347,12 +373,13 @@ def ready() -> int:
     import urllib.request
 
     env = os.environ
-    port = env.get("GLOVE_SCRATCHPAD_METRICS_PORT")
+    port = port or int(env.get("GLOVE_SCRATCHPAD_METRICS_PORT") or 0) or None
     if not port:
-        print("glove-scratchpad: ping --ready reads /readyz on the metrics port: set "
-              "GLOVE_SCRATCHPAD_METRICS_PORT, as the server has it", file=sys.stderr)
+        print("glove-scratchpad: ping --ready reads /readyz on the metrics port: give "
+              "--metrics-port (or set GLOVE_SCRATCHPAD_METRICS_PORT), as the server has it",
+              file=sys.stderr)
         return 1
-    host = env.get("GLOVE_SCRATCHPAD_METRICS_HOST") or "127.0.0.1"
+    host = host or env.get("GLOVE_SCRATCHPAD_METRICS_HOST") or "127.0.0.1"
     if host in ANY_ADDRESS:
         host = "127.0.0.1"
     try:
@@ -415,9 +442,19 @@ def _mcp(args: argparse.Namespace) -> int:
         found = _find(exc, SidecarBusy) or _find(exc, ResourceDefinitionError)
         if found is None:
             raise
-        print(f"glove-scratchpad: {found}", file=sys.stderr)
+        print(f"glove-scratchpad: {_said(found)}", file=sys.stderr)
         return 2
     return 0
+
+
+def _said(exc: BaseException) -> str:
+    """The error for the command line: a busy sidecar names the flags, not the
+    Python arguments its message names."""
+    from glove_scratchpad.catalog import SidecarBusy
+
+    if isinstance(exc, SidecarBusy):
+        return exc.advice("--sidecar-dir", "--sidecar-dsn")
+    return str(exc)
 
 
 def _find(exc: BaseException, kind: type[BaseException]) -> BaseException | None:

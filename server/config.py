@@ -127,6 +127,9 @@ class ServerConfig(BaseModel):
         "a line per statement's end (its id, user, kind, duration, calls and outcome)")
     slow_statement_s: float | None = Field(None, gt=0, description="Seconds from which a "
                                            "statement is logged as slow (unset: none is)")
+    log_statement_text: Literal["normalized", "none"] = Field(
+        "normalized", description="What a statement's end line says of its text: "
+        "normalized (every constant a $n, as the traces have it: no value), or none")
     otlp_endpoint: str | None = Field(None, description="Where OpenTelemetry spans go "
                                       "(OTLP over HTTP: http://collector:4318/v1/traces); "
                                       "needs the otel extra (unset: no traces)")
@@ -164,6 +167,7 @@ class ServerConfig(BaseModel):
                       spill_min_rows=self.spill_min_rows, retention_days=self.retention_days,
                       read_your_writes_s=self.read_your_writes_s,
                       slow_statement_s=self.slow_statement_s,
+                      log_statement_text=self.log_statement_text,
                       sidecar_share=self.sidecar_share, sidecar_reserve=self.sidecar_reserve,
                       temp_table_limit_mb=self.temp_table_limit_mb)
 
@@ -206,8 +210,17 @@ def load_config(path: str | Path | None, environ: Mapping[str, str] | None = Non
     """The config file (if any), then the environment, then every non-None override."""
     data: dict[str, Any] = {}
     if path is not None:
-        with open(path, "rb") as f:
-            raw = tomllib.load(f)
+        try:
+            with open(path, "rb") as f:
+                raw = tomllib.load(f)
+        except FileNotFoundError:
+            raise ValueError(f"no config file {path}: give --config the path of a TOML "
+                             "file (examples/glove-scratchpad.toml is one)") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"the config file {path} is not TOML: {exc}") from None
+        from .keys import check_keys
+
+        check_keys(raw, ServerConfig)  # a misspelt key is an error, not a default silently kept
         data.update(raw.get("server", {}))
         if "users" in raw:
             data["users"] = raw["users"]

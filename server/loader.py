@@ -25,7 +25,8 @@ def _module(spec: str) -> ModuleType:
     path = Path(spec)
     if spec.endswith(".py") or path.is_file():
         if not path.is_file():
-            raise ValueError(f"no such file: {spec}")
+            raise ValueError(f"no such file: {spec}: give --resources an existing .py file "
+                             "or a module's dotted name")
         name = f"_glove_resources_{path.stem}_{abs(hash(path.resolve()))}"
         if name in sys.modules:  # loaded once, whether for its resources or its fns
             return sys.modules[name]
@@ -36,7 +37,13 @@ def _module(spec: str) -> ModuleType:
         sys.modules[name] = module
         loader_spec.loader.exec_module(module)
         return module
-    return importlib.import_module(spec)
+    try:
+        return importlib.import_module(spec)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not (spec == exc.name or spec.startswith(exc.name + ".")):
+            raise  # the module was found: one it imports is missing, a traceback says where
+        raise ValueError(f"no module named {spec!r} (and no file by that name): give "
+                         "--resources a .py file, or a module on the Python path") from None
 
 
 def load_resources(specs: Iterable[str]) -> list[Resource]:

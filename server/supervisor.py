@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -35,7 +36,6 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -45,8 +45,9 @@ from typing import Any
 from glove_scratchpad import metrics
 
 from .config import ServerConfig
+from .logs import say
 
-__all__ = ["Worker", "refuse_stateful", "run_workers"]
+__all__ = ["PortInUse", "Worker", "refuse_stateful", "run_workers"]
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,9 @@ def refuse_stateful(config: ServerConfig) -> None:
 
     from .loader import load_resources
 
-    served = load_resources(config.resources) if config.resources else demo
+    # Without --resources, a config of APIs or MCP servers serves those alone, not the demo.
+    served = (load_resources(config.resources) if config.resources
+              else [] if config.openapi_apis or config.mcp_servers else demo)
     stateful = [r.name for r in served if r.stateful]
     if stateful:
         names = ", ".join(f'"{n}"' for n in stateful)
@@ -83,6 +86,14 @@ def refuse_stateful(config: ServerConfig) -> None:
             f"{config.workers} each worker would keep a copy of its own, and clients would "
             "see different data. Serve them with --workers 1, or keep their data outside "
             "the process (a database, a file, an API) and drop stateful=True.")
+
+
+class PortInUse(ValueError):
+    """The port to listen on is another process's: one line that says what to do."""
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(f"{host}:{port} is in use by another process: stop it, or give "
+                         "this server another --port (0 picks a free one)")
 
 
 async def _start_sidecar(config: ServerConfig) -> tuple[Any, str, bool]:
@@ -127,6 +138,12 @@ def run_workers(config: ServerConfig, target: Callable[..., None], *,
     module-level function: spawned processes import it); ``report.send`` takes
     ("ready", banner) or ("failed", message).
     """
+    try:  # first: a port in use is one line, before a sidecar is started for nothing
+        reserved = _reserve_port(config.host, config.port)
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise PortInUse(config.host, config.port) from None
     sidecar, dsn, owned = asyncio.run(_start_sidecar(config))
     relay_dir = tempfile.mkdtemp(prefix="glove-scratchpad-workers-")
     ready = threading.Event()  # every worker started
@@ -136,7 +153,6 @@ def run_workers(config: ServerConfig, target: Callable[..., None], *,
         os.environ[metrics.MULTIPROCESS_ENV] = os.path.join(relay_dir, "metrics")
         os.mkdir(os.environ[metrics.MULTIPROCESS_ENV])
         operator = _operator_port(config, sidecar, dsn, ready)
-    reserved = _reserve_port(config.host, config.port)
     port = reserved.getsockname()[1]
     cfg = config.model_copy(update={"port": port}).model_dump()
     ctx = multiprocessing.get_context("spawn")
@@ -227,7 +243,7 @@ def _supervise(procs: list[Any], reports: list[Any], stop: socket.socket,
     while pending:
         ready = multiprocessing.connection.wait(waiting, timeout=loop_deadline)
         if not ready:
-            print("glove-scratchpad: the workers did not start in time", file=sys.stderr)
+            say("the workers did not start in time", "refused", error=True)
             return 1
         for item in ready:
             if item is stop:
@@ -242,16 +258,16 @@ def _supervise(procs: list[Any], reports: list[Any], stop: socket.socket,
                 del pending[index]
                 return _died(procs)
             if kind == "failed":
-                print(f"glove-scratchpad: {text}", file=sys.stderr)
+                say(text, "refused", error=True)
                 return 2
             banner = banner or text
             waiting.remove(item)
             del pending[index]
-    print(banner, flush=True)
+    say(banner, "ready")
     started.set()
     ended = multiprocessing.connection.wait([stop, *(p.sentinel for p in procs)])
     if stop in ended:
-        print("shutting down", flush=True)
+        say("shutting down", "shutting_down")
         return 0
     return _died(procs)
 

@@ -98,6 +98,7 @@ class Limits:
     # A statement that takes at least this many seconds is logged as slow (a WARNING
     # event of its own); None: none is.
     slow_statement_s: float | None = None
+    log_statement_text: str = "normalized"  # or "none": the log's statement ends
     # The fair share of a sidecar pool (docs/operations.md, "The sidecar pool"): a user
     # holding sidecar_share of a pool's connections takes another only while
     # sidecar_reserve stay free for the other users.

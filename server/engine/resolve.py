@@ -405,6 +405,8 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
                if resource.takes_context(verb) else None)
     flight = next(_FLIGHTS)
     st.calls += 1
+    if resource.name not in st.called:
+        st.called.append(resource.name)
     st.in_flight[flight] = (resource.name, verb, time.time())
     try:
         return await st.services.guard.call(

@@ -375,7 +375,7 @@ class Session:
         def end(outcome: str) -> None:  # outside a transaction block: nothing to abort
             self._ended(stmt, st, outcome, started, False)
 
-        answer = Answer(st.timeout, done, self._shaped, end)
+        answer = Answer(st.timeout, done, lambda r: self._shaped(r, st), end)
         try:
             answer.abandon = sidecar.start(st, conn, compiled.plan, found[1], params, found[0],
                                            answer.replied)
@@ -424,12 +424,16 @@ class Session:
                 result = await work
         except TimeoutError:
             raise timed_out() from None
-        return self._shaped(late_noticed(result, st.late_cancel, limit.expired()))
+        return self._shaped(late_noticed(result, st.late_cancel, limit.expired()), st)
 
-    def _shaped(self, result: Result) -> Result:
-        """A result cut at the row limit, with the notices the client asked for."""
-        return shown(bounded(result, self.services.limits, self.policy.row_limit),
-                     self.settings)
+    def _shaped(self, result: Result, st: Statement) -> Result:
+        """A result cut at the row limit, with the notices the client asked for; its rows
+        counted for the statement's end line."""
+        out = shown(bounded(result, self.services.limits, self.policy.row_limit),
+                    self.settings)
+        count = out.command_tag.rsplit(" ", 1)[-1]
+        st.rows = int(count) if count.isdigit() else len(out.data_rows)
+        return out
 
     def _ended(self, stmt: ParsedStatement, st: Statement | None, outcome: str,
                started: float, was_open: bool) -> None:
@@ -441,7 +445,7 @@ class Session:
         kind = command_kind(stmt.node) if logged or metrics.enabled() else ""
         if logged:
             log_end(f"{self.id}:{next(self._numbers)}", self.user, self.id, stmt.sql, kind, st,
-                    outcome, elapsed, slow)
+                    outcome, elapsed, slow, self.services.limits.log_statement_text)
         if metrics.enabled():
             metrics.statement(kind, outcome, elapsed)
             now_open = self.tx.state is not TxState.IDLE

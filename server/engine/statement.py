@@ -77,6 +77,8 @@ class Statement:
     timeout: float = 0.0  # seconds it may take: set once, when it is made
     pid: int = 0  # the session's, as its BackendKeyData said (0: the Python API's)
     calls: int = 0  # tool calls it made (the log's statement event)
+    called: list[str] = field(default_factory=list)  # the resources it called, in order
+    rows: int | None = None  # rows its result gave or its write touched (the log's)
     # The tool calls running now, by a number of their own: (resource, verb, started).
     in_flight: dict[int, tuple[str, str, float]] = field(default_factory=dict)
     sql: str = ""  # the client's text

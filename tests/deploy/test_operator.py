@@ -183,6 +183,28 @@ async def test_one_process_counts_sessions_transactions_and_writes():
     assert closed[("glove_sessions", ())] == closed[("glove_connections", ())] == 0
 
 
+async def test_ping_ready_takes_the_metrics_port_on_its_command_line():
+    host = new_host()
+    metrics_port = free_port(host)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GLOVE_SCRATCHPAD_")}
+
+    async def ping(*args: str) -> tuple[int, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "glove_scratchpad.server.cli", "ping", *args, env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+        return proc.returncode or 0, err.decode()
+
+    async with _server("--host", host, "--port", "55432", "--metrics-host", host,
+                       "--metrics-port", str(metrics_port)):
+        assert await ping("--ready", "--metrics-host", host, "--metrics-port",
+                          str(metrics_port)) == (0, "")
+    status, err = await ping("--ready", "--metrics-host", host, "--metrics-port",
+                             str(metrics_port))
+    assert status == 1 and err.startswith(f"glove-scratchpad: no metrics port on {host}:"
+                                          f"{metrics_port}"), err
+
+
 async def test_readyz_follows_the_sidecar_down_and_back():
     cluster = await asyncio.to_thread(start_cluster, "18", new_host())
     try:
@@ -252,7 +274,8 @@ async def test_the_banners_connect_line_connects_as_the_server_requires():
 async def test_json_logs_one_event_per_statement_with_no_values():
     host = new_host()
     async with _server("--host", host, "--port", "55432", "--log-format", "json",
-                       "--slow-statement-s", "0.3") as log:
+                       "--slow-statement-s", "0.3",
+                       env={"GLOVE_SCRATCHPAD_LOG_STATEMENT_TEXT": "none"}) as log:
         url = f"postgresql://agent@{host}:55432/scratchpad"
         async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
             await conn.execute("SELECT text FROM greet WHERE who = 'zebra42'")
@@ -274,6 +297,50 @@ async def test_json_logs_one_event_per_statement_with_no_values():
     assert len({e["statement"] for e in ends}) == 3 and all(
         e["session"] == ends[0]["session"] for e in ends)
     assert not any("zebra4" in line for line in log)  # no values, no SQL text
+    assert not any("query" in e for e in ends)  # log_statement_text = "none"
+    assert not any("FROM" in line for line in log)
+
+
+async def test_json_mode_writes_only_json_and_a_slow_end_names_its_resource(tmp_path):
+    """Every line of a JSON-mode run parses (the banner, a warning, the statements' ends,
+    the shutdown), and a statement's end says what ran, with no value."""
+    warns = tmp_path / "warns.py"
+    warns.write_text("import warnings\nwarnings.warn('an old way of doing it')\n"
+                     "resources = []\n")
+    host = new_host()
+    data = tempfile.mkdtemp(prefix="gsj-")
+    try:
+        async with cli_server("--resources", FIXTURE, str(warns), "--sidecar-dir",
+                              f"{data}/pg", "--host", host, "--port", "55432",
+                              "--log-format", "json", "--slow-statement-s", "0.3") as running:
+            url = f"postgresql://agent@{host}:55432/scratchpad"
+            async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+                await conn.execute("SELECT text FROM greet WHERE who = 'zebra42'")
+                reading = asyncio.ensure_future(conn.execute("SELECT n FROM slow"))
+                await asyncio.sleep(0.6)
+                await conn.cancel_safe()
+                with pytest.raises(psycopg.errors.QueryCanceled):
+                    await reading
+            running.proc.send_signal(signal.SIGTERM)
+            async with asyncio.timeout(30):
+                assert await running.proc.wait() == 0
+            await asyncio.sleep(0.3)  # the last lines reach the pipes
+            out = [json.loads(line) for line in running.out if line.strip()]
+            log = [json.loads(line) for line in running.log]
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+    assert [(e["event"], e["level"]) for e in out] == [("ready", "INFO"),
+                                                       ("shutting_down", "INFO")]
+    assert "connect:  psql -h" in out[0]["message"]
+    assert any(e["logger"] == "py.warnings" and "an old way of doing it" in e["message"]
+               for e in log)
+    ends = [e for e in log if e.get("event") in ("statement", "slow_statement")]
+    assert [(e["query"], e["resources"], e["calls"], e["rows"]) for e in ends] == [
+        ("SELECT text FROM greet WHERE who = $1", ["greet"], 1, 1),
+        ("SELECT n FROM slow", ["slow"], 1, None)]
+    assert ends[1]["event"] == "slow_statement"
+    assert ends[1]["message"].endswith(": SELECT n FROM slow [slow]")
+    assert not any("zebra4" in json.dumps(e) for e in log)  # no value
 
 
 async def test_a_start_after_kill_9_recovers_the_sidecar_in_one_line():
@@ -304,7 +371,8 @@ async def test_a_start_after_kill_9_recovers_the_sidecar_in_one_line():
             err = (await second.stderr.read()).decode()
             assert await second.wait() == 0
         lines = [line for line in err.splitlines() if line.strip()]
-        assert [line for line in lines if "left running" in line], err
+        # One line, about the first server's sidecar: the clean stop of its own is quiet.
+        assert len([line for line in lines if "left running" in line]) == 1, err
         assert "Traceback" not in err and " ERROR " not in err, err
     finally:
         for proc in psutil.process_iter(["cmdline"]):

@@ -94,3 +94,19 @@ async def test_workers_refuse_a_resource_that_keeps_its_data_in_memory():
                               "in the server process's memory (stateful=True): with "
                               "--workers 2 each worker would keep a copy of its own"), message
     assert "Traceback" not in message
+
+
+async def test_workers_judge_only_the_resources_served(tmp_path):
+    """A config that serves only an API's tables has none of the demo's stateful ones:
+    two workers start."""
+    zoo = Path(__file__).parents[1] / "openapi" / "zoo" / "swagger.yaml"
+    config = tmp_path / "glove.toml"
+    config.write_text(f'[[openapi.apis]]\nnamespace = "zoo"\nspec = "{zoo}"\n')
+    data = tempfile.mkdtemp(prefix="gsw-")
+    try:
+        async with cli_server("--workers", "2", "--port", "0", "--config", str(config),
+                              "--sidecar-dir", f"{data}/pg") as running:
+            assert "(2 workers)" in running.banner
+            assert not any("stateful" in line for line in running.log)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)

@@ -11,6 +11,9 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from glove_scratchpad.catalog import SidecarBusy
+from glove_scratchpad.server.engine.database import Database
+
 RESOURCES = '''
 from pydantic import BaseModel
 from glove_scratchpad.resources import define_resource
@@ -67,6 +70,12 @@ async def test_serve_a_resources_file_and_stop_on_sigterm(tmp_path):
         out, _ = await asyncio.wait_for(second.communicate(), 60)
         assert second.returncode != 0
         assert b"in use by another glove-scratchpad process" in out
+        assert b"its own --sidecar-dir or a --sidecar-dsn" in out
+        # In Python, the advice names the arguments as Python spells them.
+        with pytest.raises(SidecarBusy) as busy:
+            await Database.create(None, sidecar_dir=tmp_path / "pgdata")
+        assert "its own sidecar_dir= or a sidecar_dsn=" in str(busy.value)
+        assert "--sidecar" not in str(busy.value)
         # The start-up timeout closes a client that says nothing.
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         assert await asyncio.wait_for(reader.read(), 5) == b""
