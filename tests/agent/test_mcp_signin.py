@@ -20,7 +20,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -32,6 +31,7 @@ from glove_scratchpad.server.mcp_http import check_listen
 from glove_scratchpad.server.mcp_server import CATALOG_URI, http_app
 from glove_scratchpad.server.net.auth import User, make_verifier
 
+from ..fix_http import http_served
 from ..openapi.fix_api import Api, api_entry, api_served
 
 CLI = [sys.executable, "-m", "glove_scratchpad.server.cli", "mcp"]
@@ -58,21 +58,11 @@ def basic(user: str, password: str) -> str:
 
 @asynccontextmanager
 async def mcp_served(app: Any, host: str) -> AsyncIterator[str]:
-    """``app`` on uvicorn at ``host`` (its lifespan on, as ``--http`` runs it); the URL a
-    client on this machine reaches it at (every address: through 127.0.0.1)."""
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=0, log_level="warning",
-                                           lifespan="on"))
-    task = asyncio.ensure_future(server.serve())
+    """``app`` on uvicorn at ``host``, its lifespan on (as ``--http`` runs it): its URL."""
     try:
-        while not server.started:
-            if task.done():
-                task.result()
-            await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://{'127.0.0.1' if host == '0.0.0.0' else host}:{port}/mcp"
+        async with http_served(app, host, lifespan="on") as url:
+            yield f"{url}/mcp"
     finally:
-        server.should_exit = True
-        await task
         app.close()
 
 
