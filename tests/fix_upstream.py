@@ -86,25 +86,25 @@ async def upstream(command: Sequence[str], ready: str = "/", *,
     """Start ``command`` (``{port}`` filled in) and a counting proxy in front of it."""
     port = free_port()
     argv = [part.replace("{port}", str(port)) for part in command]
-    log = tempfile.TemporaryFile()  # a pipe nobody reads would fill and stall the server
-    proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **(env or {})},
-                            stdout=log, stderr=subprocess.STDOUT)
-    origin = f"http://127.0.0.1:{port}"
-    try:
-        await _wait_ready(proc, log, origin + ready, start_timeout)
-        record: list[tuple[str, str]] = []
-        public: list[str] = [""]
-        async with http_served(_proxy_app(origin, record, public)) as url:
-            public[0] = url
-            yield Upstream(url=url, origin=origin, requests=record)
-    finally:
-        proc.terminate()
+    # A file, not a pipe: a pipe nobody reads would fill and stall the server.
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **(env or {})},
+                                stdout=log, stderr=subprocess.STDOUT)
+        origin = f"http://127.0.0.1:{port}"
         try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
+            await _wait_ready(proc, log, origin + ready, start_timeout)
+            record: list[tuple[str, str]] = []
+            public: list[str] = [""]
+            async with http_served(_proxy_app(origin, record, public)) as url:
+                public[0] = url
+                yield Upstream(url=url, origin=origin, requests=record)
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 async def _wait_ready(proc: subprocess.Popen[bytes], log: IO[bytes], url: str,
