@@ -50,6 +50,10 @@ class CallContext:
     # and whose answer it could not read as it expected, says so here, not by failing.
     # None: nothing shows it.
     warn: Callable[..., None] | None = None
+    # Tells the client a NOTICE: notice(message, hint=None). A read whose answer says
+    # there is more than it read (a page it could not follow) says so here.
+    # None: nothing shows it.
+    notice: Callable[..., None] | None = None
 
     def remaining(self) -> float | None:
         """Seconds left before the deadline (None: no deadline)."""

@@ -401,7 +401,7 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
     context = (CallContext(st.user, st.session_id, sql, idempotency_key=key,
                            rows_wanted=wanted,
                            charge=_charger(st, ctx) if verb == "select" else None,
-                           warn=_warner(ctx))
+                           warn=_warner(ctx), notice=_warner(ctx, "NOTICE"))
                if resource.takes_context(verb) else None)
     flight = next(_FLIGHTS)
     st.calls += 1
@@ -425,11 +425,14 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
         st.in_flight.pop(flight, None)
 
 
-def _warner(ctx: StatementContext) -> Callable[..., None]:
-    """What a resolver tells the client a WARNING with (``CallContext.warn``)."""
+def _warner(ctx: StatementContext, severity: str = "WARNING") -> Callable[..., None]:
+    """What a resolver tells the client a WARNING (or a NOTICE) with
+    (``CallContext.warn``, ``CallContext.notice``)."""
+    code = "01000" if severity == "WARNING" else "00000"
+
     def warn(message: str, hint: str | None = None) -> None:
         # It may quote what the tool was answered: every configured secret redacted.
-        ctx.notice(Notice(redact_secrets(message), "WARNING", "01000", hint=hint))
+        ctx.notice(Notice(redact_secrets(message), severity, code, hint=hint))
 
     return warn
 
