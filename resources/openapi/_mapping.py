@@ -80,6 +80,7 @@ class Col:
     body: str | None = None  # the request body's field it gives (writes, a POST search)
     array: bool = False  # the parameter takes a list (IN)
     required: bool = False  # every row has its field: one without it is the API's error
+    whole: bool = False  # it holds the row's whole JSON value (a free-form object, a scalar)
 
     @property
     def role(self) -> str:
@@ -252,7 +253,8 @@ class _Builder:
     def add_rows(self, table: TablePlan, schema: Schema, taken: set[str]) -> None:
         for f in row_fields(schema, taken):
             table.columns.append(Col(f.column, f.pg_type, f.description, f.nullable,
-                                     prop=f.prop or None, required=f.required))
+                                     prop=f.prop or None, required=f.required,
+                                     whole=not f.prop))
 
     def add_body(self, table: TablePlan, op: Operation, taken: set[str]) -> None:
         """A write's request body properties as insertable (or settable) columns.
@@ -292,7 +294,8 @@ class _Builder:
         paging = hand.paging if hand else None
         table.paging = Paging() if one_row else detect(
             op, paging.style if paging else None, paging.param if paging else None,
-            paging.size if paging else None, paging.field if paging else None)
+            paging.size if paging else None, paging.field if paging else None,
+            paging.header if paging else None)
         renames = dict(hand.params) if hand else {}
         taken: set[str] = set(renames.values())
         self.add_rows(table, schema, taken)

@@ -4,8 +4,13 @@ Rules:
 
 - A row is an object: its properties are columns. ``allOf`` merges its parts'
   properties (and their ``required``); ``oneOf`` and ``anyOf`` give the union of
-  their options' properties, each nullable; ``additionalProperties`` alone (a map)
-  is one jsonb column. A row that is not an object is one column, ``value``.
+  their options' properties, each nullable. A row that is not an object is one
+  column, ``value``.
+- A free-form object (``additionalProperties`` other than ``false``: a JSON store's
+  records, FastAPI's ``dict``; or an object that declares no properties) is one
+  jsonb column, ``value``, holding the whole object, beside a column for each
+  property it declares: what the API gives and the document does not name is
+  still there.
 - Types: string -> text (``format: date-time`` -> timestamptz, ``date`` -> date),
   integer -> bigint, number -> double precision, boolean -> boolean; objects,
   arrays, unions of several types and schemas that say nothing -> jsonb. Nested
@@ -44,7 +49,7 @@ def column_name(name: str, taken: set[str]) -> str:
 class Field:
     """One column of a row, and the JSON property it is read from."""
 
-    prop: str  # the JSON property ("" for a row that is a scalar: the whole value)
+    prop: str  # the JSON property ("" for the whole value: a scalar row, a free-form object)
     column: str
     pg_type: str
     required: bool  # the API always gives it
@@ -72,7 +77,8 @@ def _options(schema: Schema) -> list[Schema]:
 
 def shape(schema: Schema, depth: int = 0) -> tuple[dict[str, Schema], set[str], bool]:
     """An object schema's properties (allOf merged, oneOf/anyOf united), the required ones,
-    and whether it is a map (``additionalProperties`` with no properties).
+    and whether it is free-form (``additionalProperties`` other than ``false``, here or in
+    a part or option: it holds more than its properties).
 
     A part or option is shaped once per walk (``walking``), however many unions reach
     it: a document of nested unions of references costs its size, not its paths, and
@@ -100,23 +106,32 @@ def _shape(schema: Schema, depth: int, walk: Walk) -> tuple[_Shape, int]:
         props[str(name)] = schema.sub(sub)
     size = 1 + len(props)
     required |= {str(r) for r in schema.get("required") or () if isinstance(r, str)}
+    is_free = _free(schema)
     if depth < MAX_ALLOF_DEPTH:
         for part in schema.get("allOf") or ():
-            (more, need, _), n = _part(schema, part, depth + 1, walk)
+            (more, need, free), n = _part(schema, part, depth + 1, walk)
             size += n
             for name, sub in more.items():
                 props.setdefault(name, sub)
             required |= need
+            is_free = is_free or free
         options = [o for key in ("oneOf", "anyOf") for o in schema.get(key) or ()
                    if schema.sub(o).get("type") != "null"]
         if len(options) > 1 or (options and not props):
             for option in options:  # the union: each property may be absent
-                (more, _, _), n = _part(schema, option, depth + 1, walk)
+                (more, _, free), n = _part(schema, option, depth + 1, walk)
                 size += n
+                is_free = is_free or free
                 for name, sub in more.items():
                     props.setdefault(name, sub)
-    is_map = not props and bool(schema.get("additionalProperties"))
-    return (props, required, is_map), size
+    return (props, required, is_free), size
+
+
+def _free(schema: Schema) -> bool:
+    """Whether an object may hold properties it does not declare: ``additionalProperties``
+    is ``true`` or a schema (``{}`` too, which says nothing of the values)."""
+    more = schema.get("additionalProperties")
+    return more is True or isinstance(more, Mapping)
 
 
 def _single_type(schema: Schema) -> Schema:
@@ -173,12 +188,16 @@ def row_fields(schema: Schema, taken: set[str] | None = None) -> list[Field]:
     """The columns of the rows a schema describes (``taken``: names already used)."""
     taken = set() if taken is None else taken
     schema = _single_type(schema)
-    props, required, is_map = shape(schema)
+    props, required, free = shape(schema)
     if not props:
-        kind = "jsonb" if is_map else pg_type_of(schema)
+        kind = "jsonb" if free else pg_type_of(schema)
         return [Field("", column_name("value", taken), kind, True, True, describe(schema))]
     out = []
     for name, sub in props.items():
         out.append(Field(name, column_name(name, taken), pg_type_of(sub), name in required,
                          _nullable(sub) or name not in required, describe(sub)))
+    if free:  # the whole object: what it holds beyond the properties named above
+        out.append(Field("", column_name("value", taken), "jsonb", True, True,
+                         "The whole object, as the API gave it (its properties above, and "
+                         "any others)"))
     return out
