@@ -44,7 +44,7 @@ MAX_RESPONSE_BYTES = 16 * 2**20
 _NAMESPACE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _TABLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-PagingStyle = Literal["link", "cursor", "page", "offset", "none"]
+PagingStyle = Literal["link", "header", "cursor", "page", "offset", "none"]
 
 
 def expand(template: str, environ: Mapping[str, str] | None = None) -> str:
@@ -109,6 +109,8 @@ class PagingConfig(BaseModel):
     size: str | None = Field(None, description="The page-size parameter (per_page, limit)")
     field: str | None = Field(None, description="cursor: where the next cursor (or next URL) "
                               "is in the body, a dotted path")
+    header: str | None = Field(None, description="header: the response header holding the "
+                               "next page's URL, or its cursor (Next-Page)")
 
 
 class TableConfig(BaseModel):
