@@ -76,6 +76,7 @@ def _proxy_app(target: str, record: list[tuple[str, str]], public: list[str]) ->
                     "headers": out})
         await send({"type": "http.response.body", "body": answer.content})
 
+    app.aclose = client.aclose  # type: ignore[attr-defined]  # its connections, at the end
     return app
 
 
@@ -95,9 +96,13 @@ async def upstream(command: Sequence[str], ready: str = "/", *,
             await _wait_ready(proc, log, origin + ready, start_timeout)
             record: list[tuple[str, str]] = []
             public: list[str] = [""]
-            async with http_served(_proxy_app(origin, record, public)) as url:
-                public[0] = url
-                yield Upstream(url=url, origin=origin, requests=record)
+            proxy = _proxy_app(origin, record, public)
+            try:
+                async with http_served(proxy) as url:
+                    public[0] = url
+                    yield Upstream(url=url, origin=origin, requests=record)
+            finally:
+                await proxy.aclose()
         finally:
             proc.terminate()
             try:
