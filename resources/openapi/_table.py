@@ -355,7 +355,7 @@ class ApiTable:
                 links = {str(k): v for k, v in response.links.items()}
                 following = paging.next(query, links, found, len(items), size,
                                         response.headers)
-                if following is None and not plan.one_row:
+                if following is None and not plan.one_row and sent + len(items) < wanted:
                     self._left(paging.left(links, response.headers, found, sent + len(items)),
                                sent + len(items), ctx)
                 if following is not None and sent + len(items) < wanted:
