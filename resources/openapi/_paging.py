@@ -32,7 +32,7 @@ Rules:
   the LIMIT.
 - Never a silent first page: where the paging ended but the answer says more pages
   exist (a next link, header or cursor it does not follow, a total larger than the
-  rows read), ``left`` says what shows it, for a NOTICE.
+  rows read), ``tell_left`` says what shows it in a NOTICE.
 - Nothing here makes a request.
 """
 
@@ -173,6 +173,21 @@ class Paging:
         return None
 
 
+    def tell_left(self, ctx: Any, table: str, links: Mapping[str, Any],
+                  headers: Mapping[str, str], body: Any, read: int) -> None:
+        """A NOTICE (``ctx.notice``) where a read's last page says more exist that this
+        paging did not follow: never a silent first page."""
+        said = self.left(links, headers, body, read)
+        notice = getattr(ctx, "notice", None)
+        if said is None or notice is None:
+            return
+        notice(f"{table}: the API's answer shows more rows than the {read} read ({said}), "
+               f"and the table's paging ({self.described()}) does not follow it",
+               hint="Declare how the table pages in its [[openapi.apis.tables]] entry: "
+               'paging = { style = "…", param = "…", size = "…" } (docs/openapi.md, '
+               '"Paging").')
+
+
 def _is_url(value: Any) -> bool:
     return isinstance(value, str) and value.startswith(("http://", "https://", "/"))
 
@@ -195,7 +210,7 @@ def _next_url(links: Mapping[str, Any], headers: Mapping[str, str], body: Any
 
 def _cursor_paths(body: Mapping[str, Any]) -> list[tuple[str, ...]]:
     """Where a body may hold its next cursor: a known name, at the top or in a wrapper."""
-    out = [(name,) for name in _CURSOR_FIELDS if name in body]
+    out: list[tuple[str, ...]] = [(name,) for name in _CURSOR_FIELDS if name in body]
     for wrapper in _WRAPPERS:
         inner = body.get(wrapper)
         if isinstance(inner, Mapping):

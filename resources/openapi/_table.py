@@ -100,7 +100,7 @@ class ApiTable:
         # A row's columns by field, and the fields a row must not lack or give as null
         # (those the slow path, _row, checks one by one).
         self._fields = [(c.prop, c.name) for c in plan.columns if c.prop is not None]
-        # The columns that hold a row's whole value (a free-form object): read as it came.
+        # The columns that hold a row's whole value (a free-form object), as it came.
         self._whole = [(c.name, c.pg_type) for c in plan.columns if c.whole]
         # The columns whose type limits the JSON they take (json_value): not jsonb.
         self._typed = [(c.prop, c.name, c.pg_type, AS_SENT.get(c.pg_type))
@@ -353,11 +353,10 @@ class ApiTable:
                 found = self._json(response, op)
                 items = self._items(found)
                 links = {str(k): v for k, v in response.links.items()}
-                following = paging.next(query, links, found, len(items), size,
-                                        response.headers)
+                following = paging.next(query, links, found, len(items), size, response.headers)
                 if following is None and not plan.one_row and sent + len(items) < wanted:
-                    self._left(paging.left(links, response.headers, found, sent + len(items)),
-                               sent + len(items), ctx)
+                    paging.tell_left(ctx, plan.name, links, response.headers, found,
+                                     sent + len(items))
                 if following is not None and sent + len(items) < wanted:
                     next_url, query = following
                     if next_url is not None:
@@ -378,17 +377,6 @@ class ApiTable:
             if pending is not None:  # closed early (an error, a cancel): not wanted now
                 pending.cancel()
                 pending.add_done_callback(lambda f: f.cancelled() or f.exception())
-
-    def _left(self, said: str | None, read: int, ctx: Any) -> None:
-        """A NOTICE where the last page read says more exist: never a silent first page."""
-        notice = getattr(ctx, "notice", None)
-        if said is None or notice is None:
-            return
-        notice(f"{self.plan.name}: the API's answer shows more rows than the {read} read "
-               f"({said}), and the table's paging ({self.plan.paging.described()}) does not "
-               "follow it", hint="Declare how the table pages in its [[openapi.apis.tables]] "
-               'entry: paging = { style = "…", param = "…", size = "…" } (docs/openapi.md, '
-               '"Paging").')
 
     def _search_body(self, op: Operation, given: Mapping[str, Any]) -> dict[str, Any] | None:
         if op.method == "GET":
@@ -423,13 +411,12 @@ class ApiTable:
     def _rows_of(self, items: list[Any]) -> list[dict[str, Any]]:
         """Items of a response as rows (each checked as ``_row`` does, a plain one fast)."""
         fields, checked, row, typed = self._fields, self._checked, self._row, self._typed
-        whole = self._whole
         rows = []
         for item in items:
             if type(item) is dict and None not in map(item.get, checked):
                 plain = {name: item.get(prop) for prop, name in fields}
-                for name, pg_type in whole:
-                    plain[name] = item if pg_type == "jsonb" else self._as(item, name, pg_type)
+                for name, pg_type in self._whole:
+                    plain[name] = json_value(item, pg_type, source=self._source, field=name)
                 for prop, name, pg_type, as_sent in typed:
                     value = plain[name]
                     if value is not None and type(value) is not as_sent:
@@ -440,11 +427,6 @@ class ApiTable:
                 rows.append(row(item))
         return rows
 
-    def _as(self, item: Any, name: str, pg_type: str) -> Any:
-        """A whole object as a column's value: jsonb takes it; another type is the API's
-        error, named (json_value), never a NULL."""
-        return json_value(item, pg_type, source=self._source, field=name)
-
     def _row(self, item: Any) -> dict[str, Any]:
         """A JSON object as a row: each column from its field; a missing required field
         is the API's error, named."""
@@ -452,7 +434,7 @@ class ApiTable:
             value = next((c for c in self.plan.columns if c.prop is None and c.param is None
                           and c.body is None), None)
             return {value.name if value else "value": item}
-        row = {name: self._as(item, name, pg_type) for name, pg_type in self._whole}
+        row = {n: json_value(item, t, source=self._source, field=n) for n, t in self._whole}
         for col in self.plan.columns:
             if col.prop is None:
                 continue
