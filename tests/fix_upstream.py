@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import IO, Any
 
 import httpx
@@ -48,7 +49,10 @@ class Upstream:
 
 
 def _proxy_app(target: str, record: list[tuple[str, str]], public: list[str]) -> Any:
-    client = httpx.AsyncClient(base_url=target, timeout=60.0)
+    # No cookie jar: a cookie the server sets is the client's, never sent again by the
+    # proxy on another client's request (a login cookie would let any request in).
+    client = httpx.AsyncClient(base_url=target, timeout=60.0, cookies=CookieJar(
+        policy=DefaultCookiePolicy(allowed_domains=[])))
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -76,6 +80,7 @@ def _proxy_app(target: str, record: list[tuple[str, str]], public: list[str]) ->
                     "headers": out})
         await send({"type": "http.response.body", "body": answer.content})
 
+    app.client = client  # type: ignore[attr-defined]  # closed with the proxy
     return app
 
 
@@ -95,9 +100,13 @@ async def upstream(command: Sequence[str], ready: str = "/", *,
             await _wait_ready(proc, log, origin + ready, start_timeout)
             record: list[tuple[str, str]] = []
             public: list[str] = [""]
-            async with http_served(_proxy_app(origin, record, public)) as url:
-                public[0] = url
-                yield Upstream(url=url, origin=origin, requests=record)
+            proxy = _proxy_app(origin, record, public)
+            try:
+                async with http_served(proxy) as url:
+                    public[0] = url
+                    yield Upstream(url=url, origin=origin, requests=record)
+            finally:
+                await proxy.client.aclose()
         finally:
             proc.terminate()
             try:
