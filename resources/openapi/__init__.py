@@ -11,6 +11,7 @@ The modules, in the order they depend on one another (none imports a later one):
 - ``_spec``: the document, its references (``referencing``), its operations;
 - ``_schemas``: schemas -> columns;
 - ``_paging``: paging styles, recognised or declared;
+- ``_overrides``: what a table's entry says where the document is wrong, checked;
 - ``_mapping``: operations -> tables (``TablePlan``);
 - ``_http``: one API's requests: credentials, retries, rate, errors, redaction;
 - ``_table``: one table as a resource, its resolvers making the requests;

@@ -39,6 +39,7 @@ from .._sources import scrubbed
 from ._config import ApiConfig
 from ._http import Api
 from ._mapping import plan_tables
+from ._overrides import amend
 from ._spec import Limits, Spec, UpstreamError
 from ._table import ApiTable
 
@@ -107,7 +108,7 @@ class OpenApiBridge:
     def _tables(self, config: ApiConfig) -> list[Resource]:
         spec = Spec.load(config.spec, self.base, Limits(
             allow_refs=tuple(config.allow_refs), load_timeout=config.load_timeout,
-            max_document_bytes=config.max_document_bytes))
+            max_document_bytes=config.max_document_bytes), config.document_headers())
         base_url = config.base_url or spec.base_url()
         if not base_url:
             raise ResourceDefinitionError(
@@ -117,7 +118,7 @@ class OpenApiBridge:
         schemes = spec.security_schemes()
         hand = {f"{config.namespace}_{t.name}" for t in config.tables}
         out = []
-        for plan in plan_tables(spec, config):
+        for plan in amend(plan_tables(spec, config), config):
             if not plan.columns:  # no parameter, no body, no rows: nothing a row holds
                 self.skipped.append(f"{config.namespace}: {plan.operations[0].label}")
                 continue

@@ -2,7 +2,8 @@
 
 ``ApiConfig`` is one API: its document (``spec``, a path relative to the config
 file or an http(s) URL), where it is served (``base_url``, else the document's),
-its credentials (``headers``, and per role ``roles.<name>.headers``), which of its
+its credentials (``headers``, and per role ``roles.<name>.headers``; ``spec_headers``
+for the document's own fetch, else ``headers``), which of its
 operations to map (``include``, ``exclude``, ``auto``), which operations other than
 GET only read (``reads``), the tables assembled by hand
 (``tables``), how it may be called (``timeout``, ``retries``, ``rate``), and the limits
@@ -20,6 +21,9 @@ Rules:
   lasting calls are kept per credential, never read by another role.
 - A namespace is a lower-case SQL identifier that cannot make a name start with
   ``pg_``; a hand table's name is one too.
+- A ``[[openapi.apis.tables]]`` entry that names no operation (``amends``) amends
+  the automatic table of its name: its ``rows``, ``rows_schema``, ``params``,
+  ``paging``, ``columns``, ``item_key``, ``volatility`` and ``ttl`` apply to it.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ from glove_scratchpad.redaction import remember_header
 from .._resource import MAX_RETRIES, Volatility
 from ._spec import LOAD_TIMEOUT, MAX_DOCUMENT_BYTES
 
-__all__ = ["ApiConfig", "Headers", "PagingConfig", "RoleConfig", "TableConfig", "expand"]
+__all__ = ["ApiConfig", "ColumnConfig", "Headers", "PagingConfig", "RoleConfig", "TableConfig",
+           "expand"]
 
 # 16 MiB: a page of a hundred large objects is a few hundred KB; a body past this is a
 # mistake or an attack, and reading it whole would hold it (and its rows) in memory.
@@ -45,6 +50,13 @@ _NAMESPACE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _TABLE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 PagingStyle = Literal["link", "header", "cursor", "page", "offset", "none"]
+# The Postgres types a column override may name, and their canonical spelling.
+COLUMN_TYPES = {"text": "text", "bigint": "bigint", "integer": "integer", "int": "integer",
+                "smallint": "smallint", "double precision": "double precision",
+                "real": "real", "numeric": "numeric", "boolean": "boolean", "bool": "boolean",
+                "date": "date", "timestamptz": "timestamp with time zone",
+                "timestamp with time zone": "timestamp with time zone", "uuid": "uuid",
+                "jsonb": "jsonb"}
 
 
 def expand(template: str, environ: Mapping[str, str] | None = None) -> str:
@@ -113,8 +125,32 @@ class PagingConfig(BaseModel):
                                "next page's URL, or its cursor (Next-Page)")
 
 
+class ColumnConfig(BaseModel):
+    """``columns = { name = { … } }``: one column as it is, where the document is wrong."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    nullable: bool | None = Field(None, description="true: the API may give null or leave "
+                                  "the field out, whatever the document says")
+    type: str | None = Field(None, description="The column's Postgres type: text, bigint, "
+                             "double precision, boolean, date, timestamptz, uuid, jsonb, …")
+    description: str | None = None
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        canonical = COLUMN_TYPES.get(" ".join(value.lower().split()))
+        if canonical is None:
+            raise ValueError(f"unknown column type {value!r}; use one of "
+                             + ", ".join(sorted(set(COLUMN_TYPES))))
+        return canonical
+
+
 class TableConfig(BaseModel):
-    """``[[openapi.apis.tables]]``: a table assembled by hand from operations."""
+    """``[[openapi.apis.tables]]``: a table assembled by hand from operations, or, naming
+    none, the amendment of the automatic table of its name."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -130,6 +166,26 @@ class TableConfig(BaseModel):
     paging: PagingConfig | None = None
     volatility: Volatility | None = None
     ttl: PositiveFloat | None = None
+    # Where the document is wrong (docs/openapi.md, "Overrides for a wrong document").
+    rows_schema: str | None = Field(None, description="The schema of one row, a JSON pointer "
+                                    "into the document: '#/definitions/Contents'")
+    columns: dict[str, ColumnConfig] = Field(default_factory=dict, description="Columns as "
+                                             "they are: {name = {nullable, type, description}}")
+    item_key: dict[str, str] = Field(default_factory=dict, description="The item's path "
+                                     "parameter and the rows' field it is: {session = 'id'}")
+
+    @property
+    def amends(self) -> bool:
+        """Whether the entry amends an automatic table (it names no operation)."""
+        return not (self.select or self.insert or self.update or self.delete)
+
+    @field_validator("rows_schema")
+    @classmethod
+    def _is_pointer(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("#/"):
+            raise ValueError(f"rows_schema {value!r} is not a JSON pointer into the document "
+                             "('#/definitions/Contents', '#/components/schemas/Item')")
+        return value
 
     @field_validator("name")
     @classmethod
@@ -149,6 +205,8 @@ class ApiConfig(BaseModel):
                       "OpenAPI 3.0, 3.1 or Swagger 2.0; JSON or YAML")
     base_url: str | None = None
     headers: Headers = Field(default_factory=Headers)
+    spec_headers: Headers | None = Field(None, description="The headers the document's own "
+                                         "fetch sends (default: headers)")
     include: list[str] = Field(default_factory=list, description="Tags, operationIds, "
                                "'METHOD /path' or path globs; none: every operation")
     exclude: list[str] = Field(default_factory=list)
@@ -181,7 +239,7 @@ class ApiConfig(BaseModel):
     max_response_bytes: PositiveInt = Field(MAX_RESPONSE_BYTES, description="The largest "
                                             "answer read, as sent and once decompressed")
 
-    @field_validator("headers", mode="before")
+    @field_validator("headers", "spec_headers", mode="before")
     @classmethod
     def _templates(cls, value: Any) -> Headers:
         return _headers(value)
@@ -209,6 +267,10 @@ class ApiConfig(BaseModel):
         then shared by all)."""
         role = self.roles.get(user)
         return user if role is not None and role.headers else None
+
+    def document_headers(self) -> dict[str, str]:
+        """The headers the document's fetch sends (each value a secret to redact)."""
+        return (self.headers if self.spec_headers is None else self.spec_headers).resolved()
 
     def headers_for(self, user: str) -> dict[str, str]:
         """The credentials a role's requests carry: its own, else the API's."""

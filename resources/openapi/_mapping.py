@@ -9,9 +9,11 @@ The automatic mapping (``auto = true``), over the operations ``include`` and
 - **List and get are one table.** A GET on an item path (``/things/{id}``) and the
   GET on its collection (``/things``) whose items share a schema are one table,
   named after the collection: its keys are the collection's, the item's parameter
-  is a column (the row's own field of that name, or the field it ends with:
-  ``issue_number`` is ``number``), and ``WHERE id = …`` routes the call to the
-  item operation.
+  is the row's own field that names the item (``_overrides.item_field``: the field
+  of its name, the field it ends with, ``issue_number`` is ``number``, or ``id``
+  for ``/sessions/{session}``; or as ``item_key`` declares), the table's primary
+  key, and ``WHERE id = …`` routes the call to the item operation. With no such
+  field, the parameter is the call's argument alone, and no key.
 - **Arguments.** Path parameters and required query parameters are required
   keys; optional query parameters (and header parameters other than credentials)
   are filters. Paging parameters are the server's, never columns.
@@ -27,6 +29,9 @@ The automatic mapping (``auto = true``), over the operations ``include`` and
   its path parameters its keys.
 - **Names** come from the operationId, else from the path, as snake_case, unique
   within the namespace, shortened deterministically past 63 bytes.
+- **Amended**: a ``[[openapi.apis.tables]]`` entry that names no operation amends
+  the automatic table of its name (``rows``, ``rows_schema``, ``params``, ``paging``;
+  its ``columns`` apply afterwards, ``_overrides.amend``).
 - **Columns**: a parameter and a row field of the same name are one column; a
   body property and a row field of the same name but not the same type are two,
   the body's named ``<name>_input``. ``[[openapi.apis.tables]] params`` gives a
@@ -42,6 +47,7 @@ from dataclasses import dataclass, field
 from .._resource import ResourceDefinitionError
 from .._schema import sql_name, walking
 from ._config import ApiConfig, TableConfig
+from ._overrides import declared_field, item_field, row_schema
 from ._paging import Paging, detect
 from ._schemas import column_name, describe, pg_type_of, row_fields, shape
 from ._spec import Operation, Parameter, Schema, Spec
@@ -133,10 +139,10 @@ class TablePlan:
                 if op is not None]
 
 
-def _rows_of(schema: Schema | None, rows: str | None = None
+def _rows_of(schema: Schema | None, rows: str | None = None, row: Schema | None = None
              ) -> tuple[tuple[str, ...], Schema, bool] | None:
-    """Where a response's rows are, their schema, and whether it is one row; None when
-    the response is no JSON."""
+    """Where a response's rows are, their schema (``row``: declared, ``rows_schema``), and
+    whether it is one row; None when the response is no JSON."""
     if schema is None:
         return None
     if rows:  # declared: a field or a dotted path
@@ -147,7 +153,12 @@ def _rows_of(schema: Schema | None, rows: str | None = None
                 raise ResourceDefinitionError(f"rows = {rows!r}: the response has no {part!r}")
             node = props[part]
         inner = node.sub(node.get("items")) if node.get("type") == "array" else node
+        if row is not None:  # the document is wrong there: rows, unless it says one object
+            return tuple(rows.split(".")), row, bool(shape(node)[0])
         return tuple(rows.split(".")), inner, node.get("type") != "array"
+    if row is not None:  # where the rows are, as the document says; what they are, declared
+        found = _rows_of(schema)
+        return None if found is None else (found[0], row, found[2])
     if schema.get("type") == "array":
         return (), schema.sub(schema.get("items")), False
     # A wrapper of rows: an object holding one array of objects, beside a few scalars
@@ -193,6 +204,10 @@ class _Builder:
         self.config = config
         self.spec = spec
         self.taken: set[str] = set()
+        # The entries that amend an automatic table, by the table's name; the item keys
+        # every entry declares.
+        self.amends = {f"{config.namespace}_{t.name}": t for t in config.tables if t.amends}
+        self.item_keys = {f"{config.namespace}_{t.name}": t.item_key for t in config.tables}
         # The headers credentials travel in (the document's apiKey schemes, the config's
         # headers): a header parameter of one of those names is never a column either.
         self.not_columns = NOT_COLUMNS | {h.lower() for h in config.headers} | {
@@ -200,7 +215,8 @@ class _Builder:
             str(s.get("name") or "").lower() for s in spec.security_schemes().values()
             if s.get("type") == "apiKey" and s.get("in") == "header"}
 
-    def name(self, op: Operation, given: str | None = None) -> str:
+    def name(self, op: Operation, given: str | None = None,
+             taken: set[str] | None = None) -> str:
         ns = self.config.namespace
         if given is not None:
             name = f"{ns}_{given}"
@@ -210,7 +226,8 @@ class _Builder:
             self.taken.add(name)
             return name
         base = op.operation_id or f"{op.method.lower()}_{_words(op.path)}"
-        return sql_name(f"{ns}_{base}", fallback=f"{ns}_op", taken=self.taken)
+        return sql_name(f"{ns}_{base}", fallback=f"{ns}_op",
+                        taken=self.taken if taken is None else taken)
 
     # -- columns -------------------------------------------------------------------
 
@@ -285,7 +302,10 @@ class _Builder:
 
     def select_table(self, op: Operation, item: Operation | None, name: str | None = None,
                      hand: TableConfig | None = None) -> TablePlan | None:
-        found = _rows_of(op.response, hand.rows if hand else None)
+        if hand is None and name is None:  # an automatic table: amended by its name?
+            hand = self.amends.get(self.name(op, taken=set(self.taken)))
+        found = _rows_of(op.response, hand.rows if hand else None,
+                         row_schema(self.spec, hand, self.config.namespace))
         if found is None:
             return None
         rows, schema, one_row = found
@@ -321,17 +341,20 @@ class _Builder:
 
     def add_item(self, table: TablePlan, item: Operation, renames: dict[str, str],
                  taken: set[str]) -> None:
-        """The item GET of a list-and-get table: its parameter is a column, the key of
-        each row, and ``= value`` routes a call to it."""
+        """The item GET of a list-and-get table: its parameter is the row's own field that
+        names the item (``item_key``, else ``item_field``), the key of each row, and
+        ``= value`` routes a call to it. With no such field it is the call's argument
+        alone: no key, since the listed rows cannot say it."""
         params = [p for p in item.path_parameters if table.by_param(p.name) is None]
         if len(params) != 1:
             return
         p = params[0]
         col = table.column(renames.get(p.name, "")) if p.name in renames else None
+        declared = self.item_keys.get(table.name, {}).get(p.name)
+        if col is None and declared is not None:
+            col = declared_field(table.columns, table.name, p.name, declared)
         if col is None:
-            col = next((c for c in table.columns if c.prop is not None and c.param is None
-                        and (c.prop == p.name or p.name.endswith("_" + c.prop)
-                             or p.name.endswith(c.prop.capitalize()))), None)
+            col = item_field(table.columns, p.name, item.path)
         if col is None:
             col = Col(renames.get(p.name) or column_name(p.name, taken), pg_type_of(p.schema))
             table.columns.append(col)
@@ -340,7 +363,11 @@ class _Builder:
                            f"one row by {item.label}. {col.description}").strip()
         table.item, table.item_column = item, col.name
         table.filters.append(col.name)
-        table.primary_key = [col.name]
+        if col.prop is not None:
+            table.primary_key = [col.name]
+        else:
+            col.description += (" The listed rows do not say it: NULL but in a row read by "
+                                "it. Declare item_key to name the rows' field it is.")
 
     def write_table(self, op: Operation, name: str | None = None) -> TablePlan:
         """A table of one write alone: its path parameters are its keys."""
@@ -387,6 +414,8 @@ def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
                 "of the document (write 'METHOD /path' as the document writes it, or an "
                 "operationId)")
     for hand in config.tables:
+        if hand.amends:
+            continue  # an automatic table's, amended as it is made
         tables.append(_hand_table(b, hand, by_label, by_id))
         used |= {op.label for op in tables[-1].operations}
     if not config.auto:

@@ -15,7 +15,13 @@ Rules:
 - Swagger 2.0 is read as 3.0 would say it: a ``body`` parameter is the request
   body, a response's ``schema`` its JSON content, ``host`` + ``basePath`` its
   server, ``securityDefinitions`` its security schemes.
-- Nothing here calls an API; a document fetched by URL is fetched once, at load.
+- Nothing here calls an API; a document fetched by URL is fetched once, at load,
+  with the API's credentials (``headers``, or ``spec_headers``), which go to the
+  document's own origin only, never to a reference or redirect elsewhere. An answer
+  that is not a document (a status other than 2xx, an HTML page such as a login
+  form) is an ``UpstreamError`` that says what came: the status, the content type,
+  the URL it came from (without its secrets), never a parse error of that page.
+- A Swagger 2.0 document without ``host`` is served where it was fetched from.
 - A document is the upstream's, not the user's, and is read within limits
   (``Limits``); one that breaks a limit is ``DocumentRefused``, whose message names
   it, and nothing past the limit is read or fetched:
@@ -38,13 +44,15 @@ from collections.abc import Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 import httpx
 import yaml
 from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT4, DRAFT202012
+
+from glove_scratchpad.redaction import SECRET_NAME, redact_secrets
 
 from .._resource import ResourceDefinitionError
 
@@ -85,9 +93,11 @@ class Limits:
 class _Reading:
     """One document's reading: its limits, its deadline, and what it may refer to."""
 
-    def __init__(self, uri: str, limits: Limits) -> None:
+    def __init__(self, uri: str, limits: Limits,
+                 headers: Mapping[str, str] | None = None) -> None:
         self.uri = uri
         self.limits = limits
+        self.headers = dict(headers or {})  # sent to the document's own origin only
         self.deadline = time.monotonic() + limits.load_timeout
         self.read: dict[str, Any] = {}  # each referenced document, read once
 
@@ -146,20 +156,26 @@ class _Reading:
         except TimeoutError:
             raise self._timed_out(uri) from None
         except httpx.HTTPError as exc:
-            raise UpstreamError(f"could not fetch {uri}: {exc}") from None
+            raise UpstreamError(f"could not fetch {_shown(uri)}: "
+                                f"{redact_secrets(str(exc)) or type(exc).__name__}") from None
 
     async def _get(self, uri: str, remaining: float) -> str:
         size = self.limits.max_document_bytes
-        too_long = DocumentRefused(f"{uri} is longer than max_document_bytes ({size:,} bytes)")
+        too_long = DocumentRefused(f"{_shown(uri)} is longer than max_document_bytes "
+                                   f"({size:,} bytes)")
         url = uri
+        own = _origin(urlsplit(self.uri))
         async with httpx.AsyncClient(timeout=remaining) as client:
             for _ in range(MAX_REDIRECTS + 1):
-                async with client.stream("GET", url) as response:
+                # The credentials are the API's: to its own origin only.
+                headers = self.headers if _origin(urlsplit(url)) == own else {}
+                async with client.stream("GET", url, headers=headers) as response:
                     if response.is_redirect and "location" in response.headers:
                         url = urljoin(str(response.url), response.headers["location"])
                         self.check(url)  # a redirect goes where a reference may go
                         continue
-                    response.raise_for_status()
+                    if not response.is_success:
+                        raise self._not_a_document(uri, url, response)
                     if _length(response.headers.get("content-length")) > size:
                         raise too_long
                     body = bytearray()
@@ -167,8 +183,42 @@ class _Reading:
                         body += chunk
                         if len(body) > size:
                             raise too_long
-                    return _text(bytes(body), response.charset_encoding)
-        raise UpstreamError(f"could not fetch {uri}: more than {MAX_REDIRECTS} redirects")
+                    text = _text(bytes(body), response.charset_encoding)
+                    kind = response.headers.get("content-type", "").split(";")[0].strip()
+                    if kind in ("text/html", "application/xhtml+xml") or (
+                            not kind.endswith(("json", "yaml", "yml")) and
+                            text.lstrip()[:1] == "<"):
+                        raise self._not_a_document(uri, url, response)
+                    return text
+        raise UpstreamError(f"could not fetch {_shown(uri)}: more than {MAX_REDIRECTS} "
+                            "redirects")
+
+    def _not_a_document(self, uri: str, url: str, response: httpx.Response) -> UpstreamError:
+        """What came instead of a document, said as it came: never a parse error of it."""
+        kind = response.headers.get("content-type") or "no content type"
+        what = "an HTML page" if "html" in kind else "no OpenAPI document"
+        where = f" (redirected to {_shown(url)})" if url != uri else ""
+        said = (f"{_shown(uri)} answered {response.status_code} "
+                f"{response.reason_phrase or ''}".rstrip() + f" with {what} ({kind}){where}")
+        if response.status_code in (401, 403) or "login" in url or what == "an HTML page":
+            said += ("; if it needs credentials, set the API's headers (or spec_headers, "
+                     "for the document alone)")
+        return UpstreamError(said)
+
+
+def _shown(url: str) -> str:
+    """A URL as a message may show it: no password, and no value of a query parameter
+    whose name says it is a secret (``token``, ``key``…); every known secret redacted."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return redact_secrets(url)
+    user = f"{parts.username}:***@" if parts.password else \
+        (f"{parts.username}@" if parts.username else "")
+    netloc = user + (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+    query = [(k, "***" if SECRET_NAME.search(k) else v)
+             for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+    return redact_secrets(urlunsplit((parts.scheme, netloc, parts.path,
+                                      urlencode(query, safe="/*"), "")))
 
 
 def _length(header: str | None) -> int:
@@ -395,15 +445,32 @@ class Spec:
         self.reading = reading
 
     @classmethod
-    def load(cls, source: str, base: Path, limits: Limits | None = None) -> Spec:
-        """The document at ``source``: an http(s) URL, or a path relative to ``base``. Its
-        references are read within the same ``limits``, and the same deadline."""
+    def load(cls, source: str, base: Path, limits: Limits | None = None,
+             headers: Mapping[str, str] | None = None) -> Spec:
+        """The document at ``source``: an http(s) URL (fetched with ``headers``), or a path
+        relative to ``base``. Its references are read within the same ``limits``, and the
+        same deadline."""
         uri = source if urlsplit(source).scheme in ("http", "https") else \
             (base / source).resolve().as_uri()
-        reading = _Reading(uri, limits or Limits())
+        reading = _Reading(uri, limits or Limits(), headers)
         spec = cls(reading.document(uri), uri, limits)
         spec.reading.deadline = reading.deadline
+        spec.reading.headers = reading.headers  # its references on its origin: the same
         return spec
+
+    def pointer(self, pointer: str) -> Schema | None:
+        """The schema a JSON pointer into the document names (``#/definitions/Contents``),
+        its references followed; None when the document has nothing there."""
+        node: Any = self.document
+        for part in pointer.removeprefix("#").strip("/").split("/"):
+            key = unquote(part).replace("~1", "/").replace("~0", "~")
+            if isinstance(node, Mapping) and key in node:
+                node = node[key]
+            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+                node = node[int(key)]
+            else:
+                return None
+        return self.schema(node) if isinstance(node, Mapping) else None
 
     def schema(self, node: Any) -> Schema:
         return Schema(node if isinstance(node, Mapping) else {}, self.resolver).resolved()
@@ -416,6 +483,11 @@ class Spec:
         """Where the API is served, as the document says (the first server)."""
         if self.version == "2.0":
             host = self.document.get("host")
+            fetched = urlsplit(self.uri)
+            if not host and fetched.scheme in ("http", "https"):
+                # No host: the API is served by the host that served the document.
+                return f"{fetched.scheme}://{fetched.netloc}" + str(
+                    self.document.get("basePath") or "").rstrip("/")
             if not host:
                 return None
             scheme = (self.document.get("schemes") or ["https"])[0]

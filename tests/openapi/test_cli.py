@@ -39,7 +39,8 @@ async def test_mcp_serves_an_apis_tables(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("entry", "said"), [
     ('spec = "missing.yaml"', "could not read "),
     (f'spec = "{ZOO}"\nheadres = {{ Authorization = "Bearer sk-live-123" }}',
-     "[[openapi.apis]] namespace = 'zoo' has no key 'headres'; did you mean headers or reads?"),
+     "[[openapi.apis]] namespace = 'zoo' has no key 'headres'; did you mean headers or reads "
+     "or spec_headers?"),
     (f'spec = "{ZOO}"\nheaders = {{ Authorization = "Bearer ${{GLOVE_NOT_SET}}" }}',
      "[[openapi.apis]] namespace = 'zoo': headers: the environment variable GLOVE_NOT_SET "
      "is not set"),

@@ -39,7 +39,8 @@ async def _refused(*args: str) -> str:
      "[[mcp.servers]] namespace = 't' tools.now has no key 'volatilty'; did you mean "
      "volatility?"),
     ('[[openapi.apis]]\nnamespace = "z"\nspec = "x.yaml"\nheadres = { A = "secret-1" }\n',
-     "[[openapi.apis]] namespace = 'z' has no key 'headres'; did you mean headers or reads?"),
+     "[[openapi.apis]] namespace = 'z' has no key 'headres'; did you mean headers or reads "
+     "or spec_headers?"),
     ('[[openapi.apis]]\nnamespace = "z"\nspec = "x.yaml"\n[[openapi.apis.tables]]\n'
      'name = "t"\nselct = "GET /things"\n',
      "[[openapi.apis]] namespace = 'z' tables[1] has no key 'selct'; did you mean select?"),
