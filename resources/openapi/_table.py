@@ -55,6 +55,7 @@ from .._resource import Bindings, Resource, define_resource
 from ._http import Api, redact
 from ._mapping import NOT_COLUMNS, SAFE_METHODS, Col, TablePlan
 from ._spec import Operation
+from ._values import Each, distinct, from_body, query_value, simple_value
 
 __all__ = ["ApiTable"]
 
@@ -67,7 +68,7 @@ def _segment(op: Operation, name: str, value: Any) -> str:
     digits and ``-._~`` percent-encoded (a ``/`` too), so that no value adds a segment;
     ``.``, ``..`` and the empty string, which would climb, stay or drop one once the URL
     is normalized, are refused."""
-    text = str(to_jsonable_python(value))
+    text = simple_value(value, name, "path", name, op.label)
     if text in ("", ".", ".."):
         raise errors.InvalidParameterValue(
             f"{op.label}: the path parameter {name} cannot be {text!r}",
@@ -171,7 +172,8 @@ class ApiTable:
             if col.location == "header" and col.name in given and given[col.name] is not None:
                 header = col.param or col.name
                 if header.lower() not in own and header.lower() not in NOT_COLUMNS:
-                    headers[header] = str(given[col.name])
+                    headers[header] = simple_value(given[col.name], header, "header",
+                                                   col.name, self.plan.name)
         return headers
 
     def _satisfied(self, op: Operation, headers: Mapping[str, str]) -> bool:
@@ -210,10 +212,11 @@ class ApiTable:
             col = self.plan.by_param(p.name)
             if col is None or values.get(col.name) is None:
                 continue
-            value = to_jsonable_python(values[col.name])
-            if isinstance(value, bool):
-                value = "true" if value else "false"
-            out[p.name] = value
+            value = query_value(values[col.name], p.name, col.kind, col.name, op.label)
+            if isinstance(value, dict):  # an object: each property a parameter
+                out.update(value)
+            else:
+                out[p.name] = value
         return out
 
     # -- select -------------------------------------------------------------------------
@@ -231,8 +234,8 @@ class ApiTable:
             for op, value in conditions:
                 if op == "=" and (col.param or col.name in self._arguments):
                     given[col.name] = value
-                elif op == "in" and col.param and col.array:
-                    given[col.name] = list(value)
+                elif op == "in" and ((col.param and col.array) or col.name in self._arguments):
+                    given[col.name] = Each(value)  # one call per value, or one with them
                 else:
                     complete = False
         return given, complete
@@ -249,7 +252,7 @@ class ApiTable:
         limit = b.limit if complete else None
         wanted = min(w for w in (limit, getattr(ctx, "rows_wanted", None), sys.maxsize)
                      if w is not None)
-        lists = [n for n in self._arguments if isinstance(given.get(n), list)]
+        lists = [n for n in self._arguments if isinstance(given.get(n), Each)]
         if lists:
             return self._each(plan.select, given, lists, limit, wanted, user, ctx)
         return self._pages(plan.select, given, limit, wanted, user, ctx)
@@ -271,7 +274,7 @@ class ApiTable:
         rows carry it (rows of one call with the list could not say which value each
         is of)."""
         sent = 0
-        for values in itertools.product(*(dict.fromkeys(given[n]) for n in lists)):
+        for values in itertools.product(*(distinct(given[n]) for n in lists)):
             pages = self._pages(op, {**given, **dict(zip(lists, values, strict=True))},
                                 None if limit is None else limit - sent, wanted - sent,
                                 user, ctx)
@@ -305,7 +308,7 @@ class ApiTable:
         """Rows with the values of the arguments they were asked for (one value each:
         an IN list on an array parameter says nothing of a row's own)."""
         stamp = {n: given[n] for n in self._arguments
-                 if n in given and not isinstance(given[n], list)}
+                 if n in given and not isinstance(given[n], Each)}
         for row in rows if stamp else ():
             row.update(stamp)
         return rows
@@ -343,6 +346,10 @@ class ApiTable:
                 if response.status_code == 404 and plan.one_row and op.path_parameters:
                     return  # an item by its path, not there: no row, as an item GET's
                 self.api.raise_for(response, what, user)
+                if plan.whole is not None:  # no schema: the answer is the row
+                    yield from_body(plan.whole, self.by_name[plan.whole].pg_type, response,
+                                    self._stamped([{}], given)[0])
+                    return
                 digest = hashlib.blake2b(response.content, digest_size=16).digest()
                 if digest in bodies:
                     raise _repeated(what, f"the API answered the same page again ("
@@ -567,12 +574,12 @@ class ApiTable:
         given, complete = self._given(b)
         if plan.item_column and b.get(plan.item_column) is not None:
             given[plan.item_column] = b.get(plan.item_column)
-        lists = [n for n in self._arguments if isinstance(given.get(n), list)]
+        lists = [n for n in self._arguments if isinstance(given.get(n), Each)]
         if op is not plan.select or not lists:
             return [self._request_line(op, given, complete and op is plan.select, b, paging)]
         return [self._request_line(op, {**given, **dict(zip(lists, values, strict=True))},
                                    complete, b, paging)
-                for values in itertools.product(*(dict.fromkeys(given[n]) for n in lists))]
+                for values in itertools.product(*(distinct(given[n]) for n in lists))]
 
     def _request_line(self, op: Operation, given: dict[str, Any], paged: bool,
                       b: Bindings, paging: str) -> str:
