@@ -240,7 +240,7 @@ def fastapi_name(op: Operation) -> str | None:
     """The name FastAPI's operationId was made from (``<name>_<path>_<method>``, the path's
     every non-word character a ``_``), or None when it is not one of those."""
     op_id = op.operation_id or ""
-    tail = "_" + re.sub(r"\W", "_", op.path) + "_" + op.method.lower()
+    tail = re.sub(r"\W", "_", op.path) + "_" + op.method.lower()
     return op_id.removesuffix(tail) if op_id.endswith(tail) and len(op_id) > len(tail) \
         else None
 
