@@ -37,19 +37,18 @@ from __future__ import annotations
 
 import collections
 import fnmatch
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from .._resource import ResourceDefinitionError
 from .._schema import sql_name, walking
 from ._config import ApiConfig, TableConfig
+from ._lenient import body_type, fastapi_name, param_type, with_values
 from ._paging import Paging, detect
 from ._schemas import column_name, describe, pg_type_of, row_fields, shape
 from ._spec import Operation, Parameter, Schema, Spec
 
-__all__ = ["NOT_COLUMNS", "SAFE_METHODS", "Col", "TablePlan", "fastapi_name", "not_served",
-           "plan_tables"]
+__all__ = ["NOT_COLUMNS", "SAFE_METHODS", "Col", "TablePlan", "not_served", "plan_tables"]
 
 # The methods a read may send of itself: HTTP's safe methods. Any other is sent by a
 # SELECT only when the config declares its operation a read.
@@ -188,63 +187,6 @@ def _selected(op: Operation, patterns: Iterable[str]) -> bool:
     return False
 
 
-# Swagger 2.0 types some documents spell their own way (httpbin's "int").
-_TYPE_WORDS = {"int": "integer", "long": "integer", "float": "number", "double": "number",
-               "bool": "boolean", "str": "string"}
-# What says a schema is of some type: a parameter's schema without any is a URL's text.
-_TYPED = ("type", "enum", "oneOf", "anyOf", "allOf", "properties", "format", "items")
-# Media types whose body is bytes, not text: a GET with no schema that answers one of
-# them is a bytea column.
-_BINARY = ("application/octet-stream", "application/pdf", "application/zip", "image/",
-           "audio/", "video/", "font/")
-
-
-def _param_type(p: Parameter) -> str:
-    """A parameter's column type (an array parameter's: its items'); a parameter whose
-    schema says nothing is text, as every value in a URL or a header is."""
-    schema = p.schema.sub(p.schema.get("items")) if p.is_array else p.schema
-    kind = schema.get("type")
-    if isinstance(kind, str) and kind in _TYPE_WORDS:
-        schema = Schema({**schema.contents, "type": _TYPE_WORDS[kind]}, schema.resolver,
-                        schema.ref)
-    elif not any(k in schema.contents for k in _TYPED):
-        return "text"
-    return pg_type_of(schema)
-
-
-def _with_values(text: str, *described: str) -> str:
-    """A description that keeps an enum's allowed values, wherever they were said."""
-    if "one of: " in text:
-        return text
-    for said in described:
-        at = said.find("one of: ")
-        if at >= 0:
-            values = said[at:].removesuffix(")")
-            return f"{text} ({values})" if text else values
-    return text
-
-
-def _body_type(op: Operation) -> str:
-    """The column type of a GET's answer with no schema, by the media types it declares:
-    jsonb (JSON, or nothing said), bytea (bytes), else text."""
-    media = op.media
-    if not media or any(m == "application/json" or m.endswith("+json") or m == "*/*"
-                        for m in media):
-        return "jsonb"
-    if all(m.startswith(_BINARY) for m in media):
-        return "bytea"
-    return "text"
-
-
-def fastapi_name(op: Operation) -> str | None:
-    """The name FastAPI's operationId was made from (``<name>_<path>_<method>``, the path's
-    every non-word character a ``_``), or None when it is not one of those."""
-    op_id = op.operation_id or ""
-    tail = re.sub(r"\W", "_", op.path) + "_" + op.method.lower()
-    return op_id.removesuffix(tail) if op_id.endswith(tail) and len(op_id) > len(tail) \
-        else None
-
-
 def _words(path: str) -> str:
     return "_".join(p for p in path.split("/") if p and not p.startswith("{")) or "root"
 
@@ -289,7 +231,7 @@ class _Builder:
         if found is not None:
             return found
         wanted = renames.get(p.name)
-        pg_type = _param_type(p)
+        pg_type = param_type(p)
         named = column_name(p.name, set())
         same = None if wanted else next((c for c in table.columns if c.prop is not None
                                          and c.param is None and c.name == named), None)
@@ -306,7 +248,7 @@ class _Builder:
         col.param, col.location, col.array = p.name, p.location, p.is_array
         col.kind = str(p.schema.get("type")) if p.schema.get("type") in ("array",
                                                                            "object") else ""
-        text = _with_values(p.description or col.description, describe(p.schema),
+        text = with_values(p.description or col.description, describe(p.schema),
                             col.description)
         col.description = f"{'Required key' if role == 'key' else 'Optional filter'}: " \
             f"the {p.location} parameter {p.name}. {text}".strip()
@@ -411,7 +353,7 @@ class _Builder:
         table = TablePlan(self.name(op, name), op.summary or op.label, select=op,
                           one_row=True)
         taken: set[str] = set()
-        kind = _body_type(op)
+        kind = body_type(op)
         said = {"jsonb": "as JSON (a body that is not JSON: a JSON string of its text)",
                 "text": "as text", "bytea": "as bytes"}[kind]
         col = Col(column_name("body", taken), kind, f"The whole answer of {op.label}, {said}; "

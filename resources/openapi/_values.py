@@ -27,14 +27,18 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from pydantic_core import to_jsonable_python
 
 from glove_scratchpad import errors
+from glove_scratchpad.redaction import redact_secrets
 
-__all__ = ["Each", "as_json", "body_value", "distinct", "from_body", "query_value",
-           "simple_value"]
+__all__ = ["Each", "as_json", "body_value", "distinct", "from_body", "query_value", "segment",
+           "shown_body", "simple_value"]
+
+SHOWN_BODY = 300  # characters of a request body EXPLAIN shows
 
 _SCALARS = (str, int, float, bool)
 
@@ -102,6 +106,27 @@ def simple_value(value: Any, name: str, location: str, column: str, where: str) 
         return ",".join(map(_scalar, value))
     raise _refused(f"{where}: the {location} parameter {name}", value,
                    "a scalar or a list of scalars", column)
+
+
+def segment(where: str, name: str, value: Any) -> str:
+    """A path parameter's value as one segment of the URL: every character but letters,
+    digits and ``-._~`` percent-encoded (a ``/`` too), so that no value adds a segment;
+    ``.``, ``..`` and the empty string, which would climb, stay or drop one once the URL
+    is normalized, are refused."""
+    text = simple_value(value, name, "path", name, where)
+    if text in ("", ".", ".."):
+        raise errors.InvalidParameterValue(
+            f"{where}: the path parameter {name} cannot be {text!r}",
+            detail="As a whole segment it would change which URL the request goes to.",
+            hint=f"Give {name} the value of one item, as the API names it.")
+    return quote(text, safe="")
+
+
+def shown_body(body: Any) -> str:
+    """A request body as EXPLAIN shows it: its JSON, every configured secret redacted,
+    cut short."""
+    text = redact_secrets(json.dumps(body, ensure_ascii=False, default=str))
+    return text if len(text) <= SHOWN_BODY else text[:SHOWN_BODY - 3] + "..."
 
 
 def body_value(response: httpx.Response, pg_type: str) -> Any:

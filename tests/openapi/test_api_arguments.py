@@ -5,10 +5,11 @@ API of the tests' own (FastAPI, its operationIds as FastAPI makes them:
 - ``GET /items`` (``?kind``, an enum with a description of its own, the rows' own field
   too; ``?names``, an array parameter no row holds; ``?where``, an object parameter) and
   ``GET /items/{item_id}``: one list-and-get table.
-- ``POST /items`` and ``PATCH /items/{item_id}``: bodies with arrays, objects and nested
+- ``POST /items``, ``PATCH /items/{item_id}`` (and its DELETE): bodies with arrays, objects and nested
   arrays.
 - ``POST /search``: a declared read whose body takes an array, an object and an array
   of arrays.
+- ``GET /filtered``: an object parameter and an array of objects (declared by hand).
 The API's log says what each request carried.
 """
 
@@ -47,6 +48,7 @@ class ItemIn(BaseModel):
 
 
 class ItemPatch(BaseModel):
+    name: str | None = None
     tags: list[str] | None = None
     meta: dict[str, Any] | None = None
 
@@ -111,6 +113,10 @@ class Items:
                                                     "items": {"type": "object"}}}]})
         def filtered(request: Request) -> list[Hit]:
             return [Hit(said=str(request.url.query))]
+
+        @app.delete("/items/{item_id}", status_code=204)
+        def delete_item(item_id: int) -> None:
+            self.items.pop(item_id, None)
 
         @app.post("/search")
         def search(body: SearchIn) -> list[Hit]:
@@ -211,4 +217,26 @@ async def test_a_value_that_cannot_be_sent_says_why(sidecar: Any) -> None:
                 await conn.execute(f"SELECT * FROM t_filtered WHERE {where}")
             assert "GET /filtered: the query parameter" in str(err2.value)
             assert err2.value.diag.message_hint
+        assert api.log == []
+
+
+async def test_explain_of_a_write_shows_its_requests_filled_in(sidecar: Any) -> None:
+    async with items_api(sidecar) as (api, t), await t.connect() as conn:
+        async def plan(sql: str) -> str:
+            return "\n".join(r[0] for r in await rows(conn, "EXPLAIN " + sql))
+
+        said = await plan("""INSERT INTO t_list_items (name, tags, meta)
+                             VALUES ('x9', '["a"]', '{"k": 1}'), ('Bearer ann-token', NULL, NULL)""")
+        assert (f'Request: POST {t.api.url}/items {{"name": "x9", "tags": ["a"], '
+                '"meta": {"k": 1}} (one request per row)') in said
+        assert "ann-token" not in said and '{"name": "***"' in said
+        said = await plan("UPDATE t_list_items SET name = 'y' WHERE id = 2")
+        assert (f'Request: PATCH {t.api.url}/items/2 {{"name": "y"}} '
+                "(one request per row it changes)") in said
+        said = await plan("DELETE FROM t_list_items WHERE id IN (2, 3)")
+        assert f"Request: DELETE {t.api.url}/items/2 " in said
+        assert f"Request: DELETE {t.api.url}/items/3 " in said
+        # What the text does not fix stays a template.
+        said = await plan("DELETE FROM t_list_items WHERE name = 'x1'")
+        assert f"Request: DELETE {t.api.url}/items/{{item_id}} " in said
         assert api.log == []

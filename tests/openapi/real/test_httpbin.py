@@ -147,3 +147,18 @@ async def test_an_include_or_exclude_that_matches_nothing_stops_the_start(
             pass
     assert (f"API 'hb': {key} names 'nosuchtag', which matches no operation of the "
             "document") in str(err.value)
+
+
+async def test_explain_of_a_write_shows_the_url_it_will_call(httpbin: Upstream,
+                                                              hb: Any) -> None:
+    async with await connect(hb) as conn:
+        httpbin.clear()
+        said = "\n".join(r[0] for r in await rows(
+            conn, "EXPLAIN INSERT INTO hb_post_status (codes) VALUES ('201'), (%s)", "202"))
+        assert f"Request: POST {httpbin.url}/status/201 (one request per row)" in said
+        assert f"Request: POST {httpbin.url}/status/202 (one request per row)" in said
+        said = "\n".join(r[0] for r in await rows(
+            conn, "EXPLAIN DELETE FROM hb_delete_status WHERE codes IN ('200', '204')"))
+        assert f"Request: DELETE {httpbin.url}/status/200 " in said
+        assert f"Request: DELETE {httpbin.url}/status/204 " in said
+        assert httpbin.requests == []
