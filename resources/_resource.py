@@ -131,7 +131,7 @@ class Resource:
     stateful: bool = False
     # What a call of a verb would do, in lines EXPLAIN shows (the requests it would
     # make); given the call's Bindings, or None when its values are not known yet.
-    explain: Callable[[str, Bindings | None], list[str]] | None = None
+    explain: Callable[..., list[str]] | None = None
     # Whose credentials a user's reads are made with (``credential_of``); None: a select
     # resolver with ``ctx`` can see the user, so each user's calls are their own.
     credential: Callable[[str], str | None] | None = None
@@ -440,7 +440,7 @@ def define_resource(
     ttl: float | None = None,
     read_your_writes_s: float | None = None,
     stateful: bool = False,
-    explain: Callable[[str, Bindings | None], list[str]] | None = None,
+    explain: Callable[..., list[str]] | None = None,
     credential: Callable[[str], str | None] | None = None,
     about: Sequence[str] = (),
 ) -> Resource:
@@ -461,6 +461,8 @@ def define_resource(
     list, a dict): ``--workers N`` would give each worker a copy of its own, so a
     server of several workers refuses to serve it. ``explain(verb, bindings)`` gives
     the lines EXPLAIN shows of a call (the requests it would make); it must call nothing.
+    One that takes a third argument is given a write's values where the statement fixes
+    them: an INSERT's row, an UPDATE's changes.
     ``credential(user)`` names whose credentials a user's reads are made with (a role's
     name, never a secret; None: the same for every user): lasting calls are kept per
     credential. Without it, a select resolver with a ``ctx`` parameter keeps each

@@ -38,7 +38,7 @@ from .._schema import SchemaTooLarge
 from .._sources import scrubbed
 from ._config import ApiConfig
 from ._http import Api
-from ._mapping import plan_tables
+from ._mapping import not_served, plan_tables
 from ._overrides import amend
 from ._spec import Limits, Spec, UpstreamError
 from ._table import ApiTable
@@ -69,7 +69,8 @@ class OpenApiBridge:
             remember_url(config.base_url)
         self.base = base
         self.apis: list[Api] = []
-        self.skipped: list[str] = []  # operations that make no table (no column at all)
+        # The operations not served, by API, each with its reason (the start log's line).
+        self.unserved: dict[str, list[tuple[str, str]]] = {}
         self.failures: dict[str, Exception] = {}  # APIs left out, by namespace, and why
         self.by_api: dict[str, list[Resource]] = {}  # the tables of each API served
 
@@ -95,9 +96,10 @@ class OpenApiBridge:
                 continue
             self.by_api[config.namespace] = tables
             out.extend(tables)
-        if self.skipped:
-            log.info("operations with nothing to map to a column, not served: %s",
-                     ", ".join(self.skipped))
+        for namespace, left in self.unserved.items():
+            if left:
+                log.info("API %r: %d operations not served: %s", namespace, len(left),
+                         "; ".join(f"{label} ({why})" for label, why in left))
         return out
 
     def _left_out(self, config: ApiConfig, exc: Exception, *, trace: bool = False) -> None:
@@ -118,9 +120,12 @@ class OpenApiBridge:
         schemes = spec.security_schemes()
         hand = {f"{config.namespace}_{t.name}" for t in config.tables}
         out = []
-        for plan in amend(plan_tables(spec, config), config):
+        plans = amend(plan_tables(spec, config), config)
+        left = self.unserved[config.namespace] = []
+        for plan in plans:
             if not plan.columns:  # no parameter, no body, no rows: nothing a row holds
-                self.skipped.append(f"{config.namespace}: {plan.operations[0].label}")
+                left += [(op.label, "no parameter, request body or response schema: "
+                          "nothing a row would hold") for op in plan.operations]
                 continue
             try:
                 out.append(ApiTable(api, plan, schemes).resource())
@@ -129,6 +134,9 @@ class OpenApiBridge:
                     raise
                 log.warning("API %r: table %s is not served: %s", config.namespace,
                             plan.name, exc)
+                left += [(op.label, f"its table {plan.name} could not be made")
+                         for op in plan.operations]
+        left += not_served(spec, config, plans)
         return scrubbed(out, f"API {config.namespace!r}")
 
     async def aclose(self) -> None:

@@ -24,6 +24,9 @@ Rules:
   as sent and once decompressed (54000 past it), and every request of a read, a
   next page or a retry too, counts against the statement's call budget
   (``ctx.charge``, which a write's context does not carry).
+- A GET's redirects (3xx with a ``Location``) are followed, at most ``MAX_REDIRECTS``,
+  each under ``base_url`` as any request is (one elsewhere is refused, not sent: the
+  credentials are the API's); a write's never are.
 - A request goes under ``base_url`` only: its URL, as httpx will send it (dot
   segments removed), is checked against the prefix, and that URL is the one the
   audit shows.
@@ -49,7 +52,7 @@ import re
 import time
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 import httpx
 
@@ -65,6 +68,7 @@ for _chatty in ("httpx", "httpcore"):
     logging.getLogger(_chatty).setLevel(logging.WARNING)
 
 RETRIED = frozenset({429, 502, 503, 504})
+MAX_REDIRECTS = 5  # a GET's redirects followed, each under base_url, as a browser's are
 BACKOFF_BASE = 0.2  # seconds before the first retry with no Retry-After; doubled each time
 BACKOFF_CAP = 10.0
 MESSAGE_CHARS = 500  # of an API's error body, in an error's DETAIL
@@ -216,14 +220,35 @@ class Api:
     async def request(self, method: str, url: str, *, params: Any = None, body: Any = None,
                       headers: Mapping[str, str], ctx: Any, what: str,
                       write: bool = False) -> httpx.Response:
-        """One request, retried as a GET may be, reported to ``ctx`` (the audit); the
-        response, 2xx or not (``raise_for``). A ``write`` whose outcome is unknown is
-        08007 (``_sent``)."""
+        """One request, retried as a GET may be, its redirects followed as a GET's are,
+        each reported to ``ctx`` (the audit); the response, 2xx or not (``raise_for``).
+        A ``write`` whose outcome is unknown is 08007 (``_sent``)."""
+        response = await self._request(method, url, params=params, body=body,
+                                       headers=headers, ctx=ctx, what=what, write=write)
+        hops = 0
+        while method in ("GET", "HEAD") and response.is_redirect and \
+                "location" in response.headers:
+            url = urljoin(str(response.url), response.headers["location"])
+            if hops == MAX_REDIRECTS:
+                raise errors.ExternalRoutineError(
+                    f"{what}: the API redirected more than {MAX_REDIRECTS} times (the "
+                    f"last to {redact(url)})",
+                    hint="The API redirects in a loop, or too far: check base_url.")
+            hops += 1
+            response = await self._request(method, url, headers=headers, ctx=ctx,
+                                           what=what, write=False, where="the redirect")
+        return response
+
+    async def _request(self, method: str, url: str, *, params: Any = None,
+                       body: Any = None, headers: Mapping[str, str], ctx: Any, what: str,
+                       write: bool, where: str = "the next page") -> httpx.Response:
         if urlsplit(url)[:2] != self.origin:
             raise errors.ExternalRoutineError(
-                f"{what}: the next page is on another host ({redact(url)}); it is not "
+                f"{what}: {where} is on another host ({redact(url)}); it is not "
                 "followed, since the API's credentials go to its base_url only",
-                hint="Set base_url to that host, or add LIMIT to read the first page only.")
+                hint="Set base_url to that host, or add LIMIT to read the first page only."
+                if where == "the next page" else "Set base_url to that host, or read the "
+                "redirect's URL itself.")
         request = self.client.build_request(method, url, params=params, json=body,
                                             headers=dict(headers))
         # The URL as it goes (httpx has removed dot segments by now): it is the one

@@ -40,6 +40,7 @@ The automatic mapping (``auto = true``), over the operations ``include`` and
 
 from __future__ import annotations
 
+import collections
 import fnmatch
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -48,11 +49,12 @@ from .._resource import ResourceDefinitionError
 from .._schema import sql_name, walking
 from ._config import ApiConfig, TableConfig
 from ._overrides import declared_field, item_field, row_schema
+from ._lenient import body_type, fastapi_name, param_type, with_values
 from ._paging import Paging, detect
 from ._schemas import column_name, describe, pg_type_of, row_fields, shape
 from ._spec import Operation, Parameter, Schema, Spec
 
-__all__ = ["NOT_COLUMNS", "SAFE_METHODS", "Col", "TablePlan", "plan_tables"]
+__all__ = ["NOT_COLUMNS", "SAFE_METHODS", "Col", "TablePlan", "not_served", "plan_tables"]
 
 # The methods a read may send of itself: HTTP's safe methods. Any other is sent by a
 # SELECT only when the config declares its operation a read.
@@ -85,6 +87,7 @@ class Col:
     location: str | None = None  # where that parameter goes: path, query, header
     body: str | None = None  # the request body's field it gives (writes, a POST search)
     array: bool = False  # the parameter takes a list (IN)
+    kind: str = ""  # the parameter's JSON type when it is an array or an object
     required: bool = False  # every row has its field: one without it is the API's error
     whole: bool = False  # it holds the row's whole JSON value (a free-form object, a scalar)
 
@@ -126,6 +129,7 @@ class TablePlan:
     volatility: str = "stable"
     ttl: float | None = None
     declared_read: bool = False  # the select is not GET, and the config says it reads
+    whole: str | None = None  # the column the whole answer is (a GET with no schema)
 
     def column(self, name: str) -> Col | None:
         return next((c for c in self.columns if c.name == name), None)
@@ -208,6 +212,7 @@ class _Builder:
         # every entry declares.
         self.amends = {f"{config.namespace}_{t.name}": t for t in config.tables if t.amends}
         self.item_keys = {f"{config.namespace}_{t.name}": t.item_key for t in config.tables}
+        self.short: dict[str, str] = {}  # FastAPI operationIds: the short name of each
         # The headers credentials travel in (the document's apiKey schemes, the config's
         # headers): a header parameter of one of those names is never a column either.
         self.not_columns = NOT_COLUMNS | {h.lower() for h in config.headers} | {
@@ -226,6 +231,7 @@ class _Builder:
             self.taken.add(name)
             return name
         base = op.operation_id or f"{op.method.lower()}_{_words(op.path)}"
+        base = self.short.get(base, base)
         return sql_name(f"{ns}_{base}", fallback=f"{ns}_op",
                         taken=self.taken if taken is None else taken)
 
@@ -243,8 +249,7 @@ class _Builder:
         if found is not None:
             return found
         wanted = renames.get(p.name)
-        pg_type = pg_type_of(p.schema.sub(p.schema.get("items"))) if p.is_array else \
-            pg_type_of(p.schema)
+        pg_type = param_type(p)
         named = column_name(p.name, set())
         same = None if wanted else next((c for c in table.columns if c.prop is not None
                                          and c.param is None and c.name == named), None)
@@ -259,7 +264,10 @@ class _Builder:
             col = Col(name, pg_type, describe(p.schema))
             table.columns.append(col)
         col.param, col.location, col.array = p.name, p.location, p.is_array
-        text = p.description or col.description
+        col.kind = str(p.schema.get("type")) if p.schema.get("type") in ("array",
+                                                                           "object") else ""
+        text = with_values(p.description or col.description, describe(p.schema),
+                            col.description)
         col.description = f"{'Required key' if role == 'key' else 'Optional filter'}: " \
             f"the {p.location} parameter {p.name}. {text}".strip()
         if role != "key" and col.prop is None:  # no row holds it: it is the call's
@@ -369,6 +377,24 @@ class _Builder:
             col.description += (" The listed rows do not say it: NULL but in a row read by "
                                 "it. Declare item_key to name the rows' field it is.")
 
+    def body_table(self, op: Operation, name: str | None = None) -> TablePlan:
+        """A GET whose answer has no schema: one row, its body one column (jsonb, text or
+        bytea, by the media types the document names), its parameters keys and filters."""
+        table = TablePlan(self.name(op, name), op.summary or op.label, select=op,
+                          one_row=True)
+        taken: set[str] = set()
+        kind = body_type(op)
+        said = {"jsonb": "as JSON (a body that is not JSON: a JSON string of its text)",
+                "text": "as text", "bytea": "as bytes"}[kind]
+        col = Col(column_name("body", taken), kind, f"The whole answer of {op.label}, {said}; "
+                  "NULL when it is empty. The document gives it no schema.")
+        table.columns.append(col)
+        table.whole = col.name
+        for p in op.parameters:
+            self.add_param(table, p, {}, taken,
+                           "key" if p.required and p.location != "header" else "filter")
+        return table
+
     def write_table(self, op: Operation, name: str | None = None) -> TablePlan:
         """A table of one write alone: its path parameters are its keys."""
         table = TablePlan(self.name(op, name), op.summary or op.label, volatility="volatile")
@@ -407,12 +433,18 @@ def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
     by_id = {op.operation_id: op for op in ops if op.operation_id}
     tables: list[TablePlan] = []
     used: set[str] = set()
-    for pattern in config.reads:  # a misspelt read would leave the search unserved, silently
-        if not any(_selected(op, [pattern]) for op in ops):
-            raise ResourceDefinitionError(
-                f"API {config.namespace!r}: reads names {pattern!r}, which is no operation "
-                "of the document (write 'METHOD /path' as the document writes it, or an "
-                "operationId)")
+    # A misspelt pattern would leave operations unserved (or served), silently.
+    for key in ("reads", "include", "exclude"):
+        for pattern in getattr(config, key):
+            if not any(_selected(op, [pattern]) for op in ops):
+                raise ResourceDefinitionError(
+                    f"API {config.namespace!r}: {key} names {pattern!r}, which matches no "
+                    "operation of the document (write a tag, an operationId, 'METHOD /path' "
+                    "as the document writes it, or a path glob such as '/things/*')")
+    shorts = {op.operation_id: fastapi_name(op) for op in ops if fastapi_name(op)}
+    counts = collections.Counter(shorts.values())
+    b.short = {long: short for long, short in shorts.items()  # type: ignore[misc]
+               if short and counts[short] == 1 and short not in by_id}
     for hand in config.tables:
         if hand.amends:
             continue  # an automatic table's, amended as it is made
@@ -438,7 +470,8 @@ def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
             continue
         item = next((gets[p] for p in items if p.rpartition("/")[0] == path), None)
         table = b.select_table(op, item)
-        if table is None:
+        if table is None:  # no schema to read rows by: the answer is the row
+            tables.append(b.body_table(op))
             continue
         tables.append(table)
         lists[path] = table
@@ -470,6 +503,28 @@ def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
         # it is a write, which no SELECT sends.
         tables.append(b.write_table(op))
     return tables
+
+
+def not_served(spec: Spec, config: ApiConfig, served: Iterable[TablePlan]
+               ) -> list[tuple[str, str]]:
+    """The operations no table of ``served`` sends, each with the reason the config
+    gives (a table that was planned but not made is the caller's to explain)."""
+    sent = {op.label for plan in served for op in plan.operations}
+    out = []
+    for op in spec.operations():
+        if op.label in sent:
+            continue
+        excluded = next((p for p in config.exclude if _selected(op, [p])), None)
+        if not config.auto:
+            why = "auto = false, and no [[openapi.apis.tables]] entry names it"
+        elif config.include and not _selected(op, config.include):
+            why = "include does not name it"
+        elif excluded is not None:
+            why = f"exclude names it ({excluded!r})"
+        else:
+            why = "it makes no table"
+        out.append((op.label, why))
+    return out
 
 
 def _verb_on(table: TablePlan | None, op: Operation) -> str | None:

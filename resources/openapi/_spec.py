@@ -396,6 +396,7 @@ class Operation:
     response: Schema | None  # the 2xx JSON response
     response_headers: frozenset[str]  # lower-case names the 2xx response declares
     security: tuple[Mapping[str, Any], ...]  # requirements; any one of them suffices
+    media: tuple[str, ...] = ()  # the media types the 2xx response declares, lower-case
 
     @property
     def label(self) -> str:
@@ -554,7 +555,8 @@ class Spec:
             summary=str(op.get("summary") or op.get("description") or "").strip(),
             parameters=tuple(params.values()), body=body, body_required=body_required,
             response=response, response_headers=headers,
-            security=tuple(default_security if security is None else security))
+            security=tuple(default_security if security is None else security),
+            media=self._media(op))
 
     def _response(self, op: Mapping[str, Any]) -> tuple[Schema | None, frozenset[str]]:
         """The first 2xx response's JSON schema, and the headers it declares."""
@@ -573,6 +575,21 @@ class Spec:
                 return self.schema(content["schema"]), headers
             return None, headers
         return None, frozenset()
+
+
+    def _media(self, op: Mapping[str, Any]) -> tuple[str, ...]:
+        """The media types of the first 2xx response (Swagger 2.0: ``produces``)."""
+        if self.version == "2.0":
+            found = op.get("produces") or self.document.get("produces") or ()
+            return tuple(str(m).split(";")[0].strip().lower() for m in found)
+        responses = op.get("responses") or {}
+        for code in sorted(str(c) for c in responses):
+            if code.startswith("2"):
+                answer = self.schema(responses.get(code) if code in responses else
+                                     responses.get(int(code)))
+                return tuple(str(m).split(";")[0].strip().lower()
+                             for m in answer.get("content") or ())
+        return ()
 
 
 def _refusal(exc: BaseException) -> DocumentRefused | None:

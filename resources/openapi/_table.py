@@ -43,7 +43,7 @@ import json
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Any
-from urllib.parse import quote, urljoin
+from urllib.parse import urljoin
 
 import httpx
 from pydantic_core import to_jsonable_python
@@ -55,25 +55,21 @@ from .._resource import Bindings, Resource, define_resource
 from ._http import Api, redact
 from ._mapping import NOT_COLUMNS, SAFE_METHODS, Col, TablePlan
 from ._spec import Operation
+from ._values import (
+    Each,
+    as_json,
+    distinct,
+    from_body,
+    query_value,
+    segment,
+    shown_body,
+    simple_value,
+)
 
 __all__ = ["ApiTable"]
 
 # How an API's security scheme is given: the header that carries it.
 _BEARER = "authorization"
-
-
-def _segment(op: Operation, name: str, value: Any) -> str:
-    """A path parameter's value as one segment of the URL: every character but letters,
-    digits and ``-._~`` percent-encoded (a ``/`` too), so that no value adds a segment;
-    ``.``, ``..`` and the empty string, which would climb, stay or drop one once the URL
-    is normalized, are refused."""
-    text = str(to_jsonable_python(value))
-    if text in ("", ".", ".."):
-        raise errors.InvalidParameterValue(
-            f"{op.label}: the path parameter {name} cannot be {text!r}",
-            detail="As a whole segment it would change which URL the request goes to.",
-            hint=f"Give {name} the value of one item, as the API names it.")
-    return quote(text, safe="")
 
 
 def _page_key(url: str, query: Mapping[str, Any]) -> tuple[str, str]:
@@ -173,7 +169,8 @@ class ApiTable:
             if col.location == "header" and col.name in given and given[col.name] is not None:
                 header = col.param or col.name
                 if header.lower() not in own and header.lower() not in NOT_COLUMNS:
-                    headers[header] = str(given[col.name])
+                    headers[header] = simple_value(given[col.name], header, "header",
+                                                   col.name, self.plan.name)
         return headers
 
     def _satisfied(self, op: Operation, headers: Mapping[str, str]) -> bool:
@@ -201,7 +198,7 @@ class ApiTable:
                 raise errors.InvalidParameterValue(
                     f"{op.label} needs its path parameter {p.name}",
                     hint=f"Give {col.name if col else p.name} a value in the WHERE (or the row).")
-            path = path.replace("{" + p.name + "}", _segment(op, p.name, value))
+            path = path.replace("{" + p.name + "}", segment(op.label, p.name, value))
         return self.api.url(path)
 
     def _query(self, op: Operation, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -212,10 +209,11 @@ class ApiTable:
             col = self.plan.by_param(p.name)
             if col is None or values.get(col.name) is None:
                 continue
-            value = to_jsonable_python(values[col.name])
-            if isinstance(value, bool):
-                value = "true" if value else "false"
-            out[p.name] = value
+            value = query_value(values[col.name], p.name, col.kind, col.name, op.label)
+            if isinstance(value, dict):  # an object: each property a parameter
+                out.update(value)
+            else:
+                out[p.name] = value
         return out
 
     # -- select -------------------------------------------------------------------------
@@ -233,8 +231,8 @@ class ApiTable:
             for op, value in conditions:
                 if op == "=" and (col.param or col.name in self._arguments):
                     given[col.name] = value
-                elif op == "in" and col.param and col.array:
-                    given[col.name] = list(value)
+                elif op == "in" and ((col.param and col.array) or col.name in self._arguments):
+                    given[col.name] = Each(value)  # one call per value, or one with them
                 else:
                     complete = False
         return given, complete
@@ -251,7 +249,7 @@ class ApiTable:
         limit = b.limit if complete else None
         wanted = min(w for w in (limit, getattr(ctx, "rows_wanted", None), sys.maxsize)
                      if w is not None)
-        lists = [n for n in self._arguments if isinstance(given.get(n), list)]
+        lists = [n for n in self._arguments if isinstance(given.get(n), Each)]
         if lists:
             return self._each(plan.select, given, lists, limit, wanted, user, ctx)
         return self._pages(plan.select, given, limit, wanted, user, ctx)
@@ -273,7 +271,7 @@ class ApiTable:
         rows carry it (rows of one call with the list could not say which value each
         is of)."""
         sent = 0
-        for values in itertools.product(*(dict.fromkeys(given[n]) for n in lists)):
+        for values in itertools.product(*(distinct(given[n]) for n in lists)):
             pages = self._pages(op, {**given, **dict(zip(lists, values, strict=True))},
                                 None if limit is None else limit - sent, wanted - sent,
                                 user, ctx)
@@ -307,7 +305,7 @@ class ApiTable:
         """Rows with the values of the arguments they were asked for (one value each:
         an IN list on an array parameter says nothing of a row's own)."""
         stamp = {n: given[n] for n in self._arguments
-                 if n in given and not isinstance(given[n], list)}
+                 if n in given and not isinstance(given[n], Each)}
         for row in rows if stamp else ():
             row.update(stamp)
         return rows
@@ -345,6 +343,10 @@ class ApiTable:
                 if response.status_code == 404 and plan.one_row and op.path_parameters:
                     return  # an item by its path, not there: no row, as an item GET's
                 self.api.raise_for(response, what, user)
+                if plan.whole is not None:  # no schema: the answer is the row
+                    yield from_body(plan.whole, self.by_name[plan.whole].pg_type, response,
+                                    self._stamped([{}], given)[0])
+                    return
                 digest = hashlib.blake2b(response.content, digest_size=16).digest()
                 if digest in bodies:
                     raise _repeated(what, f"the API answered the same page again ("
@@ -553,8 +555,10 @@ class ApiTable:
 
     # -- EXPLAIN ------------------------------------------------------------------------
 
-    def explain(self, verb: str, b: Bindings | None) -> list[str]:
-        """The requests a call would make, secrets redacted; calling nothing."""
+    def explain(self, verb: str, b: Bindings | None,
+                values: Mapping[str, Any] | None = None) -> list[str]:
+        """The requests a call would make, secrets redacted; calling nothing. ``values``:
+        an INSERT's row, or an UPDATE's changes, where the statement fixes them."""
         plan = self.plan
         op: Operation | None
         if verb == "select":
@@ -568,21 +572,28 @@ class ApiTable:
                 else "one request per row it changes"
         if op is None:
             return []
-        if b is None:
+        if b is None and values is None:
             url = self.api.url(op.path)
             return [f"Request: {op.method} {redact(url)} ({paging})"]
-        given, complete = self._given(b)
-        if plan.item_column and b.get(plan.item_column) is not None:
+        given, complete = self._given(b) if b is not None else ({}, False)
+        if b is not None and plan.item_column and b.get(plan.item_column) is not None:
             given[plan.item_column] = b.get(plan.item_column)
-        lists = [n for n in self._arguments if isinstance(given.get(n), list)]
+        lists = [n for n in self._arguments if isinstance(given.get(n), Each)]
+        if verb != "select":  # the body: an INSERT's row, an UPDATE's changes
+            sent = {**given, **values} if verb == "insert" and values else values or {}
+            body = {c.body: as_json(sent[c.name]) for c in plan.columns if c.body and (
+                sent.get(c.name) is not None if verb == "insert" else c.name in sent)}
+            line = self._request_line(op, sent if verb == "insert" else given, False, b,
+                                      paging)
+            return [line.replace(" (", f" {shown_body(body)} (", 1) if body else line]
         if op is not plan.select or not lists:
             return [self._request_line(op, given, complete and op is plan.select, b, paging)]
         return [self._request_line(op, {**given, **dict(zip(lists, values, strict=True))},
                                    complete, b, paging)
-                for values in itertools.product(*(dict.fromkeys(given[n]) for n in lists))]
+                for values in itertools.product(*(distinct(given[n]) for n in lists))]
 
     def _request_line(self, op: Operation, given: dict[str, Any], paged: bool,
-                      b: Bindings, paging: str) -> str:
+                      b: Bindings | None, paging: str) -> str:
         try:
             url = self._path(op, given)
         except errors.SqlError:
@@ -591,5 +602,5 @@ class ApiTable:
         if op is self.plan.select:
             query.update(self.plan.paging.first(self.plan.paging.page_size(
                 b.limit if paged else None, self.api.config.max_page_size)))
-        shown = redact(str(httpx.URL(url, params=query or None)))
+        shown = redact(url + (f"?{httpx.QueryParams(query)}" if query else ""))
         return f"Request: {op.method} {shown} ({paging})"

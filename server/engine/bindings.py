@@ -138,8 +138,8 @@ def _conditions(ref: Reference, values: dict[int, list[Any]]
         else:
             found = [v for value in cond.values for v in values[id(value)]]
             if cond.op == "in":
-                found = list(dict.fromkeys(v for v in found if v is not None
-                                           and not (integer and _inexact(v))))
+                found = _distinct([v for v in found if v is not None
+                                   and not (integer and _inexact(v))])
                 if not found:
                     return None
                 entry = ("in", found)
@@ -157,6 +157,19 @@ def _conditions(ref: Reference, values: dict[int, list[Any]]
         if entry not in where.setdefault(cond.column, []):
             where[cond.column].append(entry)
     return {c: tuple(conds) for c, conds in where.items()}
+
+
+def _distinct(values: list[Any]) -> list[Any]:
+    """Values once each, in order; jsonb's lists and objects among them, which a dict
+    cannot key, compared one by one."""
+    try:
+        return list(dict.fromkeys(values))
+    except TypeError:
+        out: list[Any] = []
+        for value in values:
+            if value not in out:
+                out.append(value)
+        return out
 
 
 def _inexact(value: Any) -> bool:

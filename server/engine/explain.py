@@ -4,24 +4,33 @@ Rules:
 - EXPLAIN resolves nothing and calls no tool.
 - The answer is rows of text like any other result, so every client sees it.
 - Unbound parameters plan as NULLs: EXPLAIN shows the plan's shape, not values.
+- A write's requests are shown with the values the statement fixes: an INSERT's rows
+  (when it reads no resource: the sidecar computes them, no tool is called), an UPDATE's
+  or DELETE's keys bound by ``=`` and its SET's constants.
 """
 
 from __future__ import annotations
 
+import contextlib
+import inspect
+import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pglast import ast
 
+from glove_scratchpad import errors
 from glove_scratchpad.catalog import Step
 from glove_scratchpad.resources import Bindings
 from glove_scratchpad.wire import Param
 
 from ..sql.analysis import analyze, deparse
 from ..sql.explain import reference_lines
+from ..sql.nodes import NO_CONST, const_value
 from ..sql.parse import ParsedStatement
 from . import chains, sidecar
 from . import fns as fn_calls
-from .bindings import bindings_now
+from .bindings import bindings_now, converted
 from .result import Result
 from .writes import verb_of
 
@@ -62,7 +71,69 @@ def _limit_lines(st: Statement, refs: list[dict[str, Any]]) -> list[str]:
 SHOWN_CALLS = 3  # a reference's calls whose requests EXPLAIN shows, at most
 
 
-def _request_lines(plan: Any, node: Any, params: list[Any]) -> list[str]:
+def _values_rows(node: Any, resource: Any, params: list[Any]) -> list[dict[str, Any]]:
+    """An INSERT … VALUES's rows as its text fixes them: constants and parameters (a
+    JSON column's text as its JSON); a value the text does not fix is left out."""
+    select = node.selectStmt
+    if not isinstance(select, ast.SelectStmt) or not select.valuesLists:
+        return []
+    names = [c.name for c in node.cols] if node.cols else [c.name for c in resource.columns]
+    rows = []
+    for exprs in select.valuesLists:
+        row: dict[str, Any] = {}
+        for name, expr in zip(names, exprs, strict=False):
+            arg = expr.arg if isinstance(expr, ast.TypeCast) else expr
+            raw = const_value(arg)
+            if isinstance(arg, ast.ParamRef) and arg.number <= len(params):
+                got = params[arg.number - 1].value
+                raw = got.decode() if isinstance(got, bytes) and not params[
+                    arg.number - 1].format else NO_CONST if got is not None else None
+            column = resource.column(name)
+            if raw is NO_CONST or column is None:
+                continue
+            if isinstance(raw, str) and column.pg_type in ("json", "jsonb"):
+                with contextlib.suppress(ValueError):
+                    raw = json.loads(raw)
+            row[name] = raw
+        rows.append(row)
+    return rows
+
+
+async def _write_requests(st: Statement, plan: Any, node: Any, params: list[Any],
+                          explain: Callable[..., list[str]]) -> list[str]:
+    """A write's requests, with the values its text fixes (the module's rules); where it
+    fixes none, what its resource says of the verb alone."""
+    verb = verb_of(node)
+    if len(inspect.signature(explain).parameters) < 3:
+        return explain(verb, None)  # a resource that says the verb alone
+    ref = plan.target
+    said: list[list[str]] = []
+    try:
+        if verb == "insert":
+            said = [explain(verb, None, row) for row in _values_rows(node, ref.resource,
+                                                                     params)]
+        elif verb != "insert" and (calls := bindings_now(ref, params)):
+            changes = {}
+            for name, value in zip(plan.set_columns, plan.set_values, strict=True):
+                column = ref.resource.column(name)
+                got = None if value is None or column is None else converted(
+                    value, column, params)
+                if got is not None:
+                    changes[name] = got[0]
+            said = [explain(verb, Bindings(c.values(), ref.resource.name, c.where, c.limit),
+                            changes if verb == "update" else None) for c in calls]
+    except errors.SqlError:
+        said = []  # a write the run would refuse: the run says why
+    if not said:
+        return explain(verb, None)
+    lines = [line for lines in said[:SHOWN_CALLS] for line in lines]
+    if len(said) > SHOWN_CALLS:
+        lines.append(f"… and {len(said) - SHOWN_CALLS} more requests")
+    return lines
+
+
+async def _request_lines(st: Statement, plan: Any, node: Any, params: list[Any]
+                         ) -> list[str]:
     """What each reference's resource says its calls would do (an HTTP API's requests),
     with the arguments the text fixes, calling nothing."""
     lines = []
@@ -71,7 +142,7 @@ def _request_lines(plan: Any, node: Any, params: list[Any]) -> list[str]:
         if explain is None:
             continue
         if ref is plan.target:
-            said = explain(verb_of(node), None)
+            said = await _write_requests(st, plan, node, params, explain)
         else:
             calls = bindings_now(ref, params)
             if calls is None:
@@ -106,7 +177,7 @@ async def explain_statement(st: Statement, sql: str, node: Any, params: list[Any
     reads: list[Any] = []
     for header, part_plan, part_node in parts:
         part_lines, part_refs = reference_lines(part_plan, part_node)
-        part_lines += _request_lines(part_plan, part_node, params)
+        part_lines += await _request_lines(st, part_plan, part_node, params)
         if header is not None:
             lines.append(header)
             part_lines = ["  " + line for line in part_lines]
