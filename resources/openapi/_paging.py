@@ -79,7 +79,9 @@ class Paging:
     field: tuple[str, ...] = ()  # cursor: where the next cursor or URL is in the body
     maximum: int | None = None  # the page-size parameter's own maximum
     header: str | None = None  # header: the response header holding the next page
-    follow: bool = True  # none: follow a next page's URL that an answer gives of itself
+    # none: follow a next page's URL that an answer gives of itself (a list the rules
+    # mapped; never a one-row table's, nor where the config declares one request)
+    follow: bool = False
 
     @property
     def parameters(self) -> frozenset[str]:
@@ -171,7 +173,6 @@ class Paging:
         if total is not None and total > read:
             return f"a total of {total} rows"
         return None
-
 
     def tell_left(self, ctx: Any, table: str, links: Mapping[str, Any],
                   headers: Mapping[str, str], body: Any, read: int) -> None:

@@ -11,6 +11,7 @@ of at most 20, and rows of free-form shapes.
 - ``/hidden/items``: a ``Next-Page`` header its document does not declare, and no
   page parameters (the server's own page of 20).
 - ``/quiet/items``: the first 20 items and a ``total`` of 250, and no way on.
+- ``/about``: one object, whose ``next`` names a URL.
 - ``/dicts`` (``-> list[dict]``), ``/counts`` (``-> dict[str, int]``), ``/open``
   (objects whose model allows properties it does not name).
 
@@ -40,6 +41,11 @@ class CursorPage(BaseModel):
 class OffsetPage(BaseModel):
     data: list[Item]
     total: int
+
+
+class About(BaseModel):
+    name: str
+    next: str
 
 
 class Open(BaseModel):
@@ -128,6 +134,10 @@ def make_app() -> tuple[FastAPI, Requests]:
     @app.get("/quiet/items", operation_id="quietItems")
     def quiet_items() -> OffsetPage:
         return OffsetPage(data=_items(0, PAGE), total=ITEMS)
+
+    @app.get("/about", operation_id="about")
+    def about() -> About:  # one object that names a next URL: never followed
+        return About(name="styles", next="/link/items")
 
     @app.get("/dicts", operation_id="dicts")
     def dicts() -> list[dict]:  # type: ignore[type-arg]

@@ -93,3 +93,11 @@ async def test_pages_left_unread_are_a_notice(t):
         assert await rows(conn, "SELECT n FROM t_quiet_items LIMIT 3") == [(1,), (2,), (3,)]
         assert conn.notices == []
     assert len(log.of("/quiet/items")) == 2
+
+
+async def test_a_one_row_table_follows_no_url_it_holds(t):
+    tables, log = t
+    async with await tables.connect() as conn:
+        assert await rows(conn, "SELECT name, next FROM t_about") == [("styles", "/link/items")]
+        assert conn.notices == []
+    assert [p for _, p, _ in log.seen] == ["/about"]

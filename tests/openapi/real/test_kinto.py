@@ -192,7 +192,8 @@ async def test_the_batch_is_no_table_a_select_reads(t, kinto):
         assert "select" not in verbs
         with pytest.raises(psycopg.Error) as caught:
             await conn.execute("SELECT * FROM kinto_batch")
-        assert caught.value.sqlstate is not None
+        assert caught.value.sqlstate == "42809"  # wrong_object_type: it supports INSERT
+        assert 'resource "kinto_batch" cannot be read' in str(caught.value)
         # Every table a SELECT can read, read: only GETs leave the server.
         readable = await rows(conn, "SELECT name, keys FROM scratchpad.resources "
                               "WHERE name LIKE 'kinto%' AND verbs LIKE '%select%'")
