@@ -124,7 +124,7 @@ class _Reading:
         """A document by URI: a file:// path or an http(s) URL, within the limits."""
         parts = urlsplit(uri)
         if parts.scheme in ("http", "https"):
-            return _parse(_run(self._fetch(uri)), uri)
+            return _parse(_run(self._fetch(uri)), _shown(uri))
         path = Path(unquote(parts.path)) if parts.scheme == "file" else Path(uri)
         return _parse(self._file(path), str(path))
 

@@ -109,12 +109,18 @@ async def test_update_and_delete_by_any_where_address_the_rows_id(j, sidecar):
         assert await rows(conn, "SELECT name FROM j_get_api_sessions WHERE id = %s", made
                           ) == [("s2",)]
         j.api.clear()
+        cur = await conn.execute("UPDATE j_get_api_sessions SET name = 's3' WHERE id = %s",
+                                 (made,))
+        assert cur.statusmessage == "UPDATE 1"  # the row read by the item GET
+        assert j.api.requests == [("GET", f"/api/sessions/{made}"),
+                                  ("PATCH", f"/api/sessions/{made}")]
+        j.api.clear()
         cur = await conn.execute("DELETE FROM j_get_api_sessions WHERE path = 'a.txt'")
         assert cur.statusmessage == "DELETE 1"  # 204, no body
         assert _sent(j, "DELETE") == [("DELETE", f"/api/sessions/{made}")]
         assert await rows(conn, "SELECT * FROM j_get_api_sessions") == []
         assert [r[0] for r in await rows(conn, "SELECT status FROM scratchpad.journal")
-                ] == ["fired"] * 3
+                ] == ["fired"] * 4
 
 
 async def test_a_parameter_that_is_no_field_is_no_key_until_item_key_names_it(j, sidecar,
