@@ -12,7 +12,7 @@ import re
 from ._schemas import pg_type_of
 from ._spec import Operation, Parameter, Schema
 
-__all__ = ["body_type", "fastapi_name", "param_type", "with_values"]
+__all__ = ["body_type", "fastapi_name", "param_type", "says_nothing", "with_values"]
 
 # Swagger 2.0 types some documents spell their own way (httpbin's "int").
 _TYPE_WORDS = {"int": "integer", "long": "integer", "float": "number", "double": "number",
@@ -36,6 +36,13 @@ def param_type(p: Parameter) -> str:
     elif not any(k in schema.contents for k in _TYPED):
         return "text"
     return pg_type_of(schema)
+
+
+def says_nothing(schema: Schema | None) -> bool:
+    """Whether a response's schema is none, or one that says nothing of its type (``{}``,
+    FastAPI's for a handler with no response model)."""
+    return schema is None or not any(k in schema.contents for k in (
+        *_TYPED, "additionalProperties", "required"))
 
 
 def with_values(text: str, *described: str) -> str:

@@ -48,8 +48,8 @@ from dataclasses import dataclass, field
 from .._resource import ResourceDefinitionError
 from .._schema import sql_name, walking
 from ._config import ApiConfig, TableConfig
+from ._lenient import body_type, fastapi_name, param_type, says_nothing, with_values
 from ._overrides import declared_field, item_field, row_schema
-from ._lenient import body_type, fastapi_name, param_type, with_values
 from ._paging import Paging, detect
 from ._schemas import column_name, describe, pg_type_of, row_fields, shape
 from ._spec import Operation, Parameter, Schema, Spec
@@ -469,7 +469,7 @@ def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
         if path in items:
             continue
         item = next((gets[p] for p in items if p.rpartition("/")[0] == path), None)
-        table = b.select_table(op, item)
+        table = None if says_nothing(op.response) else b.select_table(op, item)
         if table is None:  # no schema to read rows by: the answer is the row
             tables.append(b.body_table(op))
             continue

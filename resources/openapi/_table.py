@@ -580,7 +580,7 @@ class ApiTable:
             given[plan.item_column] = b.get(plan.item_column)
         lists = [n for n in self._arguments if isinstance(given.get(n), Each)]
         if verb != "select":  # the body: an INSERT's row, an UPDATE's changes
-            sent = {**given, **values} if verb == "insert" and values else values or {}
+            sent = {**given, **values} if verb == "insert" and values else dict(values or {})
             body = {c.body: as_json(sent[c.name]) for c in plan.columns if c.body and (
                 sent.get(c.name) is not None if verb == "insert" else c.name in sent)}
             line = self._request_line(op, sent if verb == "insert" else given, False, b,
@@ -601,6 +601,6 @@ class ApiTable:
         query = self._query(op, given)
         if op is self.plan.select:
             query.update(self.plan.paging.first(self.plan.paging.page_size(
-                b.limit if paged else None, self.api.config.max_page_size)))
+                b.limit if paged and b else None, self.api.config.max_page_size)))
         shown = redact(url + (f"?{httpx.QueryParams(query)}" if query else ""))
         return f"Request: {op.method} {shown} ({paging})"

@@ -84,10 +84,11 @@ def _values_rows(node: Any, resource: Any, params: list[Any]) -> list[dict[str, 
         for name, expr in zip(names, exprs, strict=False):
             arg = expr.arg if isinstance(expr, ast.TypeCast) else expr
             raw = const_value(arg)
-            if isinstance(arg, ast.ParamRef) and arg.number <= len(params):
-                got = params[arg.number - 1].value
-                raw = got.decode() if isinstance(got, bytes) and not params[
-                    arg.number - 1].format else NO_CONST if got is not None else None
+            number = arg.number if isinstance(arg, ast.ParamRef) else None
+            if number is not None and number <= len(params):
+                param = params[number - 1]
+                raw = None if param.value is None else NO_CONST if param.format else \
+                    bytes(param.value).decode()
             column = resource.column(name)
             if raw is NO_CONST or column is None:
                 continue

@@ -7,6 +7,10 @@ covers tables of an HTTP API as it covers Python resources:
 - ``GET /people`` pages by page and per_page (at most 25 a page) and applies its
   optional ``city`` and ``name`` exactly as SQL's ``=`` does; ``GET /people/{person_id}``
   is its item (a 404 for no such person): one list-and-get table.
+- ``GET /tags`` applies ``tag`` (an enum, the rows' own field) and ``person_id`` (an
+  array parameter: the rows of any of its values); each row has a free-form object.
+- ``GET /people/{person_id}/card`` answers JSON its document gives no schema, and has
+  the operationId FastAPI makes itself (``get_card_people__person_id__card_get``).
 - ``GET /people/{person_id}/scores`` pages by cursor (``after``, at most 2 a page, the
   next cursor in the body): a required key, duplicate rows.
 
@@ -14,12 +18,13 @@ covers tables of an HTTP API as it covers Python resources:
 """
 
 import datetime as dt
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, HTTPException, Query
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from .world import World
+from .world import TAGS, World, card
 
 PEOPLE_PAGE = 25
 SCORES_PAGE = 2
@@ -38,6 +43,12 @@ class Score(BaseModel):
     person_id: int
     subject: str
     points: int | None
+
+
+class Tag(BaseModel):
+    person_id: int
+    tag: Literal[tuple(TAGS)]  # type: ignore[valid-type]
+    extra: dict[str, Any]
 
 
 class Scores(BaseModel):
@@ -74,5 +85,19 @@ def make_app(world: World) -> FastAPI:
         more = after + limit < len(rows)
         return Scores(items=[Score(**s) for s in page],
                       next_cursor=str(after + limit) if more else None)
+
+    @app.get("/people/{person_id}/card", response_model=None)
+    def get_card(person_id: int) -> JSONResponse:
+        found = next((p for p in people() if p["id"] == person_id), None)
+        if found is None:
+            raise HTTPException(404, "no such person")
+        return JSONResponse(card(found))
+
+    @app.get("/tags", operation_id="listTags")
+    def list_tags(tag: Annotated[Literal[tuple(TAGS)] | None,  # type: ignore[valid-type]
+                                 Query(description="Only the rows of this tag")] = None,
+                  person_id: Annotated[list[int] | None, Query()] = None) -> list[Tag]:
+        return [Tag(**t) for t in world.rows["api_list_tags"]
+                if tag in (None, t["tag"]) and (not person_id or t["person_id"] in person_id)]
 
     return app

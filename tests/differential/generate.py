@@ -71,6 +71,13 @@ class Generator:
             (_, make), = self.rng.choices(families, weights)
             yield make()
 
+    def http_cases(self, n: int) -> Iterator[Case]:
+        """``n`` cases over the HTTP API's tables alone: the short run of every test run."""
+        for _ in range(n):
+            r = self.rng.random()
+            yield self.api_tags() if r < 0.4 else self.api_cards() if r < 0.7 \
+                else self.api_reads()
+
     # -- pieces ----------------------------------------------------------------------
 
     def pick(self, seq: Any) -> Any:
@@ -441,6 +448,53 @@ class Generator:
                    "GROUP BY city")
             order = "city"
         return self.statement("api_reads", sql, order, tuple(params))
+
+    def api_tags(self) -> Case:
+        """An enum parameter that is the rows' field (= sent, IN applied by Postgres), an
+        array parameter (= and IN, one call with the list), a jsonb object column."""
+        rng = self.rng
+        conds = []
+        kind = rng.randrange(5)
+        if kind == 0:
+            conds.append(f"tag = {self.quoted(self.pick(TAGS))}")
+        elif kind == 1:
+            conds.append(f"tag IN ({', '.join(self.quoted(t) for t in self.some(TAGS, 1, 3))})")
+        elif kind == 2:
+            conds.append(f"person_id IN ({', '.join(map(str, self.person_ids(1, 5)))})")
+        elif kind == 3:
+            conds.append(f"person_id = {self.person_ids(1, 1)[0]}")
+        if rng.random() < 0.5:
+            n = rng.randint(0, 4)
+            conds.append(self.pick([f"(extra->>'n')::int > {n}", f"extra->>'n' = '{n}'",
+                                    f"extra @> '{{\"n\": {n}}}'"]))
+        where = f" WHERE {' AND '.join(conds)}" if conds else ""
+        cols, order = self.pick([("*", "person_id, tag, extra::text"),
+                                 ("person_id, tag", "person_id, tag"),
+                                 ("tag, extra->>'n' AS n", "1, 2"),
+                                 ("tag, count(*), sum((extra->>'n')::int)", "1")])
+        group = " GROUP BY tag" if "count" in cols else ""
+        return self.statement("api_tags", f"SELECT {cols} FROM api_list_tags{where}{group}",
+                              order)
+
+    def api_cards(self) -> Case:
+        """A GET with no schema: its body one jsonb column, one call per key; a 404 (61
+        and 62 are no one) no row."""
+        ids = self.person_ids(1, 4)
+        where = f"person_id = {ids[0]}" if len(ids) == 1 else \
+            f"person_id IN ({', '.join(map(str, ids))})"
+        kind = self.rng.randrange(3)
+        if kind == 0:
+            sql, order = f"SELECT * FROM api_get_card WHERE {where}", "person_id"
+        elif kind == 1:
+            sql = (f"SELECT person_id, body->>'name' AS name, body->'links' AS links "
+                   f"FROM api_get_card WHERE {where} AND body->>'city' IS NOT NULL")
+            order = "person_id"
+        else:
+            sql = ("SELECT p.id, c.body->>'name' = p.name AS same FROM api_list_people p "
+                   f"JOIN api_get_card c ON c.person_id = p.id WHERE p.id IN "
+                   f"({', '.join(map(str, ids))})")
+            order = "p.id"
+        return self.statement("api_cards", sql, order)
 
     # -- aggregates, windows, DISTINCT, set operations -----------------------------------
 

@@ -95,6 +95,8 @@ async def answer(conn: psycopg.AsyncConnection[Any], step: Step,
 
 
 def _key(value: Any) -> Any:
+    if isinstance(value, dict):  # jsonb: an object, compared by its items
+        return ("{}", *sorted((k, _key(v)) for k, v in value.items()))
     return tuple(map(_key, value)) if isinstance(value, list | tuple) else value
 
 

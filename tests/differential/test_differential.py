@@ -40,6 +40,23 @@ async def test_generated_statements_answer_as_postgres_does(sidecar: Any) -> Non
     assert sum(report.refusals.values()) <= STATEMENTS // 100, report.summary()
 
 
+HTTP_STATEMENTS = 150
+
+
+async def test_http_tables_answer_as_postgres_does(sidecar: Any) -> None:
+    """A short run over the HTTP API's tables alone (served by the tests' own FastAPI
+    app), against plain tables of the same rows: seconds, in every run."""
+    families: collections.Counter[str] = collections.Counter()
+    async with sides(sidecar, World(SEED)) as oracle:
+        for case in Generator(SEED).http_cases(HTTP_STATEMENTS):
+            families[case.family] += 1
+            await oracle.run(case)
+        report = oracle.report
+    assert set(families) == {"api_reads", "api_tags", "api_cards"}, families
+    assert not report.disagreements, report.summary()
+    assert sum(report.refusals.values()) <= HTTP_STATEMENTS // 100, report.summary()
+
+
 async def test_the_oracle_sees_a_wrong_answer(sidecar: Any) -> None:
     """The check can fail: rows the server would lose, or an internal error, are
     disagreements; a refusal with a reason is counted, not taken for agreement."""

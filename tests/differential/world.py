@@ -23,6 +23,11 @@ The resources cover what the planner treats differently:
 - ``api_list_people`` and ``api_list_scores``: people (without balance) and scores
   again, as the tables of an HTTP API (``api.py``): filters the API applies, a
   list-and-get table, paging by page number and by cursor, a required path key.
+- ``api_list_tags``: tags again, each with a free-form object (jsonb), as an HTTP
+  API's table whose enum parameter is the rows' own field, and whose array parameter
+  (``IN``: one call with the list) is too.
+- ``api_get_card``: a person's card, a GET whose answer has no schema (its body one
+  jsonb column) and whose operationId is FastAPI's own; no row for no one (a 404).
 
 The rows are made from a seed, so a run is reproducible. Text values are lower-case
 ASCII words, which sort the same in every collation: a resolver compares them in
@@ -39,6 +44,8 @@ import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from psycopg.types.json import Jsonb
 
 from glove_scratchpad.resources import Bindings, Resource, define_resource
 
@@ -73,7 +80,15 @@ COLUMNS: dict[str, list[tuple[str, str]]] = {
                         ("city", "text"), ("joined", "date"),
                         ("seen", "timestamp with time zone")],
     "api_list_scores": [("person_id", "bigint"), ("subject", "text"), ("points", "bigint")],
+    "api_list_tags": [("person_id", "bigint"), ("tag", "text"), ("extra", "jsonb")],
+    "api_get_card": [("body", "jsonb"), ("person_id", "bigint")],
 }
+
+
+def card(person: dict[str, Any]) -> dict[str, Any]:
+    """What the API's card of a person says (``api.py``): JSON with no schema."""
+    return {"name": person["name"], "city": person["city"], "age": person["age"],
+            "links": [f"/people/{person['id']}"]}
 
 
 def _like(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -157,7 +172,10 @@ class World:
                      "events": events, "notes": notes,
                      "api_list_people": [{k: v for k, v in p.items() if k != "balance"}
                                          for p in people],
-                     "api_list_scores": [dict(s) for s in scores]}
+                     "api_list_scores": [dict(s) for s in scores],
+                     "api_list_tags": [{**t, "extra": {"n": i % 5, "tag": t["tag"]}}
+                                       for i, t in enumerate(tags)],
+                     "api_get_card": [{"person_id": p["id"], "body": card(p)} for p in people]}
 
     # -- the reference ----------------------------------------------------------------
 
@@ -168,7 +186,8 @@ class World:
 
     def records(self, name: str) -> list[tuple[Any, ...]]:
         with self.lock:
-            return [tuple(r[c] for c, _ in COLUMNS[name]) for r in self.rows[name]]
+            return [tuple(Jsonb(r[c]) if t == "jsonb" else r[c] for c, t in COLUMNS[name])
+                    for r in self.rows[name]]
 
     # -- the resources ------------------------------------------------------------------
 

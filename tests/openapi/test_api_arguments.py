@@ -3,10 +3,10 @@ API of the tests' own (FastAPI, its operationIds as FastAPI makes them:
 ``<name>_<path>_<method>``).
 
 - ``GET /items`` (``?kind``, an enum with a description of its own, the rows' own field
-  too; ``?names``, an array parameter no row holds; ``?where``, an object parameter) and
-  ``GET /items/{item_id}``: one list-and-get table.
-- ``POST /items``, ``PATCH /items/{item_id}`` (and its DELETE): bodies with arrays, objects and nested
-  arrays.
+  too; ``?names``, an array parameter no row holds) and ``GET /items/{item_id}``: one
+  list-and-get table.
+- ``POST /items``, ``PATCH /items/{item_id}`` (and its DELETE): bodies with arrays,
+  objects and nested arrays.
 - ``POST /search``: a declared read whose body takes an array, an object and an array
   of arrays.
 - ``GET /filtered``: an object parameter and an array of objects (declared by hand).
@@ -226,7 +226,8 @@ async def test_explain_of_a_write_shows_its_requests_filled_in(sidecar: Any) -> 
             return "\n".join(r[0] for r in await rows(conn, "EXPLAIN " + sql))
 
         said = await plan("""INSERT INTO t_list_items (name, tags, meta)
-                             VALUES ('x9', '["a"]', '{"k": 1}'), ('Bearer ann-token', NULL, NULL)""")
+                             VALUES ('x9', '["a"]', '{"k": 1}'),
+                                    ('Bearer ann-token', NULL, NULL)""")
         assert (f'Request: POST {t.api.url}/items {{"name": "x9", "tags": ["a"], '
                 '"meta": {"k": 1}} (one request per row)') in said
         assert "ann-token" not in said and '{"name": "***"' in said

@@ -124,10 +124,17 @@ async def test_a_select_on_every_table_sends_only_gets(httpbin: Upstream, hb: An
 
 
 async def test_the_start_log_names_every_operation_not_served(
-        httpbin: Upstream, tmp_path: Path) -> None:
+        httpbin: Upstream, sidecar: Any, tmp_path: Path) -> None:
     port = free_port()
     config = tmp_path / "glove.toml"
-    config.write_text(f'[server]\nsidecar_dir = "{tmp_path / "pg"}"\nport = {port}\n\n'
+    where = f"host={sidecar.host} port={sidecar.port} user={sidecar.user}"
+    async with await psycopg.AsyncConnection.connect(f"{where} dbname=postgres",
+                                                     autocommit=True) as admin:
+        await admin.execute("DROP DATABASE IF EXISTS httpbin_start")
+        await admin.execute("CREATE DATABASE httpbin_start")
+    url = f"postgresql://{sidecar.user}@/httpbin_start?host={sidecar.host}&port={sidecar.port}"
+    config.write_text(f'[server]\nsidecar_dsn = "{url}"\n'
+                      f'port = {port}\n\n'
                       f'[[openapi.apis]]\nnamespace = "hb"\nspec = "{httpbin.url}/spec.json"\n'
                       f'base_url = "{httpbin.url}"\nexclude = ["Images"]\n')
     async with cli_server("--config", str(config)) as running:
