@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import IO, Any
 
 import httpx
@@ -48,7 +49,10 @@ class Upstream:
 
 
 def _proxy_app(target: str, record: list[tuple[str, str]], public: list[str]) -> Any:
-    client = httpx.AsyncClient(base_url=target, timeout=60.0)
+    # No cookie jar: a cookie the server sets is the client's, never sent again by the
+    # proxy on another client's request (a login cookie would let any request in).
+    client = httpx.AsyncClient(base_url=target, timeout=60.0, cookies=CookieJar(
+        policy=DefaultCookiePolicy(allowed_domains=[])))
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
