@@ -11,7 +11,9 @@ The modules, in the order they depend on one another (none imports a later one):
 - ``_spec``: the document, its references (``referencing``), its operations;
 - ``_schemas``: schemas -> columns;
 - ``_paging``: paging styles, recognised or declared;
+- ``_lenient``: what a document that says little means (types, media, names);
 - ``_mapping``: operations -> tables (``TablePlan``);
+- ``_values``: values into requests, answers with no schema into columns;
 - ``_http``: one API's requests: credentials, retries, rate, errors, redaction;
 - ``_table``: one table as a resource, its resolvers making the requests;
 - ``_bridge``: ``OpenApiBridge``, every API of the config.
