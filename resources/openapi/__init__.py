@@ -12,7 +12,9 @@ The modules, in the order they depend on one another (none imports a later one):
 - ``_schemas``: schemas -> columns;
 - ``_paging``: paging styles, recognised or declared;
 - ``_overrides``: what a table's entry says where the document is wrong, checked;
+- ``_lenient``: what a document that says little means (types, media, names);
 - ``_mapping``: operations -> tables (``TablePlan``);
+- ``_values``: values into requests, answers with no schema into columns;
 - ``_http``: one API's requests: credentials, retries, rate, errors, redaction;
 - ``_table``: one table as a resource, its resolvers making the requests;
 - ``_bridge``: ``OpenApiBridge``, every API of the config.

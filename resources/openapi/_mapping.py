@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import collections
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .._resource import ResourceDefinitionError
@@ -510,7 +510,11 @@ def not_served(spec: Spec, config: ApiConfig, served: Iterable[TablePlan]
     """The operations no table of ``served`` sends, each with the reason the config
     gives (a table that was planned but not made is the caller's to explain)."""
     sent = {op.label for plan in served for op in plan.operations}
-    out = []
+    out = [(f"{method.upper()} {path}", f"{method.upper()} is not mapped (a SELECT sends "
+            "GET; writes are POST, PUT, PATCH and DELETE)")
+           for path, item in (spec.document.get("paths") or {}).items()
+           if isinstance(item, Mapping) for method in ("head", "options", "trace")
+           if method in item]
     for op in spec.operations():
         if op.label in sent:
             continue

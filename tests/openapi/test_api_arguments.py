@@ -166,6 +166,11 @@ async def test_arrays_and_objects_are_arguments(sidecar: Any) -> None:
         assert [json.loads(s) for s, in said] == [
             {"grid": [[1, 2], [3]], "names": ["x1", "x2"], "scope": {"a": {"b": [1]}}}]
         assert len(api.log) == 1
+        # A SQL array made JSON: the same value.
+        said = await rows(conn, "SELECT said FROM t_search "
+                          "WHERE names = to_jsonb(ARRAY['x1', 'x2'])")
+        assert json.loads(said[0][0])["names"] == ["x1", "x2"]
+        assert len(api.log) == 2
         # An IN list of them: one call per value.
         api.log.clear()
         said = await rows(conn, """SELECT said FROM t_search

@@ -143,6 +143,7 @@ async def test_the_start_log_names_every_operation_not_served(
     assert "GET /image/png (exclude names it ('Images'))" in line
     assert ("POST /anything (no parameter, request body or response schema: nothing a row "
             "would hold)") in line
+    assert "TRACE /anything (TRACE is not mapped" in line
     assert "GET /get" not in line and "GET /status/{codes}" not in line
 
 
