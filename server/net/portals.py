@@ -14,7 +14,7 @@ Rules:
 - A binary parameter whose type the client left open takes the type Postgres
   inferred at Describe, if Describe was asked.
 - A portal runs its statement at its first Execute. Later Executes page the same
-  rows. A fetch that fills ``max_rows`` suspends without looking ahead. A portal
+  rows, or pull them then (a read in parts: ``suspended``). A fetch that fills ``max_rows`` suspends without looking ahead. A portal
   fetched in parts counts, in its tag, only the rows of the last Execute.
 - DISCARD, DEALLOCATE and CLOSE drop what they name here too (``forget``).
   Portals also end with their transaction, and a simple Query replaces the
@@ -91,6 +91,7 @@ class Portal:
     result: Result | None = None
     sent: int = 0  # rows already sent, for Execute with max_rows
     done: bool = False
+    rest: Any = None  # a read in parts: what pulls its next rows (``engine.lazy.Rest``)
 
     def row_description(self, fields: Sequence[FieldDescription]) -> RowDescription:
         """The statement's fields in this portal's result formats (kept per formats)."""
