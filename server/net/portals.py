@@ -145,7 +145,7 @@ def bind(msg: Bind, prepared: dict[str, Prepared], portals: dict[str, Portal]) -
     """Bind: the portal, kept under its name."""
     statement = find_statement(prepared, msg.statement)
     if msg.portal and msg.portal in portals:
-        raise errors.DuplicateCursor(f'portal "{msg.portal}" already exists')
+        raise errors.DuplicateCursor(f'cursor "{msg.portal}" already exists')  # Postgres's words
     oids = statement.param_oids
     if statement.n_params < 0:
         node = statement.stmt.node if statement.stmt else None
