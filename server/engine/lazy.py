@@ -118,7 +118,7 @@ def _single(st: Statement, plan: Plan) -> Reference | None:
             or node.op not in (None, enums.SetOperation.SETOP_NONE)
             or any(getattr(node, name, None) for name in _WHOLE)
             or len(node.fromClause or ()) != 1
-            or not isinstance(node.fromClause[0], ast.RangeVar)):
+            or not isinstance((node.fromClause or (None,))[0], ast.RangeVar)):
         return None
     ref = plan.reads[0]
     if (ref.schema == st.services.schemas.system or st.overlay.touches(ref.resource.name)

@@ -46,7 +46,7 @@ from ..sql.analysis import Plan, deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, command_kind, is_script, parse
 from ..sql.statement_kinds import statement_name
-from . import backends, chains, commit, fast, lazy, resolve, settings, sidecar, suggest, writes
+from . import backends, chains, commit, fast, lazy, settings, sidecar, suggest, writes
 from . import copy as copying
 from . import fns as fn_calls
 from . import restage as restaging

@@ -14,8 +14,9 @@ Rules:
 - A binary parameter whose type the client left open takes the type Postgres
   inferred at Describe, if Describe was asked.
 - A portal runs its statement at its first Execute. Later Executes page the same
-  rows, or pull them then (a read in parts: ``suspended``). A fetch that fills ``max_rows`` suspends without looking ahead. A portal
-  fetched in parts counts, in its tag, only the rows of the last Execute.
+  rows, or pull them then (a read in parts: ``suspended``). A fetch that fills
+  ``max_rows`` suspends without looking ahead. A portal fetched in parts counts, in
+  its tag, only the rows of the last Execute.
 - DISCARD, DEALLOCATE and CLOSE drop what they name here too (``forget``).
   Portals also end with their transaction, and a simple Query replaces the
   unnamed statement and portal (``connection`` decides when).

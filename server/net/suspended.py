@@ -55,7 +55,7 @@ class Portals(dict[str, p.Portal]):
         _end(self[name])
         super().__delitem__(name)
 
-    def pop(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+    def pop(self, name: str, default: Any = None) -> Any:
         portal = super().pop(name, default)
         if isinstance(portal, p.Portal):
             _end(portal)
