@@ -90,7 +90,10 @@ async def test_execute_with_a_limit_suspends_and_asks_for_its_pages_alone(paged)
         client.writer.close()
 
 
-async def test_a_filter_reads_the_pages_of_the_rows_it_keeps(paged):
+async def test_a_filter_reads_the_pages_of_the_rows_it_keeps_and_an_order_reads_all(paged):
+    """A WHERE that keeps one row in seven reads the pages of seventy rows for ten; an
+    ORDER BY needs every row before the first: that read is made whole, and paged."""
+    up = paged.upstream
     client = await _raw(paged.port)
     try:
         client.send(Query("BEGIN"))
@@ -99,32 +102,24 @@ async def test_a_filter_reads_the_pages_of_the_rows_it_keeps(paged):
                     Bind("c", "", (), (), ()), Execute("c", 10), Sync())
         replies = await client.until_ready()
         assert _ids(replies) == [7 * i for i in range(1, 11)]
-        assert paged.upstream.pages == list(range(pages_for(70)))
+        assert up.pages == list(range(pages_for(70)))
         client.send(Execute("c", 10), Sync())
         assert _ids(await client.until_ready()) == [7 * i for i in range(11, 21)]
-        assert paged.upstream.pages == list(range(pages_for(140)))
-        client.send(Query("ROLLBACK"))
-        await client.until_ready()
-    finally:
-        client.writer.close()
+        assert up.pages == list(range(pages_for(140)))
 
-
-async def test_a_read_that_needs_every_row_runs_whole_and_is_paged(paged):
-    client = await _raw(paged.port)
-    try:
-        client.send(Query("BEGIN"))
-        await client.until_ready()
+        up.reset()
         client.send(Parse("", "SELECT id FROM paged ORDER BY id DESC", ()),
-                    Bind("c", "", (), (), ()), Execute("c", 5), Sync())
+                    Bind("d", "", (), (), ()), Execute("d", 5), Sync())
         replies = await client.until_ready()
         assert _ids(replies) == list(range(ROWS, ROWS - 5, -1))
         assert _kinds(replies) == [ParseComplete, BindComplete, PortalSuspended,
                                    ReadyForQuery]
-        assert len(paged.upstream.pages) == ROWS // PAGE
-        client.send(Execute("c", 5), Sync())
+        assert (up.calls, len(up.pages)) == (1, ROWS // PAGE)
+        client.send(Execute("d", 5), Sync())
         assert _ids(await client.until_ready()) == list(range(ROWS - 5, ROWS - 10, -1))
         client.send(Query("ROLLBACK"))
         await client.until_ready()
+        assert up.closed == 1  # "c"'s call, at ROLLBACK; "d"'s was read to its end
     finally:
         client.writer.close()
 
