@@ -49,6 +49,7 @@ from .context import StatementContext
 from .messages import resolver_failed
 from .result import Notice, Result
 from .shown import row_cut
+from .timeouts import timed_out
 
 if TYPE_CHECKING:
     from .statement import Statement
@@ -149,6 +150,7 @@ class Rest:
         self.limit = row_cut(st.services.limits, st.policy.row_limit)
         self.cap = st.services.limits.call_row_cap
         self.told = 0  # the statement's NOTICEs sent so far (``news``)
+        self.abandoned = False  # closed: a pull still running in its thread closes it
 
     def news(self) -> list[Notice]:
         """The NOTICEs given since the last asked for (the first part's are its result's)."""
@@ -164,8 +166,11 @@ class Rest:
     async def fetch(self, count: int) -> list[Any]:
         """The next ``count`` rows of the answer (<= 0: all that are left); fewer only
         at its end. Under the statement timeout, as a statement's run is."""
-        async with asyncio.timeout(self.st.timeout):
-            return await self._fetch(count)
+        try:
+            async with asyncio.timeout(self.st.timeout):
+                return await self._fetch(count)
+        except TimeoutError:
+            raise timed_out() from None
 
     async def _fetch(self, count: int) -> list[Any]:
         if count <= 0:
@@ -237,7 +242,7 @@ class Rest:
                     return await _take_async(self.source, want)
                 if resource.on_loop("select"):
                     return _take_sync(self.source, want)
-                return await asyncio.to_thread(_take_sync, self.source, want)
+                return await asyncio.to_thread(self._take_in_thread, self.source, want)
         except TimeoutError:
             raise errors.ExternalRoutineError(
                 f'resource "{resource.name}" select timed out after '
@@ -248,6 +253,15 @@ class Rest:
             raise
         except Exception as exc:
             raise resolver_failed(resource, "select", redact_error(exc)) from None
+
+    def _take_in_thread(self, source: Any, want: int) -> list[Any]:
+        try:
+            return _take_sync(source, want)
+        finally:
+            # Closed while this pull ran (a timeout, a cancel): the generator ends here.
+            if self.abandoned and inspect.isgenerator(source):
+                with contextlib.suppress(ValueError):
+                    source.close()
 
     def close(self) -> None:
         """End the call: a generator is closed (an async one in a task of its own)."""
@@ -261,8 +275,8 @@ class Rest:
             if close is not None:
                 hold(_quietly(close()), _CLOSING)
         elif inspect.isgenerator(source):
-            # Still running in its thread (a pull timed out): it ends there.
-            with contextlib.suppress(ValueError):
+            self.abandoned = True  # before: a pull in its thread may end meanwhile
+            with contextlib.suppress(ValueError):  # still running there: it closes it
                 source.close()
 
 

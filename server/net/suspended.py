@@ -17,9 +17,9 @@ Rules:
   one), the end of its transaction (Sync outside a transaction block), or the
   session's end: ``Portals`` ends its call then (its generator closed).
 - A later Execute is cancelled (CancelRequest, the client gone) and timed as a
-  statement is. Its error fails the transaction and ends the portal, as the end of
-  Postgres's implicit transaction would outside a block; inside one, the next
-  Execute is 25P02. An Execute of a portal not there is 34000 (``portals``).
+  statement is. Its error fails the transaction and ends the portal's call; outside a
+  block the portal ends too, as with Postgres's implicit transaction. In a failed
+  block, an Execute of a portal is 25P02; of a portal not there, 34000 (``portals``).
 """
 
 from __future__ import annotations
@@ -99,6 +99,10 @@ async def execute(h: Any, portal: p.Portal, max_rows: int, pending: p.Pending) -
         if portal.rest is not None:  # its first part: ``max_rows`` rows
             await _part(h, portal, result.data_rows, max_rows)
             return
+    elif h.tx_status() == "E":  # as Postgres: after the portal's name is found
+        raise errors.InFailedSqlTransaction(
+            "current transaction is aborted, commands ignored until end of transaction block",
+            hint="ROLLBACK, then read the rows again.")
     elif portal.rest is not None:
         await _next(h, portal, portal.rest, max_rows)
         return
@@ -111,15 +115,13 @@ async def execute(h: Any, portal: p.Portal, max_rows: int, pending: p.Pending) -
 
 async def _next(h: Any, portal: p.Portal, rest: Rest, max_rows: int) -> None:
     """A later Execute of a portal read in parts: its rows pulled now."""
-    if h.tx_status() == "E":
-        raise errors.InFailedSqlTransaction(
-            "current transaction is aborted, commands ignored until end of transaction block",
-            hint="ROLLBACK, then read the rows again.")
     try:
         rows = await h.cancellable(rest.fetch(max_rows))
     except BaseException:
+        _end(portal)
+        portal.done = True
         name = next((n for n, held in h.portals.items() if held is portal), None)
-        if name is not None:
+        if name is not None and h.tx_status() == "I":  # no block: it ends with the error
             h.portals.pop(name)
         raise
     h.send_notices(rest.news())

@@ -11,6 +11,7 @@ sidecar, and gives the counter.
 from __future__ import annotations
 
 import itertools
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,10 +41,13 @@ class Upstream:
     calls: int = 0
     pages: list[int] = field(default_factory=list)
     closed: int = 0  # generators closed before their end
+    slow_page: int | None = None  # the page the upstream is slow to give, if one is
+    slow_s: float = 0.0
     _numbers: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     def reset(self) -> None:
         self.calls, self.pages, self.closed = 0, [], 0
+        self.slow_page, self.slow_s = None, 0.0
 
     def select(self, b: Bindings) -> Iterator[dict[str, Any]]:
         number = next(self._numbers)
@@ -55,6 +59,8 @@ class Upstream:
         try:
             for page in range(ROWS // PAGE):
                 self.pages.append(page)  # one request to the upstream
+                if page == self.slow_page:
+                    time.sleep(self.slow_s)  # a plain resolver: in a worker thread
                 for i in range(page * PAGE + 1, (page + 1) * PAGE + 1):
                     yield {"id": i, "label": f"row {i}", "call": number}
             ended = True

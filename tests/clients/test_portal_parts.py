@@ -8,13 +8,16 @@ its own, give the same SQLSTATEs.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import asyncpg
 
 from glove_scratchpad.wire import (
+    BackendKeyData,
     Bind,
     BindComplete,
+    CancelRequest,
     Close,
     CommandComplete,
     DataRow,
@@ -36,7 +39,10 @@ SELECT = "SELECT id, label, call FROM paged"
 
 async def _raw(port: int, host: str = "127.0.0.1", **startup: Any) -> RawClient:
     client = await RawClient.open(host, port)
-    assert isinstance((await client.startup(**startup))[-1], ReadyForQuery)
+    started = await client.startup(**startup)
+    assert isinstance(started[-1], ReadyForQuery)
+    key = next(m for m in started if isinstance(m, BackendKeyData))
+    client.key = (key.process_id, key.secret_key)  # type: ignore[attr-defined]
     return client
 
 
@@ -194,6 +200,47 @@ async def test_portals_end_as_postgres_ends_them_with_its_errors(paged, sidecar)
     assert ("34000", 'portal "c" does not exist') in ours
     assert [r[0] for r in ours if isinstance(r, tuple)] == [
         "34000", "34000", "34000", "42703", "25P02", "42P03"]
+
+
+async def test_a_later_execute_is_timed_and_cancelled_as_a_statement(paged):
+    """The statement timeout and a CancelRequest stop an Execute waiting on a slow page:
+    57014, as Postgres words it; the transaction is failed, and the portal's call ends."""
+    up = paged.upstream
+    client = await _raw(paged.port)
+    try:
+        for cause in ("statement timeout", "user request"):
+            up.reset()
+            client.send(Query("BEGIN; SET LOCAL statement_timeout = '700ms'"
+                              if cause == "statement timeout" else "BEGIN"))
+            await client.until_ready()
+            client.send(Parse("", SELECT, ()), Bind("c", "", (), (), ()), Execute("c", 10),
+                        Sync())
+            assert _ids(await client.until_ready()) == list(range(1, 11))
+            up.slow_page, up.slow_s = 2, 3.0
+            client.send(Execute("c", 100), Sync())  # rows 11 to 110: pages 1 to 4
+            await client.writer.drain()
+            if cause == "user request":
+                await asyncio.sleep(0.3)
+                _, writer = await asyncio.open_connection("127.0.0.1", paged.port)
+                writer.write(CancelRequest(*client.key).encode())
+                await writer.drain()
+                writer.close()
+            replies = await client.until_ready()
+            [error] = [m for m in replies if isinstance(m, ErrorResponse)]
+            assert (error.fields["C"], error.fields["M"]) == (
+                "57014", f"canceling statement due to {cause}")
+            assert replies[-1].status == "E"
+            for _ in range(50):  # its page comes after 3 s: then the generator is closed
+                if up.closed:
+                    break
+                await asyncio.sleep(0.1)
+            assert up.closed == 1
+            client.send(Execute("c", 10), Sync())  # gone with its failed transaction's end
+            assert _codes(await client.until_ready()) == ["25P02"]
+            client.send(Query("ROLLBACK"))
+            await client.until_ready()
+    finally:
+        client.writer.close()
 
 
 async def test_asyncpg_cursor_fetches_call_for_their_rows_alone(paged):
