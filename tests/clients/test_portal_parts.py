@@ -13,6 +13,8 @@ from typing import Any
 
 import asyncpg
 
+from glove_scratchpad.server import Database
+from glove_scratchpad.server.engine.guard import Limits
 from glove_scratchpad.wire import (
     BackendKeyData,
     Bind,
@@ -23,6 +25,7 @@ from glove_scratchpad.wire import (
     DataRow,
     ErrorResponse,
     Execute,
+    NoticeResponse,
     Parse,
     ParseComplete,
     PortalSuspended,
@@ -32,7 +35,8 @@ from glove_scratchpad.wire import (
 )
 
 from ..fidelity.rawclient import RawClient
-from .fix_paged import PAGE, ROWS, pages_for
+from ..fix_server import serving
+from .fix_paged import PAGE, ROWS, Upstream, paged_resource, pages_for
 
 SELECT = "SELECT id, label, call FROM paged"
 
@@ -270,3 +274,36 @@ async def test_asyncpg_cursor_fetches_call_for_their_rows_alone(paged):
         assert up.closed == 1 and up.calls == 2
     finally:
         await conn.close()
+
+
+async def test_the_row_limit_holds_over_the_parts_with_the_whole_reads_notice(sidecar):
+    up = Upstream()
+    db = await Database.create([paged_resource(up)], sidecar=sidecar,
+                               database="test_paged_limit", limits=Limits(row_limit=25))
+    try:
+        async with serving(db) as server:
+            client = await _raw(server.port)
+            try:
+                client.send(Query("SELECT id FROM paged"))  # whole: cut, with a NOTICE
+                whole = await client.until_ready()
+                assert _ids(whole) == list(range(1, 26))
+                [notice] = [m for m in whole if isinstance(m, NoticeResponse)]
+                up.reset()
+                client.send(Query("BEGIN"), Parse("", "SELECT id FROM paged", ()),
+                            Bind("c", "", (), (), ()), Execute("c", 10), Execute("c", 10),
+                            Execute("c", 10), Execute("c", 10), Sync())
+                await client.until_ready()
+                replies = await client.until_ready()
+                assert _ids(replies) == list(range(1, 26))
+                assert _kinds(replies) == [ParseComplete, BindComplete, PortalSuspended,
+                                           PortalSuspended, NoticeResponse, CommandComplete,
+                                           CommandComplete, ReadyForQuery]
+                assert [m.tag for m in replies if isinstance(m, CommandComplete)] == [
+                    "SELECT 5", "SELECT 0"]
+                assert [m.fields for m in replies if isinstance(m, NoticeResponse)] == [
+                    notice.fields]
+                assert (up.calls, up.pages, up.closed) == (1, [0], 1)  # no page past it
+            finally:
+                client.writer.close()
+    finally:
+        await db.close()
