@@ -61,6 +61,10 @@ _WHOLE = ("groupClause", "havingClause", "sortClause", "distinctClause", "window
           "limitCount", "limitOffset", "withClause", "lockingClause", "valuesLists",
           "intoClause", "larg", "rarg")
 _CLOSING: set[asyncio.Task[Any]] = set()  # async generators being closed
+# The most rows one part sends the sidecar: an Execute of more (or of all) runs several
+# parts, so that no statement carries more rows as parameters than a whole read would
+# before it spills them into a table (``Limits.spill_min_rows``).
+_PART_ROWS = 10_000
 
 
 @dataclass(slots=True)
@@ -180,7 +184,7 @@ class Rest:
         out = self.waiting[:count]
         del self.waiting[:count]
         while (len(out) < count and not self.exhausted) or self.first is None:
-            raw = await self._pull(count - len(out))
+            raw = await self._pull(min(count - len(out), _PART_ROWS))
             rows = self.ref.resource.validate_rows(raw, self.keys, snapshot=False)
             part = await sidecar.run(self.st, self.plan, {self.ref.id: rows}, self.params,
                                      self.ctx, formats=self.formats,
