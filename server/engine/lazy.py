@@ -179,38 +179,41 @@ class Rest:
     async def _fetch(self, count: int) -> list[Any]:
         if count <= 0:
             count = self.cap + 1
+        # At the row limit, one answer row more says whether the limit cuts the answer.
+        limited = self.limit is not None and self.given + count >= self.limit
         if self.limit is not None:
             count = min(count, self.limit - self.given)
-        out = self.waiting[:count]
-        del self.waiting[:count]
-        while (len(out) < count and not self.exhausted) or self.first is None:
-            raw = await self._pull(min(count - len(out), _PART_ROWS))
+        want = count + 1 if limited else count
+        out = self.waiting[:want]
+        del self.waiting[:want]
+        while (len(out) < want and not self.exhausted) or self.first is None:
+            raw = await self._pull(min(want - len(out), _PART_ROWS))
             rows = self.ref.resource.validate_rows(raw, self.keys, snapshot=False)
             part = await sidecar.run(self.st, self.plan, {self.ref.id: rows}, self.params,
                                      self.ctx, formats=self.formats,
                                      substitute=resolve.functions(self.st))
             if self.first is None:
                 self.first = part
-            taken = count - len(out)
+            taken = want - len(out)
             out += part.data_rows[:taken]
             self.waiting += part.data_rows[taken:]
+        if limited:
+            self._cut_at_limit(len(out) > count)
+            del out[count:]
         self.given += len(out)
-        if self.limit is not None and self.given >= self.limit:
-            self._cut_at_limit()
         for touched in self.ctx.touched.values():
             touched.rows = self.pulled
         return out
 
-    def _cut_at_limit(self) -> None:
-        """The row limit is reached at this fetch: nothing is pulled past it."""
-        if self.exhausted and not self.waiting:
-            return
-        self.ctx.notice(Notice(
-            f"result truncated to {self.limit} rows (the row limit)",
-            hint="Add WHERE or LIMIT to read the rows you need, or ORDER BY to choose "
-            "which come first."))
+    def _cut_at_limit(self, cut: bool) -> None:
+        """The row limit is reached: nothing more is pulled, and, when it ``cut`` the
+        answer, the NOTICE of a whole read."""
         self.close()
-        self.exhausted = True
+        if cut:
+            self.ctx.notice(Notice(
+                f"result truncated to {self.limit} rows (the row limit)",
+                hint="Add WHERE or LIMIT to read the rows you need, or ORDER BY to choose "
+                "which come first."))
 
     async def _pull(self, want: int) -> list[Any]:
         """At most ``want`` more rows of the call; fewer only at its end (or its cap)."""

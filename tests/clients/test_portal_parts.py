@@ -278,15 +278,16 @@ async def test_asyncpg_cursor_fetches_call_for_their_rows_alone(paged):
 
 async def test_the_row_limit_holds_over_the_parts_with_the_whole_reads_notice(sidecar):
     up = Upstream()
+    LIMIT = PAGE - 1  # the row past it is on the first page too
     db = await Database.create([paged_resource(up)], sidecar=sidecar,
-                               database="test_paged_limit", limits=Limits(row_limit=25))
+                               database="test_paged_limit", limits=Limits(row_limit=LIMIT))
     try:
         async with serving(db) as server:
             client = await _raw(server.port)
             try:
                 client.send(Query("SELECT id FROM paged"))  # whole: cut, with a NOTICE
                 whole = await client.until_ready()
-                assert _ids(whole) == list(range(1, 26))
+                assert _ids(whole) == list(range(1, LIMIT + 1))
                 [notice] = [m for m in whole if isinstance(m, NoticeResponse)]
                 up.reset()
                 client.send(Query("BEGIN"), Parse("", "SELECT id FROM paged", ()),
@@ -294,15 +295,16 @@ async def test_the_row_limit_holds_over_the_parts_with_the_whole_reads_notice(si
                             Execute("c", 10), Execute("c", 10), Sync())
                 await client.until_ready()
                 replies = await client.until_ready()
-                assert _ids(replies) == list(range(1, 26))
+                assert _ids(replies) == list(range(1, LIMIT + 1))
                 assert _kinds(replies) == [ParseComplete, BindComplete, PortalSuspended,
                                            PortalSuspended, NoticeResponse, CommandComplete,
                                            CommandComplete, ReadyForQuery]
                 assert [m.tag for m in replies if isinstance(m, CommandComplete)] == [
-                    "SELECT 5", "SELECT 0"]
+                    f"SELECT {LIMIT - 20}", "SELECT 0"]
                 assert [m.fields for m in replies if isinstance(m, NoticeResponse)] == [
                     notice.fields]
-                assert (up.calls, up.pages, up.closed) == (1, [0], 1)  # no page past it
+                # One row past the limit is pulled, to know it cuts: no page past that.
+                assert (up.calls, up.pages, up.closed) == (1, [0], 1)
             finally:
                 client.writer.close()
     finally:
