@@ -206,6 +206,20 @@ async def test_portals_end_as_postgres_ends_them_with_its_errors(paged, sidecar)
         "34000", "34000", "34000", "42703", "25P02", "42P03"]
 
 
+async def test_a_client_gone_ends_its_portals_calls(paged):
+    client = await _raw(paged.port)
+    client.send(Query("BEGIN"), Parse("", SELECT, ()), Bind("c", "", (), (), ()),
+                Execute("c", 10), Sync())
+    await client.until_ready()
+    assert _ids(await client.until_ready()) == list(range(1, 11))
+    await client.close()
+    for _ in range(100):
+        if paged.upstream.closed:
+            break
+        await asyncio.sleep(0.05)
+    assert (paged.upstream.calls, paged.upstream.closed) == (1, 1)
+
+
 async def test_a_later_execute_is_timed_and_cancelled_as_a_statement(paged):
     """The statement timeout and a CancelRequest stop an Execute waiting on a slow page:
     57014, as Postgres words it; the transaction is failed, and the portal's call ends."""
