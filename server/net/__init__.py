@@ -11,6 +11,8 @@
   last kept for admins (``Slots``).
 - ``startup``: SSL/GSS negotiation, the StartupMessage, authentication, ParameterStatus.
 - ``portals``: prepared statements and portals, and the paging of their rows.
+- ``suspended``: an Execute, and portals read in parts (a row count, PortalSuspended,
+  the next Execute), whose calls end with them (``Portals``).
 - ``statements``: a client's SQL text parsed within its limits (bytes, nodes), long
   ones off the event loop.
 - ``auth``: users and their SCRAM-SHA-256 verifiers.
@@ -24,7 +26,8 @@
   ``/healthz`` and ``/readyz``, served from threads of its own.
 
 Imports point one way. ``server`` imports ``connection``, which imports
-``startup`` (which imports ``copy``), ``portals`` and ``statements``; ``server`` also
+``startup`` (which imports ``copy``), ``portals``, ``suspended`` (which imports
+``portals`` and ``sink``) and ``statements``; ``server`` also
 imports ``relay`` and ``peers``, which import ``state``. ``connection`` also imports
 ``sink``, and ``state`` imports ``slots``. ``sink``, ``slots``, ``auth``, ``copy`` and
 ``operator`` import no other module here, and nothing imports ``server``.

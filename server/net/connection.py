@@ -6,7 +6,8 @@ the extended protocol. It is an ``asyncio.Protocol``: bytes go straight from the
 transport into the codec, and one task per connection decodes and runs what
 they say, statements included. So a statement costs no task of its own and no
 hop through a queue. Start-up is ``startup``'s job; a text's parse within its
-limits, ``statements``'s; the bookkeeping of statements and portals, ``portals``'s.
+limits, ``statements``'s; the bookkeeping of statements and portals, ``portals``'s;
+an Execute, and portals read in parts, ``suspended``'s.
 What the connection shares with the server is a ``ServerState`` (``state``).
 
 Rules:
@@ -44,7 +45,7 @@ import contextlib
 import logging
 import ssl
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from glove_scratchpad import errors, metrics
 from glove_scratchpad.catalog import StepResult
@@ -84,7 +85,8 @@ from glove_scratchpad.wire import (
 from ..engine.result import Notice, Result
 from ..engine.session import ParsedStatement, Session
 from . import portals as p
-from .sink import ClientSocket, nothing, row_description
+from . import suspended
+from .sink import ClientSocket, row_description
 from .sink import Closed as _Closed
 from .slots import address_of
 from .startup import start_up
@@ -95,6 +97,7 @@ __all__ = ["ClientHandler"]
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 READ_AHEAD = 1024 * 1024  # unread bytes buffered before reading pauses
 # Messages of the extended protocol, answered by ``_extended``; FunctionCall is refused.
 _EXTENDED = frozenset((Bind, Execute, Describe, Parse, Close))
@@ -116,7 +119,7 @@ class ClientHandler(ClientSocket):
         self.key: BackendKey | None = None  # set once start-up sent BackendKeyData
         self.session: Session | None = None
         self.prepared: dict[str, p.Prepared] = {}
-        self.portals: dict[str, p.Portal] = {}
+        self.portals = suspended.Portals()
         self.running = False  # a statement is running: a cancel would stop it
         self.cancel_requested = False
         self.committing = False  # the statement running is a COMMIT (END)
@@ -221,6 +224,7 @@ class ClientHandler(ClientSocket):
             if self.session is not None:
                 self.state.slots.sign_out()
                 self.session.close()
+                self.portals.clear()  # the calls of portals read in parts end with it
                 metrics.connection(-1, session=True)
                 if self.session.tx_status != "I":
                     metrics.transaction(-1)  # its transaction ends with it
@@ -324,7 +328,7 @@ class ClientHandler(ClientSocket):
         self.committing = stmt.commits
         self.relaying(relay)
         try:
-            return await self._cancellable(self.session.run(stmt, params, request, formats))
+            return await self.cancellable(self.session.run(stmt, params, request, formats))
         finally:
             self.rows_head = None
 
@@ -353,7 +357,7 @@ class ClientHandler(ClientSocket):
             return False
         self.relaying(self._run_head(run))
         try:
-            outcome: Result | Exception = await self._cancellable(work)
+            outcome: Result | Exception = await self.cancellable(work)
         except Exception as exc:
             outcome = exc
         finally:
@@ -435,7 +439,7 @@ class ClientHandler(ClientSocket):
         if self.closed or self.conn.buffered:
             self._arrived()  # the next run that waits, answered so too; else the task wakes
 
-    async def _cancellable(self, work: Coroutine[Any, Any, Result]) -> Result:
+    async def cancellable(self, work: Coroutine[Any, Any, T]) -> T:
         """Await a statement's run in the connection's task; a cancel stops it there."""
         assert self.session is not None and self.task is not None
         while self.task.cancelling():
@@ -533,7 +537,8 @@ class ClientHandler(ClientSocket):
             p.bind(msg, self.prepared, self.portals)
             self.send(_BIND_COMPLETE)
         elif kind is Execute:
-            await self._execute(p.find_portal(self.portals, msg.portal), msg.max_rows, pending)
+            await suspended.execute(self, p.find_portal(self.portals, msg.portal), msg.max_rows,
+                                    pending)
         elif kind is Parse:
             p.prepare(msg, self.prepared, await parsed(msg.query, self.state.config))
             self.send(ParseComplete())
@@ -566,25 +571,3 @@ class ClientHandler(ClientSocket):
                 prepared.described = await self.session.describe(prepared.stmt,
                                                                  prepared.param_oids)
         return prepared.described
-
-    async def _execute(self, portal: p.Portal, max_rows: int, pending: p.Pending) -> None:
-        stmt = portal.prepared.stmt
-        if stmt is None:
-            self.send(EmptyQueryResponse())
-            return
-        if portal.result is None:
-            assert self.session is not None
-            if pending.request is None:
-                pending.request = self.session.new_request()
-            portal.result = await self.run(stmt, portal.params, pending.request, portal.formats,
-                                           nothing if max_rows <= 0 else None)
-            p.forget(portal.result.released, self.prepared, self.portals)
-            self.send_notices(portal.result.notices)
-            for name, value in portal.result.parameters.items():
-                self.send(ParameterStatus(name, value))
-        rows, end = portal.fetch(max_rows)
-        self.send_rows(rows)
-        await self.maybe_flush()
-        if end is not None:
-            self.send(end)
-

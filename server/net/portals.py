@@ -14,8 +14,9 @@ Rules:
 - A binary parameter whose type the client left open takes the type Postgres
   inferred at Describe, if Describe was asked.
 - A portal runs its statement at its first Execute. Later Executes page the same
-  rows. A fetch that fills ``max_rows`` suspends without looking ahead. A portal
-  fetched in parts counts, in its tag, only the rows of the last Execute.
+  rows, or pull them then (a read in parts: ``suspended``). A fetch that fills
+  ``max_rows`` suspends without looking ahead. A portal fetched in parts counts, in
+  its tag, only the rows of the last Execute.
 - DISCARD, DEALLOCATE and CLOSE drop what they name here too (``forget``).
   Portals also end with their transaction, and a simple Query replaces the
   unnamed statement and portal (``connection`` decides when).
@@ -91,6 +92,7 @@ class Portal:
     result: Result | None = None
     sent: int = 0  # rows already sent, for Execute with max_rows
     done: bool = False
+    rest: Any = None  # a read in parts: what pulls its next rows (``engine.lazy.Rest``)
 
     def row_description(self, fields: Sequence[FieldDescription]) -> RowDescription:
         """The statement's fields in this portal's result formats (kept per formats)."""
@@ -144,7 +146,7 @@ def bind(msg: Bind, prepared: dict[str, Prepared], portals: dict[str, Portal]) -
     """Bind: the portal, kept under its name."""
     statement = find_statement(prepared, msg.statement)
     if msg.portal and msg.portal in portals:
-        raise errors.DuplicateCursor(f'portal "{msg.portal}" already exists')
+        raise errors.DuplicateCursor(f'cursor "{msg.portal}" already exists')  # Postgres's words
     oids = statement.param_oids
     if statement.n_params < 0:
         node = statement.stmt.node if statement.stmt else None

@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from .fix_paged import paged, paged_server  # noqa: F401  (fixtures)
+
 
 @pytest.fixture
 def address(server: Any) -> dict[str, Any]:

@@ -49,7 +49,7 @@ def _net_deps(module: str) -> set[str]:
 
 def test_the_modules_are_the_ones_the_docstrings_describe():
     assert MODULES == ["auth", "connection", "copy", "operator", "peers", "portals", "relay",
-                       "server", "sink", "slots", "startup", "state", "statements"]
+                       "server", "sink", "slots", "startup", "state", "statements", "suspended"]
 
 
 @pytest.mark.parametrize("module", MODULES)
