@@ -8,6 +8,7 @@ operations to tables named ``<namespace>_<table>``, by the rules of ``_mapping``
 The modules, in the order they depend on one another (none imports a later one):
 
 - ``_config``: the ``[[openapi.apis]]`` models;
+- ``_fetch``: one document read within its limits (fetched, bounded, parsed);
 - ``_spec``: the document, its references (``referencing``), its operations;
 - ``_schemas``: schemas -> columns;
 - ``_paging``: paging styles, recognised or declared;
@@ -17,6 +18,7 @@ The modules, in the order they depend on one another (none imports a later one):
 - ``_values``: values into requests, answers with no schema into columns;
 - ``_http``: one API's requests: credentials, retries, rate, errors, redaction;
 - ``_table``: one table as a resource, its resolvers making the requests;
+- ``_explain``: the requests a table's call would send, for EXPLAIN;
 - ``_bridge``: ``OpenApiBridge``, every API of the config.
 
 This package knows nothing of the sidecar or the wire.

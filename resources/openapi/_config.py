@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, f
 from glove_scratchpad.redaction import remember_header
 
 from .._resource import MAX_RETRIES, Volatility
-from ._spec import LOAD_TIMEOUT, MAX_DOCUMENT_BYTES
+from ._fetch import LOAD_TIMEOUT, MAX_DOCUMENT_BYTES
 
 __all__ = ["ApiConfig", "ColumnConfig", "Headers", "PagingConfig", "RoleConfig", "TableConfig",
            "expand"]

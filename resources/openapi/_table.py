@@ -31,7 +31,7 @@ Rules:
 - Paging stops with an error at the first repeat: a page asked for again (the same
   cursor, a ``Link`` to itself) or a body read already.
 - ``explain`` says the requests a call would make, secrets redacted, calling
-  nothing.
+  nothing (``_explain``).
 """
 
 from __future__ import annotations
@@ -52,17 +52,16 @@ from glove_scratchpad import errors
 
 from .._json import AS_SENT, json_value
 from .._resource import Bindings, Resource, define_resource
+from ._explain import explain
 from ._http import Api, redact
 from ._mapping import NOT_COLUMNS, SAFE_METHODS, Col, TablePlan
 from ._spec import Operation
 from ._values import (
     Each,
-    as_json,
     distinct,
     from_body,
     query_value,
     segment,
-    shown_body,
     simple_value,
 )
 
@@ -109,7 +108,7 @@ class ApiTable:
         # A call's rows carry the value it was given, as a key's do: Postgres applies
         # the condition again, and a NULL would meet none.
         searched = plan.select is not None and plan.select.method != "GET"
-        self._arguments = [c.name for c in plan.columns if c.prop is None and (
+        self.arguments = [c.name for c in plan.columns if c.prop is None and (
             c.param is not None or (c.body is not None and searched))]
 
     def resource(self) -> Resource:
@@ -189,7 +188,7 @@ class ApiTable:
                 return True
         return False
 
-    def _path(self, op: Operation, values: Mapping[str, Any]) -> str:
+    def url_for(self, op: Operation, values: Mapping[str, Any]) -> str:
         path = op.path
         for p in op.path_parameters:
             col = self.plan.by_param(p.name)
@@ -201,7 +200,7 @@ class ApiTable:
             path = path.replace("{" + p.name + "}", segment(op.label, p.name, value))
         return self.api.url(path)
 
-    def _query(self, op: Operation, values: Mapping[str, Any]) -> dict[str, Any]:
+    def query_for(self, op: Operation, values: Mapping[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for p in op.parameters:
             if p.location != "query":
@@ -218,7 +217,7 @@ class ApiTable:
 
     # -- select -------------------------------------------------------------------------
 
-    def _given(self, b: Bindings) -> tuple[dict[str, Any], bool]:
+    def given(self, b: Bindings) -> tuple[dict[str, Any], bool]:
         """The values the API is given, by column; and whether every condition reached
         it (so that it may stop at the LIMIT)."""
         given: dict[str, Any] = {}
@@ -229,9 +228,9 @@ class ApiTable:
                 given[col.name] = b.get(col.name)
                 continue
             for op, value in conditions:
-                if op == "=" and (col.param or col.name in self._arguments):
+                if op == "=" and (col.param or col.name in self.arguments):
                     given[col.name] = value
-                elif op == "in" and ((col.param and col.array) or col.name in self._arguments):
+                elif op == "in" and ((col.param and col.array) or col.name in self.arguments):
                     given[col.name] = Each(value)  # one call per value, or one with them
                 else:
                     complete = False
@@ -240,7 +239,7 @@ class ApiTable:
     async def select(self, b: Bindings, ctx: Any = None) -> Any:
         plan = self.plan
         user = getattr(ctx, "user", "") or ""
-        given, complete = self._given(b)
+        given, complete = self.given(b)
         item = plan.item_column
         if plan.item is not None and item is not None and b.get(item) is not None:
             return await self._item(plan.item, given, b.get(item), user, ctx)
@@ -249,7 +248,7 @@ class ApiTable:
         limit = b.limit if complete else None
         wanted = min(w for w in (limit, getattr(ctx, "rows_wanted", None), sys.maxsize)
                      if w is not None)
-        lists = [n for n in self._arguments if isinstance(given.get(n), Each)]
+        lists = [n for n in self.arguments if isinstance(given.get(n), Each)]
         if lists:
             return self._each(plan.select, given, lists, limit, wanted, user, ctx)
         return self._pages(plan.select, given, limit, wanted, user, ctx)
@@ -289,8 +288,8 @@ class ApiTable:
         column = self.plan.item_column
         assert column is not None
         values = {**given, column: value}
-        url = self._path(op, values)
-        response = await self.api.request("GET", url, params=self._query(op, values) or None,
+        url = self.url_for(op, values)
+        response = await self.api.request("GET", url, params=self.query_for(op, values) or None,
                                           headers=self._headers(op, user, values), ctx=ctx,
                                           what=f"{self.plan.name}: {op.label}")
         if response.status_code == 404:
@@ -304,7 +303,7 @@ class ApiTable:
                  ) -> list[dict[str, Any]]:
         """Rows with the values of the arguments they were asked for (one value each:
         an IN list on an array parameter says nothing of a row's own)."""
-        stamp = {n: given[n] for n in self._arguments
+        stamp = {n: given[n] for n in self.arguments
                  if n in given and not isinstance(given[n], Each)}
         for row in rows if stamp else ():
             row.update(stamp)
@@ -319,8 +318,8 @@ class ApiTable:
         plan, paging = self.plan, self.plan.paging
         what = f"{plan.name}: {op.label}"
         size = paging.page_size(limit, self.api.config.max_page_size)
-        query = {**self._query(op, given), **paging.first(size)}
-        url: str = self._path(op, given)
+        query = {**self.query_for(op, given), **paging.first(size)}
+        url: str = self.url_for(op, given)
         headers = self._headers(op, user, given)
         body = self._search_body(op, given)
 
@@ -471,8 +470,8 @@ class ApiTable:
                 headers["Idempotency-Key"] = key if len(rows) == 1 else f"{key}:{i + 1}"
             body = {c.body: to_jsonable_python(values[c.name]) for c in self.plan.columns
                     if c.body and values.get(c.name) is not None}
-            response = await self.api.request(op.method, self._path(op, values), body=body,
-                                              params=self._query(op, values) or None,
+            response = await self.api.request(op.method, self.url_for(op, values), body=body,
+                                              params=self.query_for(op, values) or None,
                                               headers=headers, ctx=ctx, write=True,
                                               what=f"{self.plan.name}: {op.label}")
             self.api.raise_for(response, f"{self.plan.name}: {op.label}", user)
@@ -505,8 +504,8 @@ class ApiTable:
         if getattr(ctx, "idempotency_key", None) and "idempotency-key" in {
                 p.name.lower() for p in op.parameters}:
             headers["Idempotency-Key"] = ctx.idempotency_key
-        response = await self.api.request(op.method, self._path(op, values), body=body,
-                                          params=self._query(op, values) or None,
+        response = await self.api.request(op.method, self.url_for(op, values), body=body,
+                                          params=self.query_for(op, values) or None,
                                           headers=headers, ctx=ctx, what=what, write=True)
         if op.method == "DELETE" and response.status_code == 404:
             return None  # gone already
@@ -559,48 +558,4 @@ class ApiTable:
                 values: Mapping[str, Any] | None = None) -> list[str]:
         """The requests a call would make, secrets redacted; calling nothing. ``values``:
         an INSERT's row, or an UPDATE's changes, where the statement fixes them."""
-        plan = self.plan
-        op: Operation | None
-        if verb == "select":
-            if b is not None and plan.item is not None and plan.item_column and b.get(
-                    plan.item_column) is not None:
-                op, paging = plan.item, "one request; a 404 is no row"
-            else:
-                op, paging = plan.select, plan.paging.described()
-        else:
-            op, paging = getattr(plan, verb), "one request per row" if verb == "insert" \
-                else "one request per row it changes"
-        if op is None:
-            return []
-        if b is None and values is None:
-            url = self.api.url(op.path)
-            return [f"Request: {op.method} {redact(url)} ({paging})"]
-        given, complete = self._given(b) if b is not None else ({}, False)
-        if b is not None and plan.item_column and b.get(plan.item_column) is not None:
-            given[plan.item_column] = b.get(plan.item_column)
-        lists = [n for n in self._arguments if isinstance(given.get(n), Each)]
-        if verb != "select":  # the body: an INSERT's row, an UPDATE's changes
-            sent = {**given, **values} if verb == "insert" and values else dict(values or {})
-            body = {c.body: as_json(sent[c.name]) for c in plan.columns if c.body and (
-                sent.get(c.name) is not None if verb == "insert" else c.name in sent)}
-            line = self._request_line(op, sent if verb == "insert" else given, False, b,
-                                      paging)
-            return [line.replace(" (", f" {shown_body(body)} (", 1) if body else line]
-        if op is not plan.select or not lists:
-            return [self._request_line(op, given, complete and op is plan.select, b, paging)]
-        return [self._request_line(op, {**given, **dict(zip(lists, values, strict=True))},
-                                   complete, b, paging)
-                for values in itertools.product(*(distinct(given[n]) for n in lists))]
-
-    def _request_line(self, op: Operation, given: dict[str, Any], paged: bool,
-                      b: Bindings | None, paging: str) -> str:
-        try:
-            url = self._path(op, given)
-        except errors.SqlError:
-            url = self.api.url(op.path)
-        query = self._query(op, given)
-        if op is self.plan.select:
-            query.update(self.plan.paging.first(self.plan.paging.page_size(
-                b.limit if paged and b else None, self.api.config.max_page_size)))
-        shown = redact(url + (f"?{httpx.QueryParams(query)}" if query else ""))
-        return f"Request: {op.method} {shown} ({paging})"
+        return explain(self, verb, b, values)
