@@ -5,19 +5,29 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import httpx
 
 from glove_scratchpad import errors
 
 from .._resource import Bindings
-from ._http import redact
+from ._http import Api, redact
+from ._mapping import TablePlan
 from ._spec import Operation
 from ._values import Each, as_json, distinct, shown_body
 
-if TYPE_CHECKING:
-    from ._table import ApiTable
+
+class ApiTable(Protocol):
+    """What EXPLAIN reads of a table (``_table.ApiTable``)."""
+
+    api: Api
+    plan: TablePlan
+    arguments: list[str]
+
+    def given(self, b: Bindings) -> tuple[dict[str, Any], bool]: ...
+    def url_for(self, op: Operation, values: Mapping[str, Any]) -> str: ...
+    def query_for(self, op: Operation, values: Mapping[str, Any]) -> dict[str, Any]: ...
 
 
 def explain(table: ApiTable, verb: str, b: Bindings | None,
