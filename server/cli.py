@@ -175,7 +175,8 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
         db = await Database.create(resources, writes=config.writes,
                                    sidecar_dsn=config.sidecar_dsn, sidecar=sidecar,
                                    sidecar_dir=config.sidecar_dir, limits=config.limits(),
-                                   fns=fns, name=config.name, take_over=config.take_over)
+                                   fns=fns, name=config.name, take_over=config.take_over,
+                                   approvals=config.approvals)
     except asyncio.CancelledError:
         await bridge.aclose()
         await apis.aclose()
@@ -433,7 +434,8 @@ def _mcp(args: argparse.Namespace) -> int:
                        sidecar_dir=sidecar_dir, http=args.http, host=args.host, port=port,
                        mcp_servers=mcp_servers, apis=apis, fns=fns, limits=config.limits(),
                        users=config.users, allowed_hosts=config.mcp_allowed_hosts,
-                       allowed_origins=config.mcp_allowed_origins))
+                       allowed_origins=config.mcp_allowed_origins,
+                       approvals=config.approvals))
     except asyncio.CancelledError:  # SIGTERM or SIGINT on stdio
         return 0
     except Exception as exc:

@@ -23,6 +23,9 @@ Rules:
   attribute notation, where it cannot.
 - ``scratchpad.restage`` also takes ``force => <a boolean, or $n>`` (or a boolean
   second argument), which it needs to stage a write in doubt again.
+- ``scratchpad.approve(id, comment)`` and ``scratchpad.deny(id, reason)``
+  (``DECISION_FUNCTIONS``) are system functions too: an approver's decision on a
+  request, a number or $n, then a string or $n.
 - Names are lower case, as the parser folds them.
 """
 
@@ -41,6 +44,7 @@ __all__ = [
     "BACKEND_HINT",
     "CATALOG_RELATIONS",
     "CHECKED_FUNCTIONS",
+    "DECISION_FUNCTIONS",
     "DISCOVER",
     "FUNCTIONS",
     "FUNCTION_REFUSALS",
@@ -351,7 +355,8 @@ FUNCTION_REFUSALS = (
 )
 
 # The server's own functions, in schema scratchpad; each is a statement of its own.
-SYSTEM_FUNCTIONS = frozenset({"restage", "refresh"})
+SYSTEM_FUNCTIONS = frozenset({"restage", "refresh", "approve", "deny"})
+DECISION_FUNCTIONS = frozenset({"approve", "deny"})  # (request id, comment): an approver's
 
 
 def _system_hint(schema: str) -> str:
@@ -442,6 +447,8 @@ def system_call(node: Any, schema: str = SYSTEM_SCHEMA) -> Any:
     call, names, arg = found
     if len(names) != 2 or names[0] != schema or names[1] not in SYSTEM_FUNCTIONS:
         return None
+    if names[1] in DECISION_FUNCTIONS:
+        return _decision(call, schema, names[1])
     if names[1] == "restage" and len(call.args or ()) == 2:
         return _restage_forced(call, schema)
     if names[1] == "refresh":
@@ -470,6 +477,21 @@ def _restage_forced(call: Any, schema: str) -> Any:
             f"{schema}.restage() takes a transaction id (a number, or $1) and, named force, "
             "a boolean (true, false, or $2)",
             hint=f"SELECT {schema}.restage(17, force => true) stages a write in doubt again.")
+    return call
+
+
+def _decision(call: Any, schema: str, name: str) -> Any:
+    """``approve(id [, comment])``, ``deny(id [, reason])``: a number or ``$n``, then a
+    string or ``$n``, either of them cast or not."""
+    args = [a.arg if isinstance(a, ast.TypeCast) else a for a in call.args or ()]
+    if not 1 <= len(args) <= 2 or not _is_number_or_param(args[0]) or (
+            len(args) == 2 and not (isinstance(args[1], ast.ParamRef) or (
+                isinstance(args[1], ast.A_Const) and (args[1].isnull or isinstance(
+                    args[1].val, ast.String))))):
+        raise errors.FeatureNotSupported(
+            f"{schema}.{name}() takes a request id (a number, or $1) and a "
+            f"{'comment' if name == 'approve' else 'reason'} (a string, or $2)",
+            hint=f"Call it alone: SELECT {schema}.{name}(12, 'why')")
     return call
 
 
