@@ -1,4 +1,5 @@
-"""The command line: ``glove-scratchpad serve``, ``mcp``, ``passwd`` and ``ping``.
+"""The command line: ``glove-scratchpad serve``, ``mcp``, ``passwd``, ``ping`` and
+``approvals`` (``approvals_cli``).
 
 ``serve --workers N`` hands the process to the supervisor (``supervisor``), which
 runs N of these servers on one port. ``ping`` is the container health check: it
@@ -114,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
     pg.add_argument("--metrics-host", default=None,
                     help="with --ready: its address (default: $GLOVE_SCRATCHPAD_METRICS_HOST "
                     "or 127.0.0.1)")
+    from .approvals_cli import add_parser
+
+    add_parser(sub)
     return p
 
 
@@ -283,6 +287,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return ready(args.metrics_host, args.metrics_port) if args.ready else ping(
             args.host, args.port)
+    if args.command == "approvals":
+        from .approvals_cli import run
+
+        return run(args)
     configure_logging(args.verbose)
     if args.command == "mcp":
         return _mcp(args)
