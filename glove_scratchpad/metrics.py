@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["MULTIPROCESS_ENV", "approval_asked", "approval_decided", "call", "connection", "enable", "enabled", "kept",
-           "process_ended", "rate_wait", "registry", "retry", "sidecar_restart", "statement",
-           "transaction", "write"]
+__all__ = ["MULTIPROCESS_ENV", "approval_asked", "approval_decided", "call", "connection",
+           "enable", "enabled", "kept", "process_ended", "rate_wait", "registry", "retry",
+           "sidecar_restart", "statement", "transaction", "write"]
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # Statements take from a fraction of a millisecond (a cached read) to minutes (a slow

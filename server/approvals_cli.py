@@ -65,7 +65,7 @@ async def _run(args: argparse.Namespace) -> int:
             password=args.password or env.get("PGPASSWORD"),
             database=args.database or env.get("PGDATABASE") or "scratchpad",
             timeout=CONNECT_TIMEOUT, statement_cache_size=0)
-    except (OSError, asyncpg.PostgresError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, OSError, asyncpg.PostgresError) as exc:
         print(f"glove-scratchpad: could not connect: {exc}", file=sys.stderr)
         return 1
     system = schema_names(args.name).system

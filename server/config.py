@@ -150,7 +150,7 @@ class ServerConfig(BaseModel):
     sidecar_reserve: int = Field(2, ge=0, description="Sidecar connections that a user "
                                  "beyond its share leaves free for the others")
     # [approvals] (docs/approvals.md): which writes a person approves before they fire.
-    approvals: ApprovalRules = Field(default_factory=ApprovalRules,
+    approvals: ApprovalRules = Field(default_factory=lambda: ApprovalRules(),
                                      description="[approvals]: writes that need a person's "
                                      "approval, untrusted resources, approvers, wait_s, notify")
 

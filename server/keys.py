@@ -33,6 +33,7 @@ def check_keys(raw: Mapping[str, Any], settings: type[BaseModel]) -> None:
     from glove_scratchpad.resources.mcp import McpServerConfig
     from glove_scratchpad.resources.openapi._config import ApiConfig
 
+    from .engine.approval_rules import ApprovalRules
     from .net.auth import User
 
     problems: list[str] = []
@@ -42,8 +43,7 @@ def check_keys(raw: Mapping[str, Any], settings: type[BaseModel]) -> None:
     if isinstance(server, Mapping):
         known = [name for name in settings.model_fields if name not in NOT_IN_SERVER]
         _unknown(server, known, "[server]", problems)
-    _model(raw.get("approvals"), settings.model_fields["approvals"].annotation, "[approvals]",
-           problems)
+    _model(raw.get("approvals"), ApprovalRules, "[approvals]", problems)
     users = raw.get("users")
     if isinstance(users, Mapping):
         for name, user in users.items():

@@ -58,7 +58,7 @@ def _comment(call: ast.FuncCall, params: list[Any]) -> str | None:
         return None
     arg = args[1].arg if isinstance(args[1], ast.TypeCast) else args[1]
     if isinstance(arg, ast.A_Const):
-        return None if arg.isnull else str(arg.val.sval)
+        return None if arg.isnull else str(getattr(arg.val, "sval", ""))
     value = None
     if isinstance(arg, ast.ParamRef) and arg.number and 0 < arg.number <= len(params):
         value = getattr(params[arg.number - 1], "value", params[arg.number - 1])

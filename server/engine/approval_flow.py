@@ -117,8 +117,9 @@ async def hold(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
     touched = list(ctx.touched.values())
     approvals.refuse_tainted(st.tx, touched)
     why = approvals.reason(st.tx, touched)
-    reasons = [{"write": w.id, "resource": w.resource, "verb": w.verb, "why": said}
-               for w in staged if why is not None and (said := why(w.resource, w.verb))]
+    reasons: list[dict[str, Any]] = [
+        {"write": w.id, "resource": w.resource, "verb": w.verb, "why": said}
+        for w in staged if why is not None and (said := why(w.resource, w.verb))]
     if not reasons:
         return None
     system = st.services.schemas.system

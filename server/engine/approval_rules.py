@@ -50,13 +50,14 @@ class ApprovalRules(BaseModel):
     untrusted: list[str] = Field(default_factory=list, description="Resources (globs) whose "
                                  "rows come from outside: reading one taints the session")
     after_untrusted: Literal["approve", "deny", "allow"] = Field(
-        "approve", description="What a tainted session's later writes get: approve (each "
+        default="approve", description="What a tainted session's later writes get: approve (each "
         "needs approval), deny (refused), allow (sent, as before)")
     approvers: list[str] = Field(default_factory=list, description="Roles that may approve; "
                                  "never the role that asked")
-    wait_s: float = Field(300.0, ge=0, description="Seconds COMMIT waits for a decision; "
+    wait_s: float = Field(default=300.0, ge=0, description="Seconds COMMIT waits for a decision; "
                           "then the request stays pending")
-    notify: str | None = Field(None, description="A URL each new request is POSTed to (JSON)")
+    notify: str | None = Field(default=None,
+                               description="A URL each new request is POSTed to (JSON)")
 
     def active(self, resources: dict[str, Resource]) -> bool:
         """Whether any write could ever need approval here."""

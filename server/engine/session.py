@@ -46,8 +46,7 @@ from ..sql.analysis import Plan, deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, command_kind, is_script, parse
 from ..sql.statement_kinds import statement_name
-from . import approval_calls, backends, chains, commit, fast, resolve, settings, sidecar
-from . import suggest, system_calls, writes
+from . import backends, chains, commit, fast, resolve, settings, sidecar, suggest, writes
 from . import copy as copying
 from . import fns as fn_calls
 from . import restage as restaging
@@ -68,6 +67,7 @@ from .shown import bounded, shown
 from .staged import pending, staged_view_rows
 from .statement import Endpoint, Statement, lookup
 from .statement_log import log_end, logs_ends
+from .system_calls import approval_rows, run_system_call
 from .timeouts import late_noticed, timed_out
 from .transaction import Transaction, TxState
 from .view import View
@@ -244,7 +244,7 @@ class Session:
         return staged_view_rows(self.tx.staged, self.services.approvals.reason(self.tx))
 
     async def approval_rows(self) -> list[dict[str, Any]]:
-        return await approval_calls.rows(self.statement())
+        return await approval_rows(self.statement())
 
     def resource_rows(self) -> list[dict[str, Any]]:
         """One row per table this session sees: all it needs to call it (catalog/_views.py)."""
@@ -509,7 +509,7 @@ class Session:
                                          services.sessions)
         call = system_call(node, services.schemas.system)
         if call is not None:  # the gate let it through alone: SELECT scratchpad.restage(…)
-            return await system_calls.run(st, call, params)
+            return await run_system_call(st, call, params)
         if temp_tables.is_temp_statement(node):
             return await self._planned(st, stmt, st.plan(stmt), params)
         if isinstance(node, ast.SelectStmt | ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):

@@ -18,10 +18,10 @@ from .result import Result
 if TYPE_CHECKING:
     from .statement import Statement
 
-__all__ = ["run"]
+__all__ = ["approval_rows", "run_system_call"]
 
 
-async def run(st: Statement, call: Any, params: list[Any]) -> Result:
+async def run_system_call(st: Statement, call: Any, params: list[Any]) -> Result:
     """One system call the gate let through alone."""
     name = system_call_name(call)
     if name == "refresh":
@@ -29,6 +29,11 @@ async def run(st: Statement, call: Any, params: list[Any]) -> Result:
     if name in DECISION_FUNCTIONS:
         return await approval_calls.decide(st, call, params)
     return await restaging.restage(st, call, params)
+
+
+async def approval_rows(st: Statement) -> list[dict[str, Any]]:
+    """``scratchpad.approvals`` as the statement's role sees it."""
+    return await approval_calls.rows(st)
 
 
 async def _refresh(st: Statement, name: str) -> Result:

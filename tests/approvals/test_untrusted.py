@@ -20,31 +20,30 @@ async def _lines(conn, sql: str) -> list[str]:
 
 
 async def test_a_write_after_an_untrusted_read_needs_approval_and_says_why(sidecar):
-    async with served(sidecar, RULES) as (_db, sent, dsn):
-        async with await connect(dsn("agent")) as conn:
-            before = await _lines(conn, "EXPLAIN INSERT INTO notes (text) VALUES ('x')")
-            assert "Approval: not needed" in before
-            plan = await _lines(conn, "EXPLAIN " + _INSERT)
-            said = next(line for line in plan if line.startswith("Approval:"))
-            assert "needed" in said and "untrusted web" in said
-            await conn.execute("BEGIN")
-            await conn.execute(_INSERT)
-            cur = await conn.execute("SELECT approval FROM scratchpad.staged")
-            (why,) = await cur.fetchone()
-            assert "untrusted web at 20" in why
-            committing = asyncio.ensure_future(conn.execute("COMMIT"))
-            rid = await pending(dsn("ops"))
-            assert sent.notes == []
-            request = await one(dsn("ops"), "SELECT to_jsonb(a) FROM scratchpad.approvals a "
-                                "WHERE id = %s", rid)
-            assert request["writes"][0]["rows"] == [{"text": PAYLOAD}]
-            assert "untrusted web" in request["why"][0]["why"]
-            await one(dsn("ops"), "SELECT scratchpad.approve(%s, 'checked')", rid)
-            await asyncio.wait_for(committing, 20)
-            assert sent.notes == [{"text": PAYLOAD}]
-            # The taint lasts for the session: a later, plain write is gated too.
-            plan = await _lines(conn, "EXPLAIN INSERT INTO notes (text) VALUES ('x')")
-            assert any(line.startswith("Approval: needed") for line in plan)
+    async with served(sidecar, RULES) as (_db, sent, dsn), await connect(dsn("agent")) as conn:
+        before = await _lines(conn, "EXPLAIN INSERT INTO notes (text) VALUES ('x')")
+        assert "Approval: not needed" in before
+        plan = await _lines(conn, "EXPLAIN " + _INSERT)
+        said = next(line for line in plan if line.startswith("Approval:"))
+        assert "needed" in said and "untrusted web" in said
+        await conn.execute("BEGIN")
+        await conn.execute(_INSERT)
+        cur = await conn.execute("SELECT approval FROM scratchpad.staged")
+        (why,) = await cur.fetchone()
+        assert "untrusted web at 20" in why
+        committing = asyncio.ensure_future(conn.execute("COMMIT"))
+        rid = await pending(dsn("ops"))
+        assert sent.notes == []
+        request = await one(dsn("ops"), "SELECT to_jsonb(a) FROM scratchpad.approvals a "
+                            "WHERE id = %s", rid)
+        assert request["writes"][0]["rows"] == [{"text": PAYLOAD}]
+        assert "untrusted web" in request["why"][0]["why"]
+        await one(dsn("ops"), "SELECT scratchpad.approve(%s, 'checked')", rid)
+        await asyncio.wait_for(committing, 20)
+        assert sent.notes == [{"text": PAYLOAD}]
+        # The taint lasts for the session: a later, plain write is gated too.
+        plan = await _lines(conn, "EXPLAIN INSERT INTO notes (text) VALUES ('x')")
+        assert any(line.startswith("Approval: needed") for line in plan)
 
 
 async def test_another_session_is_not_tainted(sidecar):
