@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from glove_scratchpad import errors
 
-from ..sql.allowlist import DECISION_FUNCTIONS
+from ..sql.system_calls import DECISION_FUNCTIONS
 from . import approval_calls
 from . import restage as restaging
 from .kept import system_call_name, system_call_text
