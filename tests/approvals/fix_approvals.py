@@ -54,6 +54,8 @@ def resources(sent: Sent) -> list[Any]:
                         select=lambda b: [{"url": b.one("url"), "body": PAYLOAD}]),
         define_resource("notes", columns=[("text", "text")], volatility="volatile",
                         select=lambda b: [], insert=note),
+        define_resource("feed", columns=[("item", "text")], volatility="stable", ttl=60,
+                        select=lambda b: [{"item": PAYLOAD}]),
         define_resource("vault", columns=[("text", "text")], volatility="volatile",
                         approval=True, select=lambda b: [], insert=note),
     ]

@@ -71,3 +71,18 @@ async def test_a_resource_defined_with_approval_is_gated(sidecar):
             else:
                 raise AssertionError("a denied write answered")
         assert sent.notes == []
+
+
+async def test_a_cached_read_of_an_untrusted_resource_taints_too(sidecar):
+    rules = ApprovalRules(untrusted=["feed"], approvers=["ops"], wait_s=30)
+    async with served(sidecar, rules) as (_db, _sent, dsn):
+        async with await connect(dsn("agent")) as first:
+            for _ in range(2):
+                await first.execute("SELECT item FROM feed WHERE item IS NOT NULL")
+        async with await connect(dsn("agent")) as conn:
+            plan = await _lines(conn, "EXPLAIN INSERT INTO notes (text) VALUES ('x')")
+            assert "Approval: not needed" in plan
+            for _ in range(2):  # its calls kept: answered from the cache
+                await conn.execute("SELECT item FROM feed WHERE item IS NOT NULL")
+            plan = await _lines(conn, "EXPLAIN INSERT INTO notes (text) VALUES ('x')")
+            assert any("untrusted feed" in line for line in plan)
