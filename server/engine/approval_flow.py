@@ -106,6 +106,15 @@ def described(st: Statement, staged: list[StagedWrite],
     return out
 
 
+async def _stop_waiting(st: Statement, rid: int) -> None:
+    """A canceled COMMIT no longer waits (start-up says so too, if the sidecar is gone)."""
+    try:
+        await st.services.approvals.store.stop_waiting(rid, "canceled")
+    except Exception as exc:  # the server stopping: the next start clears it
+        log.warning("approval request %s: could not record that its COMMIT stopped "
+                    "waiting: %s", rid, type(exc).__name__)
+
+
 async def hold(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
                arguments: Callable[[Call], dict[str, Any]], alone: bool = False
                ) -> Approval | None:
@@ -136,7 +145,7 @@ async def hold(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
     try:
         decided = await approvals.wait(rid, seconds)
     except asyncio.CancelledError:
-        in_background(approvals.store.stop_waiting(rid, "canceled"), _STOPPING)
+        in_background(_stop_waiting(st, rid), _STOPPING)
         raise
     if decided is None:
         decided = await approvals.store.stop_waiting(rid, "timed out")

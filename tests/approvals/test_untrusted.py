@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 
+import psycopg
+import pytest
+
 from glove_scratchpad.server.engine.approval_rules import ApprovalRules
 
 from .fix_approvals import PAYLOAD, connect, one, pending, served
@@ -86,3 +89,17 @@ async def test_a_cached_read_of_an_untrusted_resource_taints_too(sidecar):
                 await conn.execute("SELECT item FROM feed WHERE item IS NOT NULL")
             plan = await _lines(conn, "EXPLAIN INSERT INTO notes (text) VALUES ('x')")
             assert any("untrusted feed" in line for line in plan)
+
+
+async def test_after_untrusted_deny_refuses_the_write(sidecar):
+    rules = ApprovalRules(untrusted=["web"], after_untrusted="deny", approvers=["ops"])
+    async with served(sidecar, rules) as (_db, sent, dsn):
+        async with await connect(dsn("agent")) as conn:
+            await conn.execute("SELECT * FROM web WHERE url = 'http://a.example/'")
+            plan = await _lines(conn, "EXPLAIN INSERT INTO notes (text) VALUES ('x')")
+            assert any(line.startswith("Approval: refused") for line in plan)
+            with pytest.raises(psycopg.errors.InsufficientPrivilege) as caught:
+                await conn.execute("INSERT INTO notes (text) VALUES ('x')")
+            assert "untrusted web" in str(caught.value)
+        assert sent.notes == []
+        assert await one(dsn("ops"), "SELECT count(*) FROM scratchpad.approvals") == 0
