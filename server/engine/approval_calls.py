@@ -150,8 +150,7 @@ async def _fire(st: Statement, row: dict[str, Any]) -> Result:
                     f"{write['deferred']}, which only its COMMIT had",
                     hint=f"Run it again: {write['statement'][:200]}"))
                 continue
-            staged.append(restaged_write(asker, {**write, "idempotency_key":
-                                                 write["idempotency_key"]}, seen=False))
+            staged.append(restaged_write(asker, write, seen=False))
     except errors.SqlError as exc:
         await approvals.store.ended(rid, None, exc.message)
         raise
