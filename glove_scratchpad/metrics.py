@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["MULTIPROCESS_ENV", "approval_asked", "approval_decided", "call", "connection",
+__all__ = ["MULTIPROCESS_ENV", "approval_decided", "approvals_pending", "call", "connection",
            "enable", "enabled", "kept", "process_ended", "rate_wait", "registry", "retry",
            "sidecar_restart", "statement", "transaction", "write"]
 
@@ -82,9 +82,10 @@ class _Metrics:
             "glove_sidecar_restarts", "Times the embedded sidecar was started again after "
             "its postmaster died")
         # Approvals (docs/approvals.md): a request waits for a person.
+        # Counted in the sidecar, which every worker shares: each sets the same number.
         self.approvals_pending = Gauge(
             "glove_approvals_pending", "Approval requests waiting for a decision",
-            **live)  # type: ignore[arg-type]
+            multiprocess_mode="livemax")
         self.approval_decisions = Counter(
             "glove_approval_decisions", "Decisions on approval requests, by outcome "
             "(approved, denied)", ["outcome"])
@@ -191,16 +192,16 @@ def sidecar_restart() -> None:
         m.sidecar_restarts.inc()
 
 
-def approval_asked() -> None:
+def approvals_pending(n: int) -> None:
+    """The approval requests pending now, as the store counts them."""
     m = _metrics
     if m is not None:
-        m.approvals_pending.inc()
+        m.approvals_pending.set(n)
 
 
 def approval_decided(outcome: str, seconds: float) -> None:
     """A pending request decided (approved, denied) after ``seconds``."""
     m = _metrics
     if m is not None:
-        m.approvals_pending.dec()
         m.approval_decisions.labels(outcome).inc()
         m.approval_seconds.observe(seconds)

@@ -100,6 +100,7 @@ async def decide(st: Statement, call: ast.FuncCall, params: list[Any]) -> Result
         if decided is not None:
             metrics.approval_decided(status, time.time() - decided["at"].timestamp())
             approvals.wake(rid)
+            await approvals.count()
             log.info("approval request %s %s by %s", rid, status, st.user)
             if status == "denied":
                 return _said(f"denied request {rid}: nothing of it fires"

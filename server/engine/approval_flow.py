@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from glove_scratchpad import errors, metrics
+from glove_scratchpad import errors
 from glove_scratchpad.background import hold as in_background
 from glove_scratchpad.resources import Bindings, Resource
 
@@ -135,7 +135,7 @@ async def hold(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
     row = await approvals.store.ask(st.user, st.session_id, reasons,
                                     described(st, staged, arguments))
     rid = row["id"]
-    metrics.approval_asked()
+    await approvals.count()
     approvals.notify(row)
     log.info("approval request %s asked by %s: %s", rid, st.user,
              "; ".join(r["why"] for r in reasons)[:500])

@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from glove_scratchpad import errors
+from glove_scratchpad import errors, metrics
 from glove_scratchpad.background import hold
 from glove_scratchpad.catalog import ApprovalStore, as_json
 from glove_scratchpad.resources import Resource
@@ -157,6 +157,14 @@ class Approvals:
                     pass
         finally:
             self._decided.pop(rid, None)
+
+    async def count(self) -> None:
+        """The metrics' pending gauge, from the store (which every worker shares)."""
+        if metrics.enabled() and self.store.enabled:
+            try:
+                metrics.approvals_pending(await self.store.pending())
+            except Exception as exc:  # a gauge is not worth failing a statement over
+                log.warning("could not count the pending approvals: %s", type(exc).__name__)
 
     def notify(self, request: dict[str, Any]) -> None:
         """POST a new request to ``notify`` (in the background)."""

@@ -198,6 +198,7 @@ class Database:
                  limits=limits or Limits(), fns=catalog_fns, approvals=approvals)
         try:
             await db.open_cache()
+            await db.approvals.count()  # requests a stopped server left pending
         except BaseException:
             await db.close()
             raise
