@@ -109,3 +109,18 @@ async def test_writes_no_rule_gates_fire_as_before(sidecar):
             await conn.execute("INSERT INTO notes (text) VALUES ('free')")
         assert sent.notes == [{"text": "free"}]
         assert await one(dsn("ops"), "SELECT count(*) FROM scratchpad.approvals") == 0
+
+
+async def test_a_denial_after_a_timeout_drops_the_writes(sidecar):
+    rules = ApprovalRules(require=["emails.insert"], approvers=["ops"], wait_s=0.3)
+    async with served(sidecar, rules) as (_db, sent, dsn):
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            await _commit(dsn("agent"), [], body="dropped")
+        rid = await one(dsn("agent"), "SELECT max(id) FROM scratchpad.approvals")
+        said = await one(dsn("ops"), "SELECT scratchpad.deny(%s, 'not now')", rid)
+        assert "nothing of it fires" in said
+        assert sent.emails == []
+        row = await one(dsn("agent"), "SELECT to_jsonb(a) FROM scratchpad.approvals a "
+                        "WHERE id = %s", rid)
+        assert (row["status"], row["comment"], row["txid"]) == ("denied", "not now", None)
+        assert [e["event"] for e in row["history"]] == ["asked", "timed out", "denied"]
