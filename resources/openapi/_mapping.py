@@ -5,7 +5,9 @@ The automatic mapping (``auto = true``), over the operations ``include`` and
 
 - **Reads.** A GET whose 2xx JSON response is an array, or an object holding one
   array (``items``, ``data``…), is a table whose rows are the array's items; a GET
-  that returns one object is a one-row table.
+  that returns one object is a one-row table. A GET with no response schema (or
+  one that says nothing) is a one-row table whose answer is one column, ``body``
+  (``_lenient.body_type``: jsonb, text or bytea).
 - **List and get are one table.** A GET on an item path (``/things/{id}``) and the
   GET on its collection (``/things``) whose items share a schema are one table,
   named after the collection: its keys are the collection's, the item's parameter
@@ -27,11 +29,19 @@ The automatic mapping (``auto = true``), over the operations ``include`` and
   a table whose body properties are its keys (required) and filters; any other
   write, a POST that returns a list among them, is a table of that write alone,
   its path parameters its keys.
+<<<<<<< HEAD
 - **Names** come from the operationId, else from the path, as snake_case, unique
   within the namespace, shortened deterministically past 63 bytes.
 - **Amended**: a ``[[openapi.apis.tables]]`` entry that names no operation amends
   the automatic table of its name (``rows``, ``rows_schema``, ``params``, ``paging``;
   its ``columns`` apply afterwards, ``_overrides.amend``).
+=======
+- **Names** come from the operationId (FastAPI's ``<name>_<path>_<method>`` as
+  ``<name>``), else from the path, as snake_case, unique within the namespace,
+  shortened deterministically past 63 bytes.
+- **Accounted for.** ``include``, ``exclude`` and ``reads`` that match no operation
+  are errors; ``not_served`` names every operation no table sends, with its reason.
+>>>>>>> httpbin
 - **Columns**: a parameter and a row field of the same name are one column; a
   body property and a row field of the same name but not the same type are two,
   the body's named ``<name>_input``. ``[[openapi.apis.tables]] params`` gives a
