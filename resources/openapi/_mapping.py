@@ -29,19 +29,14 @@ The automatic mapping (``auto = true``), over the operations ``include`` and
   a table whose body properties are its keys (required) and filters; any other
   write, a POST that returns a list among them, is a table of that write alone,
   its path parameters its keys.
-<<<<<<< HEAD
-- **Names** come from the operationId, else from the path, as snake_case, unique
-  within the namespace, shortened deterministically past 63 bytes.
-- **Amended**: a ``[[openapi.apis.tables]]`` entry that names no operation amends
-  the automatic table of its name (``rows``, ``rows_schema``, ``params``, ``paging``;
-  its ``columns`` apply afterwards, ``_overrides.amend``).
-=======
 - **Names** come from the operationId (FastAPI's ``<name>_<path>_<method>`` as
   ``<name>``), else from the path, as snake_case, unique within the namespace,
   shortened deterministically past 63 bytes.
 - **Accounted for.** ``include``, ``exclude`` and ``reads`` that match no operation
   are errors; ``not_served`` names every operation no table sends, with its reason.
->>>>>>> httpbin
+- **Amended**: a ``[[openapi.apis.tables]]`` entry that names no operation amends
+  the automatic table of its name (``rows``, ``rows_schema``, ``params``, ``paging``;
+  its ``columns`` apply afterwards, ``_overrides.amend``).
 - **Columns**: a parameter and a row field of the same name are one column; a
   body property and a row field of the same name but not the same type are two,
   the body's named ``<name>_input``. ``[[openapi.apis.tables]] params`` gives a

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import difflib
 import logging
-from collections.abc import Sequence
-from typing import Protocol, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, TypeVar
+from urllib.parse import unquote
 
 from .._resource import ResourceDefinitionError
 from ._config import ApiConfig, TableConfig
@@ -69,7 +70,7 @@ def row_schema(spec: Spec, entry: TableConfig | None, namespace: str) -> Schema 
     """The schema of one row an entry declares (``rows_schema``), found in the document."""
     if entry is None or entry.rows_schema is None:
         return None
-    found = spec.pointer(entry.rows_schema)
+    found = _pointed(spec, entry.rows_schema)
     if found is None:
         raise ResourceDefinitionError(
             f"API {namespace!r}, table {entry.name!r}: rows_schema = {entry.rows_schema!r} "
@@ -77,6 +78,21 @@ def row_schema(spec: Spec, entry: TableConfig | None, namespace: str) -> Schema 
             "'#/definitions/<Name>' in Swagger 2.0, '#/components/schemas/<Name>' in "
             "OpenAPI 3)")
     return found
+
+
+def _pointed(spec: Spec, pointer: str) -> Schema | None:
+    """The schema a JSON pointer into the document names (``#/definitions/Contents``),
+    its references followed; None when the document has nothing there."""
+    node: Any = spec.document
+    for part in pointer.removeprefix("#").strip("/").split("/"):
+        key = unquote(part).replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and key in node:
+            node = node[key]
+        elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        else:
+            return None
+    return spec.schema(node) if isinstance(node, Mapping) else None
 
 
 def item_field(columns: Sequence[C], param: str, path: str) -> C | None:

@@ -16,12 +16,11 @@ Rules:
   body, a response's ``schema`` its JSON content, ``host`` + ``basePath`` its
   server, ``securityDefinitions`` its security schemes.
 - Nothing here calls an API; a document fetched by URL is fetched once, at load,
-  with the API's credentials (``headers``, or ``spec_headers``), which go to the
-  document's own origin only, never to a reference or redirect elsewhere. An answer
-  that is not a document (a status other than 2xx, an HTML page such as a login
-  form) is an ``UpstreamError`` that says what came: the status, the content type,
-  the URL it came from (without its secrets), never a parse error of that page.
-- A Swagger 2.0 document without ``host`` is served where it was fetched from.
+  with the API's credentials (``headers`` or ``spec_headers``), sent to its own
+  origin only. An answer that is no document (not 2xx, an HTML login page) is an
+  ``UpstreamError`` saying the status, the content type and the URL without its
+  secrets, never a parse error of that page. A Swagger 2.0 document without
+  ``host`` is served where it was fetched from.
 - A document is the upstream's, not the user's, and is read within limits
   (``Limits``); one that breaks a limit is ``DocumentRefused``, whose message names
   it, and nothing past the limit is read or fetched:
@@ -40,7 +39,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
@@ -196,20 +195,6 @@ class Spec:
         spec.reading.headers = reading.headers  # its references on its origin: the same
         return spec
 
-    def pointer(self, pointer: str) -> Schema | None:
-        """The schema a JSON pointer into the document names (``#/definitions/Contents``),
-        its references followed; None when the document has nothing there."""
-        node: Any = self.document
-        for part in pointer.removeprefix("#").strip("/").split("/"):
-            key = unquote(part).replace("~1", "/").replace("~0", "~")
-            if isinstance(node, Mapping) and key in node:
-                node = node[key]
-            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
-                node = node[int(key)]
-            else:
-                return None
-        return self.schema(node) if isinstance(node, Mapping) else None
-
     def schema(self, node: Any) -> Schema:
         return Schema(node if isinstance(node, Mapping) else {}, self.resolver).resolved()
 
@@ -222,12 +207,9 @@ class Spec:
         if self.version == "2.0":
             host = self.document.get("host")
             fetched = urlsplit(self.uri)
-            if not host and fetched.scheme in ("http", "https"):
-                # No host: the API is served by the host that served the document.
-                return f"{fetched.scheme}://{fetched.netloc}" + str(
-                    self.document.get("basePath") or "").rstrip("/")
-            if not host:
-                return None
+            if not host:  # the API is served by the host that served the document
+                return f"{fetched.scheme}://{fetched.netloc}" + str(self.document.get(
+                    "basePath") or "").rstrip("/") if fetched.scheme != "file" else None
             scheme = (self.document.get("schemes") or ["https"])[0]
             return f"{scheme}://{host}{self.document.get('basePath') or ''}".rstrip("/")
         servers = self.document.get("servers") or []
