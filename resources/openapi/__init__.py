@@ -14,6 +14,7 @@ The modules, in the order they depend on one another (none imports a later one):
 - ``_paging``: paging styles, recognised or declared;
 - ``_overrides``: what a table's entry says where the document is wrong, checked;
 - ``_lenient``: what a document that says little means (types, media, names);
+- ``_selection``: the operations a config selects, and those no table sends;
 - ``_mapping``: operations -> tables (``TablePlan``);
 - ``_values``: values into requests, answers with no schema into columns;
 - ``_http``: one API's requests: credentials, retries, rate, errors, redaction;

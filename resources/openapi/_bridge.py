@@ -38,8 +38,9 @@ from .._schema import SchemaTooLarge
 from .._sources import scrubbed
 from ._config import ApiConfig
 from ._http import Api
-from ._mapping import not_served, plan_tables
+from ._mapping import plan_tables
 from ._overrides import amend
+from ._selection import not_served
 from ._spec import Limits, Spec, UpstreamError
 from ._table import ApiTable
 
@@ -136,7 +137,7 @@ class OpenApiBridge:
                             plan.name, exc)
                 left += [(op.label, f"its table {plan.name} could not be made")
                          for op in plan.operations]
-        left += not_served(spec, config, plans)
+        left += not_served(spec, config, {op.label for plan in plans for op in plan.operations})
         return scrubbed(out, f"API {config.namespace!r}")
 
     async def aclose(self) -> None:

@@ -33,7 +33,7 @@ The automatic mapping (``auto = true``), over the operations ``include`` and
   ``<name>``), else from the path, as snake_case, unique within the namespace,
   shortened deterministically past 63 bytes.
 - **Accounted for.** ``include``, ``exclude`` and ``reads`` that match no operation
-  are errors; ``not_served`` names every operation no table sends, with its reason.
+  are errors; ``_selection.not_served`` names every operation no table sends, with its reason.
 - **Amended**: a ``[[openapi.apis.tables]]`` entry that names no operation amends
   the automatic table of its name (``rows``, ``rows_schema``, ``params``, ``paging``;
   its ``columns`` apply afterwards, ``_overrides.amend``).
@@ -46,8 +46,6 @@ The automatic mapping (``auto = true``), over the operations ``include`` and
 from __future__ import annotations
 
 import collections
-import fnmatch
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from .._resource import ResourceDefinitionError
@@ -57,9 +55,10 @@ from ._lenient import body_type, fastapi_name, param_type, says_nothing, with_va
 from ._overrides import declared_field, item_field, row_schema
 from ._paging import Paging, detect
 from ._schemas import column_name, describe, pg_type_of, row_fields, shape
+from ._selection import selected
 from ._spec import Operation, Parameter, Schema, Spec
 
-__all__ = ["NOT_COLUMNS", "SAFE_METHODS", "Col", "TablePlan", "not_served", "plan_tables"]
+__all__ = ["NOT_COLUMNS", "SAFE_METHODS", "Col", "TablePlan", "plan_tables"]
 
 # The methods a read may send of itself: HTTP's safe methods. Any other is sent by a
 # SELECT only when the config declares its operation a read.
@@ -191,17 +190,6 @@ def _same_rows(a: Schema, b: Schema) -> bool:
     pa, _, _ = shape(a)
     pb, _, _ = shape(b)
     return bool(pa) and set(pa) == set(pb)
-
-
-def _selected(op: Operation, patterns: Iterable[str]) -> bool:
-    for pattern in patterns:
-        method, _, path = pattern.partition(" ")
-        if pattern in op.tags or pattern == op.operation_id or (
-                path and f"{method.upper()} {path}" == op.label):
-            return True
-        if pattern.startswith("/") and fnmatch.fnmatchcase(op.path, pattern):
-            return True
-    return False
 
 
 def _words(path: str) -> str:
@@ -441,7 +429,7 @@ def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
     # A misspelt pattern would leave operations unserved (or served), silently.
     for key in ("reads", "include", "exclude"):
         for pattern in getattr(config, key):
-            if not any(_selected(op, [pattern]) for op in ops):
+            if not any(selected(op, [pattern]) for op in ops):
                 raise ResourceDefinitionError(
                     f"API {config.namespace!r}: {key} names {pattern!r}, which matches no "
                     "operation of the document (write a tag, an operationId, 'METHOD /path' "
@@ -458,8 +446,8 @@ def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
     if not config.auto:
         return tables
     chosen = [op for op in ops if op.label not in used
-              and (not config.include or _selected(op, config.include))
-              and not _selected(op, config.exclude)]
+              and (not config.include or selected(op, config.include))
+              and not selected(op, config.exclude)]
     gets = {op.path: op for op in chosen if op.method == "GET"}
     lists: dict[str, TablePlan] = {}
     items: set[str] = set()
@@ -485,7 +473,7 @@ def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
     for op in chosen:
         if op.method == "GET":
             continue
-        if _selected(op, config.reads):  # declared a read: a search, never a write
+        if selected(op, config.reads):  # declared a read: a search, never a write
             searched = b.select_table(op, None)
             if searched is not None:
                 searched.volatility, searched.declared_read = "volatile", True
@@ -508,32 +496,6 @@ def _plan_tables(spec: Spec, config: ApiConfig) -> list[TablePlan]:
         # it is a write, which no SELECT sends.
         tables.append(b.write_table(op))
     return tables
-
-
-def not_served(spec: Spec, config: ApiConfig, served: Iterable[TablePlan]
-               ) -> list[tuple[str, str]]:
-    """The operations no table of ``served`` sends, each with the reason the config
-    gives (a table that was planned but not made is the caller's to explain)."""
-    sent = {op.label for plan in served for op in plan.operations}
-    out = [(f"{method.upper()} {path}", f"{method.upper()} is not mapped (a SELECT sends "
-            "GET; writes are POST, PUT, PATCH and DELETE)")
-           for path, item in (spec.document.get("paths") or {}).items()
-           if isinstance(item, Mapping) for method in ("head", "options", "trace")
-           if method in item]
-    for op in spec.operations():
-        if op.label in sent:
-            continue
-        excluded = next((p for p in config.exclude if _selected(op, [p])), None)
-        if not config.auto:
-            why = "auto = false, and no [[openapi.apis.tables]] entry names it"
-        elif config.include and not _selected(op, config.include):
-            why = "include does not name it"
-        elif excluded is not None:
-            why = f"exclude names it ({excluded!r})"
-        else:
-            why = "it makes no table"
-        out.append((op.label, why))
-    return out
 
 
 def _verb_on(table: TablePlan | None, op: Operation) -> str | None:
