@@ -1,0 +1,412 @@
+"""Cursors: a read kept open between statements, its tool calls made as its rows are read.
+
+``DECLARE`` plans a SELECT (gated, checked by the sidecar, its keys and call budget
+checked) and calls nothing; ``FETCH`` and ``MOVE`` read it; ``CLOSE`` ends it. A
+``Cursor`` is the small object a protocol portal may use as well: ``fetch(st, n)``
+for the next rows, ``move``, ``close``.
+
+Rules:
+- Lazy where it can be: a query that reads one resource through one call, row by
+  row (``cursor_statements.row_wise``: no ORDER BY, aggregate, DISTINCT, window,
+  LIMIT, join or subquery), keeps the tool's answer open (``pull.Opened``) and
+  pulls only the rows a FETCH needs, each part run on the sidecar as the query
+  over those rows. A paged resource is asked for pages as rows are read. Any other
+  query is run whole at its first FETCH, as a SELECT is.
+- Every call is made once per cursor, whatever it is fetched and moved: the rows
+  read are kept (encoded, as Postgres gave them), so a scroll reads them again
+  rather than calling again.
+- Positions, directions and counts are Postgres's own (``DoPortalRunFetch``,
+  ``PortalRunSelect``): NO SCROLL refuses any backward step (0A000);
+  FETCH ABSOLUTE n past the middle rewinds.
+- A WITHOUT HOLD cursor ends with its transaction; a WITH HOLD one is read to its
+  end at COMMIT (its calls finished inside the transaction, as Postgres
+  materializes it) and lives until CLOSE or the session's end; a ROLLBACK ends the
+  held cursors the transaction declared. DECLARE outside a transaction block
+  without HOLD is 25P01; a name in use 42P03; an unknown one 34000.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pglast import ast
+
+from glove_scratchpad import errors
+from glove_scratchpad.background import hold
+from glove_scratchpad.resources import Bindings
+from glove_scratchpad.wire import FieldDescription, Param
+
+from ..sql.analysis import Plan, deparse
+from ..sql.cursor_statements import FETCH_ALL, Declared, Fetch, declared, fetch_of, row_wise
+from ..sql.parse import ParsedStatement, parse
+from . import resolve, sidecar
+from .context import StatementContext
+from .cursor_view import PG_CURSORS
+from .messages import resolver_failed
+from .pull import Opened
+from .result import Notice, Released, Result, ResultColumn
+from .transaction import TxState
+
+if TYPE_CHECKING:
+    from .statement import Statement
+
+__all__ = ["Cursor", "Cursors"]
+
+_HOLD_HINT = ("Open a transaction first (BEGIN), or declare it WITH HOLD to keep it after "
+              "the statement.")
+
+
+class _Source:
+    """A cursor's rows as they are read: ``more(st, n)`` gives about ``n`` more."""
+
+    exhausted = False
+
+    async def more(self, st: Statement, n: int) -> tuple[list[Any], list[Notice]]:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        self.exhausted = True
+
+
+@dataclass(eq=False)
+class _Whole(_Source):
+    """A query run whole at the first read, as a SELECT is."""
+
+    plan: Plan
+    params: list[Param]
+    ctx: StatementContext
+    formats: tuple[int, ...]
+
+    async def more(self, st: Statement, n: int) -> tuple[list[Any], list[Notice]]:
+        self.exhausted = True
+        self.ctx.request = st.request
+        try:
+            result = await resolve.read(st, self.plan, self.params, self.ctx, self.formats)
+        finally:
+            if self.ctx.spilled:
+                st.services.kept.discard(self.ctx.spilled)
+        return result.data_rows, result.notices
+
+
+@dataclass(eq=False)
+class _Lazy(_Source):
+    """One resource's one call, read a part at a time; each part run as the query."""
+
+    plan: Plan
+    params: list[Param]
+    ctx: StatementContext
+    formats: tuple[int, ...]
+    opened: Opened | None = None
+    pulled: int = 0
+
+    async def more(self, st: Statement, n: int) -> tuple[list[Any], list[Notice]]:
+        ref = self.plan.reads[0]
+        resource = ref.resource
+        ctx = self.ctx
+        ctx.request, ctx.notices = st.request, []
+        cap = st.services.limits.call_row_cap
+        out: list[Any] = []
+        while len(out) < n and not self.exhausted:
+            if self.opened is None:
+                self.opened = await self._open(st)
+            want = min(max(n - len(out), 1), cap - self.pulled)
+            try:
+                raw = await self.opened.take(want)
+            except errors.SqlError:
+                raise
+            except Exception as exc:
+                raise resolver_failed(resource, "select", exc) from exc
+            self.pulled += len(raw)
+            if self.opened.done or self.pulled >= cap:
+                if not self.opened.done:
+                    ctx.notices.append(Notice(
+                        f'resource "{resource.name}" gave more than {cap} rows in one call; '
+                        "the rest were cut", hint="Narrow the call with its keys and "
+                        f"filters (\\d+ {resource.name})."))
+                await self.close()
+            if not raw:
+                break
+            rows = resource.validate_rows(raw, self._call.keys, snapshot=False)
+            result = await sidecar.run(st, self.plan, {ref.id: rows}, self.params, ctx,
+                                       formats=self.formats)
+            out.extend(result.data_rows)
+        return out, ctx.notices
+
+    async def _open(self, st: Statement) -> Opened:
+        """The call, made now: its answer is read as rows are fetched."""
+        ref = self.plan.reads[0]
+        resource = ref.resource
+        call = self._call
+        b = Bindings(call.values(), resource.name, call.where, call.limit)
+        self.ctx.touch(resource.name, "select", call.shown(), called=True)
+        out = await resolve.invoke(st, resource, "select", (b,), call.shown(), self.ctx)
+        return Opened(out, lambda work: st.services.guard.read_more(
+            resource.name, resource.on_loop("select"), work))
+
+    async def close(self) -> None:
+        self.exhausted = True
+        if self.opened is not None:
+            await self.opened.close()
+
+    _call: Any = None  # the one call (``resolve.bindings``), worked out at DECLARE
+
+
+@dataclass(eq=False)
+class Cursor:
+    """One cursor: its rows read so far and where it stands, as Postgres's portal."""
+
+    name: str
+    statement: str
+    declared: Declared
+    fields: tuple[FieldDescription, ...]
+    columns: list[ResultColumn]
+    source: _Source
+    tx_declared: bool  # declared inside the transaction now open
+    created: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(
+        datetime.UTC))
+    rows: list[Any] = field(default_factory=list)
+    pos: int = 0  # Postgres's portalPos: the row it stands on, 1-based; 0 before the first
+    at_start: bool = True
+    at_end: bool = False
+    notices: list[Notice] = field(default_factory=list)
+
+    @property
+    def scrollable(self) -> bool:
+        return self.declared.scroll is not False
+
+    async def _have(self, st: Statement, n: int) -> None:
+        """At least ``n`` rows read, or all there are."""
+        while len(self.rows) < n and not self.source.exhausted:
+            rows, notices = await self.source.more(st, min(n - len(self.rows), FETCH_ALL))
+            self.rows.extend(rows)
+            self.notices.extend(x for x in notices if x not in self.notices)
+
+    async def _select(self, st: Statement, forward: bool, count: int, out: list[Any] | None
+                      ) -> int:
+        """``PortalRunSelect``: up to ``count`` rows one way (FETCH_ALL: all), into ``out``
+        (None: a MOVE's); how many."""
+        if not forward and self.declared.scroll is False:
+            raise _no_scroll()
+        if (self.at_end if forward else self.at_start) or count <= 0:
+            return 0
+        here = self.pos + (1 if self.at_end else 0)  # the row a step starts from
+        if forward:
+            await self._have(st, here + count if count < FETCH_ALL else FETCH_ALL)
+            got = self.rows[here:here + count]
+        else:
+            got = self.rows[max(here - 1 - count, 0):max(here - 1, 0)][::-1]
+        if out is not None:
+            out.extend(got)
+        done = len(got)
+        if forward:
+            if done:
+                self.at_start = False
+            if done < count:
+                self.at_end = True
+            self.pos += done
+        else:
+            if done and self.at_end:
+                self.at_end = False
+                self.pos += 1
+            if done < count:
+                self.at_start, self.pos = True, 0
+            else:
+                self.pos -= done
+        return done
+
+    def _rewind(self) -> None:
+        if self.at_start and not self.at_end:
+            return
+        if self.declared.scroll is False:
+            raise _no_scroll()
+        self.at_start, self.at_end, self.pos = True, False, 0
+
+    async def fetch(self, st: Statement, f: Fetch) -> tuple[list[Any], int]:
+        """``DoPortalRunFetch``: the rows a FETCH gives (none for MOVE) and its count."""
+        out: list[Any] | None = None if f.move else []
+        got = out if out is not None else []  # the same list: filled by the last step
+        count, direction = f.count, f.direction
+        if direction == "absolute":
+            if count > 0:
+                if self.pos == FETCH_ALL or count - 1 < self.pos // 2:
+                    self._rewind()
+                    if count > 1:
+                        await self._select(st, True, count - 1, None)
+                else:
+                    pos = self.pos + (1 if self.at_end else 0)
+                    if count <= pos:
+                        await self._select(st, False, pos - count + 1, None)
+                    elif count > pos + 1:
+                        await self._select(st, True, count - pos - 1, None)
+                return got, await self._select(st, True, 1, out)
+            if count < 0:
+                await self._select(st, True, FETCH_ALL, None)
+                if count < -1:
+                    await self._select(st, False, -count - 1, None)
+                return got, await self._select(st, False, 1, out)
+            self._rewind()
+            return [], 0
+        if direction == "relative":
+            if count > 0:
+                if count > 1:
+                    await self._select(st, True, count - 1, None)
+                return got, await self._select(st, True, 1, out)
+            if count < 0:
+                if count < -1:
+                    await self._select(st, False, -count - 1, None)
+                return got, await self._select(st, False, 1, out)
+            direction = "forward"
+        forward = direction == "forward"
+        if count == 0:
+            on_row = not self.at_start and not self.at_end
+            if out is None:
+                return [], 1 if on_row else 0
+            if on_row:
+                await self._select(st, False, 1, None)
+                count, forward = 1, True
+        if not forward and count == FETCH_ALL and out is None:
+            moved = self.pos - 1 if self.pos > 0 and not self.at_end else self.pos
+            self._rewind()
+            return [], moved
+        return got, await self._select(st, forward, count, out)
+
+    async def drain(self, st: Statement) -> None:
+        """Every row read now (a WITH HOLD cursor at COMMIT): its calls end here."""
+        await self._have(st, FETCH_ALL)
+
+    async def close(self) -> None:
+        self.rows = []
+        await self.source.close()
+
+    def row(self) -> dict[str, Any]:
+        """Its row of pg_cursors."""
+        return {"name": self.name, "statement": self.statement,
+                "is_holdable": self.declared.hold, "is_binary": self.declared.binary,
+                "is_scrollable": self.scrollable, "creation_time": self.created}
+
+
+def _no_scroll() -> errors.SqlError:
+    return errors.FeatureNotSupported("cursor can only scan forward",
+                                      hint="Declare it with SCROLL option to enable backward "
+                                      "scan.")
+
+
+class Cursors:
+    """A session's cursors, by name."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, Cursor] = {}
+        self._closing: set[asyncio.Task[Any]] = set()
+
+    def find(self, name: str) -> Cursor:
+        found = self.open.get(name)
+        if found is None:
+            raise errors.InvalidCursorName(
+                f'cursor "{name}" does not exist',
+                hint="DECLARE it first, inside the same transaction unless WITH HOLD; "
+                "SELECT name FROM pg_cursors lists those open.")
+        return found
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [c.row() for c in self.open.values()]
+
+    def fields(self, node: Any) -> tuple[FieldDescription, ...] | None:
+        """The columns a FETCH gives (Describe); None for the other cursor statements."""
+        if isinstance(node, ast.FetchStmt) and not node.ismove:
+            return self.find(node.portalname or "").fields
+        return None
+
+    async def run(self, st: Statement, stmt: ParsedStatement, params: list[Param]) -> Result:
+        """DECLARE, FETCH, MOVE or CLOSE."""
+        node = stmt.node
+        if isinstance(node, ast.DeclareCursorStmt):
+            return await self.declare(st, stmt, params)
+        if isinstance(node, ast.FetchStmt):
+            f = fetch_of(node)
+            cursor = self.find(f.name)
+            rows, count = await cursor.fetch(st, f)
+            notices, cursor.notices = cursor.notices, []
+            if f.move:
+                return Result(f"MOVE {count}", notices=notices)
+            return Result(f"FETCH {count}", columns=cursor.columns, fields=cursor.fields,
+                          data_rows=rows, notices=notices)
+        assert isinstance(node, ast.ClosePortalStmt)
+        if node.portalname is None:  # CLOSE ALL
+            await self.close_all()
+            return Result("CLOSE CURSOR ALL", released=Released(portals=None))
+        cursor = self.find(node.portalname)
+        del self.open[cursor.name]
+        await cursor.close()
+        return Result("CLOSE CURSOR", released=Released(portals=frozenset((cursor.name,))))
+
+    async def declare(self, st: Statement, stmt: ParsedStatement, params: list[Param]
+                      ) -> Result:
+        d = declared(stmt.node)
+        idle = st.tx.state is TxState.IDLE
+        if idle and not d.hold:
+            raise errors.NoActiveSqlTransaction(
+                "DECLARE CURSOR can only be used in transaction blocks", hint=_HOLD_HINT)
+        if d.name in self.open:
+            raise errors.DuplicateCursor(f'cursor "{d.name}" already exists',
+                                         hint=f"CLOSE {d.name} first, or choose another name.")
+        query = parse(deparse(d.query))[0]
+        plan = st.plan(query)
+        _, described = await sidecar.check(st, query.sql, params)
+        binary = 1 if d.binary else 0
+        fields = tuple(FieldDescription(f.name, f.table_oid, f.column_attr, f.type_oid,
+                                        f.type_size, f.type_modifier, binary)
+                       for f in described or ())
+        names = st.services.type_names
+        columns = [ResultColumn(f.name, f.type_oid, names.get(f.type_oid, str(f.type_oid)))
+                   for f in fields]
+        ctx = StatementContext(st.request, stmt.sql, timed=False)
+        formats = (binary,)
+        resolve.check_keys(plan.reads, others=plan.reads)
+        source: _Source = _Whole(plan, params, ctx, formats)
+        if row_wise(d.query) and len(plan.reads) == 1 and len(plan.references) == 1 and (
+                not st.services.fns):
+            ref = plan.reads[0]
+            if ref.schema != st.services.schemas.system and ref.resource is not PG_CURSORS \
+                    and not st.overlay.touches(ref.resource.name):
+                calls = await resolve.bindings(st, ref, params, ctx)
+                if len(calls) == 1:
+                    ctx.planned = 1
+                    st.services.guard.check_budget(ctx.planned)
+                    lazy = _Lazy(plan, params, ctx, formats)
+                    lazy._call = calls[0]
+                    source = lazy
+        cursor = Cursor(d.name, stmt.sql, d, fields, columns, source, not idle)
+        if idle:  # WITH HOLD outside a block: its implicit transaction commits at once
+            await cursor.drain(st)
+        self.open[d.name] = cursor
+        return Result("DECLARE CURSOR", notices=cursor.notices)
+
+    async def materialize(self, st: Statement) -> None:
+        """Before COMMIT: the WITH HOLD cursors the transaction declared read to their end,
+        their calls made inside it."""
+        for cursor in self.open.values():
+            if cursor.declared.hold and cursor.tx_declared:
+                await cursor.drain(st)
+
+    async def transaction_ended(self, *, committed: bool) -> None:
+        """COMMIT keeps the WITH HOLD cursors; every other cursor of the transaction ends
+        (a ROLLBACK's held ones too, as in Postgres)."""
+        for name, cursor in list(self.open.items()):
+            if cursor.declared.hold and (committed or not cursor.tx_declared):
+                cursor.tx_declared = False
+                continue
+            del self.open[name]
+            await cursor.close()
+
+    async def close_all(self) -> None:
+        cursors, self.open = list(self.open.values()), {}
+        for cursor in cursors:
+            await cursor.close()
+
+    def end(self) -> None:
+        """The session ended: its cursors close (a generator's ``close`` in a task)."""
+        if self.open:
+            hold(self.close_all(), self._closing)
