@@ -36,6 +36,7 @@ from pglast import ast
 
 from glove_scratchpad import errors
 from glove_scratchpad.background import hold
+from glove_scratchpad.catalog import Step
 from glove_scratchpad.resources import Bindings
 from glove_scratchpad.wire import FieldDescription, Param
 
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Cursor", "Cursors"]
 
+_MAX_PARAMS = 65535  # the protocol's limit of one statement's parameters
 _HOLD_HINT = ("Open a transaction first (BEGIN), or declare it WITH HOLD to keep it after "
               "the statement.")
 
@@ -288,8 +290,43 @@ class Cursor:
                 "is_scrollable": self.scrollable, "creation_time": self.created}
 
 
+def _in_format(f: FieldDescription, fmt: int) -> FieldDescription:
+    return FieldDescription(f.name, f.table_oid, f.column_attr, f.type_oid, f.type_size,
+                            f.type_modifier, fmt)
+
+
+def _formats(asked: tuple[int, ...], n: int) -> tuple[int, ...] | None:
+    """The formats a FETCH's Bind asked for, one per column (the Bind rule); None when it
+    asked none: then a cursor's rows come as it was declared (BINARY or not), as
+    Postgres sends a FETCH's in the simple protocol."""
+    if not asked:
+        return None
+    return asked * n if len(asked) == 1 else asked
+
+
+async def _encoded(st: Statement, fields: tuple[FieldDescription, ...], rows: list[Any],
+                   formats: tuple[int, ...]) -> list[Any]:
+    """Rows kept in the cursor's format, as Postgres encodes them in ``formats``: each
+    value goes back to the sidecar as a parameter of its own type, and comes out again."""
+    if not rows or not fields:
+        return rows
+    width = len(fields)
+    per = max(_MAX_PARAMS // width, 1)
+    out: list[Any] = []
+    for start in range(0, len(rows), per):
+        part = rows[start:start + per]
+        values = ", ".join("(" + ", ".join(f"${i * width + j + 1}" for j in range(width)) + ")"
+                           for i in range(len(part)))
+        args = [Param(v, f.format, f.type_oid) for row in part
+                for v, f in zip(row.values, fields, strict=True)]
+        got = await sidecar.pipeline(st, [Step(f"VALUES {values}", args, formats, own=True)],
+                                     transaction="implicit")
+        out.extend(got.rows)
+    return out
+
+
 def _no_scroll() -> errors.SqlError:
-    return errors.FeatureNotSupported("cursor can only scan forward",
+    return errors.ObjectNotInPrerequisiteState("cursor can only scan forward",
                                       hint="Declare it with SCROLL option to enable backward "
                                       "scan.")
 
@@ -331,7 +368,12 @@ class Cursors:
             notices, cursor.notices = cursor.notices, []
             if f.move:
                 return Result(f"MOVE {count}", notices=notices)
-            return Result(f"FETCH {count}", columns=cursor.columns, fields=cursor.fields,
+            fields = cursor.fields
+            wanted = _formats(st.formats, len(fields))
+            if wanted is not None and wanted != tuple(x.format for x in fields):
+                fields = tuple(_in_format(x, w) for x, w in zip(fields, wanted, strict=True))
+                rows = await _encoded(st, cursor.fields, rows, wanted)
+            return Result(f"FETCH {count}", columns=cursor.columns, fields=fields,
                           data_rows=rows, notices=notices)
         assert isinstance(node, ast.ClosePortalStmt)
         if node.portalname is None:  # CLOSE ALL
@@ -354,11 +396,13 @@ class Cursors:
                                          hint=f"CLOSE {d.name} first, or choose another name.")
         query = parse(deparse(d.query))[0]
         plan = st.plan(query)
+        if len(params) < plan.max_param:
+            raise errors.UndefinedParameter(
+                f"there is no parameter ${len(params) + 1}",
+                hint="Pass one value per $n of the cursor's query with the DECLARE.")
         _, described = await sidecar.check(st, query.sql, params)
         binary = 1 if d.binary else 0
-        fields = tuple(FieldDescription(f.name, f.table_oid, f.column_attr, f.type_oid,
-                                        f.type_size, f.type_modifier, binary)
-                       for f in described or ())
+        fields = tuple(_in_format(f, binary) for f in described or ())
         names = st.services.type_names
         columns = [ResultColumn(f.name, f.type_oid, names.get(f.type_oid, str(f.type_oid)))
                    for f in fields]

@@ -23,37 +23,47 @@ class Item(BaseModel):
     score: float
 
 
+def item(i: int) -> dict[str, Any]:
+    return {"id": i, "label": f"item {i}", "score": (i * 37) % 101 / 10}
+
+
 class Pages:
     """The upstream: its page requests, counted."""
 
-    def __init__(self) -> None:
+    def __init__(self, count: int = ITEMS) -> None:
+        self.count = count
         self.requests = 0
+        self.closed = 0  # reads that ended before the list did (their generator closed)
 
     def page(self, n: int) -> list[dict[str, Any]]:
         self.requests += 1
         start = n * PAGE
-        return [{"id": i, "label": f"item {i}", "score": (i * 37) % 101 / 10}
-                for i in range(start, min(start + PAGE, ITEMS))]
+        return [item(i) for i in range(start, min(start + PAGE, self.count))]
 
     def items(self, b: Bindings) -> Iterator[dict[str, Any]]:
-        n = 0
-        while True:
-            rows = self.page(n)
-            yield from rows
-            if len(rows) < PAGE:
-                return
-            n += 1
+        n, ended = 0, False
+        try:
+            while True:
+                rows = self.page(n)
+                yield from rows
+                if len(rows) < PAGE:
+                    ended = True
+                    return
+                n += 1
+        finally:
+            self.closed += not ended
 
 
 def paged_resources(pages: Pages) -> list[Resource]:
     return [define_resource("items", schema=Item, select=pages.items, volatility="volatile",
-                            description="10,000 items, read a page of 4 at a time")]
+                            description="Items, read a page of 4 at a time")]
 
 
 @asynccontextmanager
-async def served(make_db: Any) -> AsyncIterator[tuple[str, Pages]]:
-    """A server over the paged resource: its connection string and its upstream."""
-    pages = Pages()
+async def served(make_db: Any, count: int = ITEMS) -> AsyncIterator[tuple[str, Pages]]:
+    """A server over the paged resource of ``count`` items: its connection string and its
+    upstream."""
+    pages = Pages(count)
     db = await make_db(paged_resources(pages))
     async with serving(db, writes=True) as server:
         yield dsn(server), pages
