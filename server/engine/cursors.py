@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ from ..sql.analysis import Plan, deparse
 from ..sql.cursor_statements import FETCH_ALL, Declared, Fetch, declared, fetch_of, row_wise
 from ..sql.parse import ParsedStatement, parse
 from . import resolve, sidecar
+from . import temp as temp_tables
 from .context import StatementContext
 from .cursor_view import PG_CURSORS
 from .messages import resolver_failed
@@ -56,6 +58,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Cursor", "Cursors"]
 
+_TABLES = itertools.count(1)  # the sidecar tables of held cursors' rows, numbered
+_INT8 = 20
 _MAX_PARAMS = 65535  # the protocol's limit of one statement's parameters
 _HOLD_HINT = ("Open a transaction first (BEGIN), or declare it WITH HOLD to keep it after "
               "the statement.")
@@ -170,6 +174,8 @@ class Cursor:
     created: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(
         datetime.UTC))
     rows: list[Any] = field(default_factory=list)
+    size: int = 0  # the bytes of ``rows``
+    kept: tuple[str, int] | None = None  # the sidecar's table of its rows, and how many
     pos: int = 0  # Postgres's portalPos: the row it stands on, 1-based; 0 before the first
     at_start: bool = True
     at_end: bool = False
@@ -179,13 +185,71 @@ class Cursor:
     def scrollable(self) -> bool:
         return self.declared.scroll is not False
 
+    @property
+    def count(self) -> int:
+        """The rows read so far: all of them once the source is exhausted."""
+        return self.kept[1] if self.kept is not None else len(self.rows)
+
     async def _have(self, st: Statement, n: int) -> None:
-        """At least ``n`` rows read, or all there are."""
+        """At least ``n`` rows read, or all there are; kept whole, never past
+        ``max_result_bytes``."""
+        limit = st.services.limits.max_result_bytes
         while len(self.rows) < n and not self.source.exhausted:
             rows, notices = await self.source.more(st, min(n - len(self.rows), FETCH_ALL))
             self.rows.extend(rows)
             self.notices.extend(x for x in notices if x not in self.notices)
+            self.size += sum(len(r.raw_body) for r in rows)
+            if self.size > limit:
+                await self.source.close()
+                raise errors.ProgramLimitExceeded(
+                    f'cursor "{self.name}" holds over {limit} bytes of rows, the most one '
+                    "result may keep", hint="Select fewer columns, or narrow the query; a "
+                    "cursor keeps the rows it read for FETCH to read again.")
 
+    async def _slice(self, st: Statement, lo: int, hi: int) -> list[Any]:
+        """Rows ``lo`` to ``hi`` (0-based, ``hi`` left out), from memory or the sidecar."""
+        if self.kept is None:
+            return self.rows[lo:hi]
+        width = len(self.fields)
+        got = await sidecar.pipeline(st, [Step(
+            f"SELECT {', '.join(f'column{i + 1}' for i in range(width))} FROM "
+            f"{self.kept[0]} WHERE _gs_n > $1 AND _gs_n <= $2 ORDER BY _gs_n",
+            [Param(str(lo).encode(), 0, _INT8), Param(str(hi).encode(), 0, _INT8)],
+            tuple(f.format for f in self.fields), own=True)], transaction="implicit")
+        return got.rows
+
+    async def keep(self, st: Statement) -> None:
+        """Every row read, then moved into a temporary table of the session's pinned
+        sidecar connection (a WITH HOLD cursor at COMMIT): its calls end here, and its
+        rows live in the sidecar, not in the server's memory."""
+        await self._have(st, FETCH_ALL)
+        if self.kept is not None or not self.rows or not self.fields:
+            return
+        assert st.temp is not None
+        await st.temp.pin(st.view.pool, st.user)
+        table = f"pg_temp._gs_cursor_{next(_TABLES)}"
+        width = len(self.fields) + 1
+        steps = []
+        per = max(_MAX_PARAMS // width, 1)
+        for start in range(0, len(self.rows), per):
+            part = self.rows[start:start + per]
+            values = ", ".join("(" + ", ".join(f"${i * width + j + 1}" for j in range(width))
+                               + ")" for i in range(len(part)))
+            args = [p for n, row in enumerate(part, start + 1)
+                    for p in (Param(str(n).encode(), 0, _INT8), *(
+                        Param(v, f.format, f.type_oid)
+                        for v, f in zip(row.values, self.fields, strict=True)))]
+            names = ", ".join(("_gs_n", *(f"column{i + 1}" for i in range(width - 1))))
+            sql = (f"CREATE TEMP TABLE {table} AS SELECT * FROM (VALUES {values}) v({names})"
+                   if start == 0 else f"INSERT INTO {table} VALUES {values}")
+            steps.append(Step(sql, args, rows=False, own=True))
+        limit = st.services.limits.temp_table_limit_mb
+        try:
+            await sidecar.pipeline(st, [*steps, temp_tables.size_check(limit),
+                                        temp_tables.COMMIT], transaction="write")
+        except errors.ConfigurationLimitExceeded:
+            raise temp_tables.over_limit(limit) from None
+        self.kept, self.rows, self.size = (table, len(self.rows)), [], 0
     async def _select(self, st: Statement, forward: bool, count: int, out: list[Any] | None
                       ) -> int:
         """``PortalRunSelect``: up to ``count`` rows one way (FETCH_ALL: all), into ``out``
@@ -197,12 +261,13 @@ class Cursor:
         here = self.pos + (1 if self.at_end else 0)  # the row a step starts from
         if forward:
             await self._have(st, here + count if count < FETCH_ALL else FETCH_ALL)
-            got = self.rows[here:here + count]
+            lo, hi = here, min(here + count, self.count)
         else:
-            got = self.rows[max(here - 1 - count, 0):max(here - 1, 0)][::-1]
-        if out is not None:
-            out.extend(got)
-        done = len(got)
+            lo, hi = max(here - 1 - count, 0), max(here - 1, 0)
+        done = max(hi - lo, 0)
+        if out is not None and done:
+            got = await self._slice(st, lo, hi)
+            out.extend(got if forward else got[::-1])
         if forward:
             if done:
                 self.at_start = False
@@ -275,13 +340,16 @@ class Cursor:
             return [], moved
         return got, await self._select(st, forward, count, out)
 
-    async def drain(self, st: Statement) -> None:
-        """Every row read now (a WITH HOLD cursor at COMMIT): its calls end here."""
-        await self._have(st, FETCH_ALL)
-
-    async def close(self) -> None:
+    async def close(self, st: Statement | None = None) -> None:
+        """Nothing more is read; its table in the sidecar is dropped (``st``: the statement
+        that closes it; at the session's end the pinned connection takes it along)."""
         self.rows = []
         await self.source.close()
+        kept, self.kept = self.kept, None
+        if kept is not None and st is not None:
+            await sidecar.pipeline(st, [Step(f"DROP TABLE IF EXISTS {kept[0]}", rows=False,
+                                             own=True), temp_tables.COMMIT],
+                                   transaction="write")
 
     def row(self) -> dict[str, Any]:
         """Its row of pg_cursors."""
@@ -377,11 +445,11 @@ class Cursors:
                           data_rows=rows, notices=notices)
         assert isinstance(node, ast.ClosePortalStmt)
         if node.portalname is None:  # CLOSE ALL
-            await self.close_all()
+            await self.close_all(st)
             return Result("CLOSE CURSOR ALL", released=Released(portals=None))
         cursor = self.find(node.portalname)
         del self.open[cursor.name]
-        await cursor.close()
+        await cursor.close(st)
         return Result("CLOSE CURSOR", released=Released(portals=frozenset((cursor.name,))))
 
     async def declare(self, st: Statement, stmt: ParsedStatement, params: list[Param]
@@ -424,7 +492,7 @@ class Cursors:
                     source = lazy
         cursor = Cursor(d.name, stmt.sql, d, fields, columns, source, not idle)
         if idle:  # WITH HOLD outside a block: its implicit transaction commits at once
-            await cursor.drain(st)
+            await cursor.keep(st)
         self.open[d.name] = cursor
         return Result("DECLARE CURSOR", notices=cursor.notices)
 
@@ -433,7 +501,7 @@ class Cursors:
         their calls made inside it."""
         for cursor in self.open.values():
             if cursor.declared.hold and cursor.tx_declared:
-                await cursor.drain(st)
+                await cursor.keep(st)
 
     async def transaction_ended(self, *, committed: bool) -> None:
         """COMMIT keeps the WITH HOLD cursors; every other cursor of the transaction ends
@@ -445,10 +513,10 @@ class Cursors:
             del self.open[name]
             await cursor.close()
 
-    async def close_all(self) -> None:
+    async def close_all(self, st: Statement | None = None) -> None:
         cursors, self.open = list(self.open.values()), {}
         for cursor in cursors:
-            await cursor.close()
+            await cursor.close(st)
 
     def end(self) -> None:
         """The session ended: its cursors close (a generator's ``close`` in a task)."""

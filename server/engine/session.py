@@ -536,7 +536,7 @@ class Session:
             return await self.cursors.run(st, stmt, params)
         if isinstance(node, _POOL_RESETS):
             if isinstance(node, ast.DiscardStmt) and node.target == enums.DiscardMode.DISCARD_ALL:
-                await self.cursors.close_all()  # DISCARD ALL closes them, as CLOSE ALL
+                await self.cursors.close_all(st)  # DISCARD ALL closes them, as CLOSE ALL
             return await settings.pool_reset(st, node)
         # The gate let through a kind with no branch here: our bug, not the client's.
         raise errors.InternalError(

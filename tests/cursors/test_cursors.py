@@ -133,7 +133,9 @@ async def test_an_http_api_is_asked_for_pages_as_fetch_reads(sidecar: Any) -> No
             await conn.execute("BEGIN")
             await conn.execute("DECLARE c CURSOR FOR SELECT n FROM t_page_items")
             assert await rows(conn, "FETCH 10 FROM c") == plain[:10]
-            assert len(api.rec.requests) == 1  # the first page of 100
+            # The first page of 100, and at most the next one: an HTTP table asks for the
+            # page after the one it reads while its rows are pulled (a read ahead).
+            assert len(api.rec.requests) <= 2
             rest = await rows(conn, "FETCH ALL FROM c")
             await conn.execute("COMMIT")
         assert plain[:10] + rest == plain and len(plain) == API_ITEMS

@@ -64,7 +64,8 @@ ACCEPTED: dict[type[ast.Node], str] = {
     ast.DeallocateStmt: "DEALLOCATE ALL",
     ast.ClosePortalStmt: "CLOSE ALL",
     ast.UnlistenStmt: "UNLISTEN *",
-    ast.DeclareCursorStmt: "DECLARE c CURSOR FOR SELECT title FROM github_pr WHERE number = 1",
+    ast.DeclareCursorStmt: "DECLARE c CURSOR WITH HOLD FOR SELECT title FROM github_pr "
+                           "WHERE number = 1",
     ast.FetchStmt: "FETCH ALL FROM c",
 }
 
