@@ -11,6 +11,8 @@ Rules:
 - FETCH and MOVE name a cursor and nothing else to judge; what each direction
   means is read here once (``fetch_of``), as Postgres's grammar gives it: NEXT,
   PRIOR, FIRST, LAST, ABSOLUTE n, RELATIVE n, FORWARD/BACKWARD n or ALL.
+- ``UPDATE``/``DELETE … WHERE CURRENT OF`` is refused (0A000): a resource's rows have
+  no position a cursor could stand on.
 - ``FETCH_ALL`` is the grammar's count for ALL (LONG_MAX), kept as it is.
 - ``row_wise``: a query whose answer over some of its one table's rows, then over
   the rest, is its answer over all of them, in order: one relation in FROM, no
@@ -30,8 +32,17 @@ from glove_scratchpad import errors
 from .nodes import walk
 from .values import aggregates
 
-__all__ = ["CURSOR_STATEMENTS", "FETCH_ALL", "Declared", "Fetch", "check_declare",
-           "declared", "fetch_of", "row_wise"]
+__all__ = [
+    "CURSOR_STATEMENTS",
+    "FETCH_ALL",
+    "Declared",
+    "Fetch",
+    "check_current_of",
+    "check_declare",
+    "declared",
+    "fetch_of",
+    "row_wise",
+]
 
 CURSOR_STATEMENTS = (ast.DeclareCursorStmt, ast.FetchStmt)
 FETCH_ALL = 2**63 - 1  # Postgres's FETCH_ALL (LONG_MAX): what ALL parses to
@@ -71,6 +82,14 @@ def check_declare(node: ast.DeclareCursorStmt) -> Any:
             hint="Run the write as a statement of its own, then declare the cursor over a "
             "read.")
     return query
+
+
+def check_current_of(where: Any) -> None:
+    """Refuse a write's ``WHERE CURRENT OF cursor``."""
+    if any(isinstance(n, ast.CurrentOfExpr) for n in walk(where)):
+        raise errors.FeatureNotSupported(
+            "WHERE CURRENT OF is not supported: a resource's rows have no position a cursor "
+            "stands on", hint="Name the row by its key: UPDATE t SET … WHERE id = ….")
 
 
 def declared(node: ast.DeclareCursorStmt) -> Declared:

@@ -72,7 +72,7 @@ from .allowlist import (
     undefined_relation,
 )
 from .copy import judged_as
-from .cursor_statements import check_declare
+from .cursor_statements import check_current_of, check_declare
 from .nodes import SET_CONFIG_PARAMS, call_arguments
 from .own_functions import own_function
 from .pg_settings_read import literal, pinned_settings_read
@@ -302,6 +302,7 @@ class _Gate:
     # -- queries --------------------------------------------------------------------
 
     def write(self, node: Any, scope: _Scope) -> None:
+        check_current_of(getattr(node, "whereClause", None))
         inner = self.with_clause(node.withClause, scope)
         try:
             self.target(node.relation)

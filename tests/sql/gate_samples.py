@@ -129,6 +129,7 @@ REFUSED: dict[str, Refused] = {
     "NOTIFY": Refused("NOTIFY channel, 'x'", UNSUPPORTED),
     "LOCK": Refused("LOCK github_pr", UNSUPPORTED),
     "cursor over a catalog": Refused("DECLARE c CURSOR FOR SELECT * FROM pg_authid", PRIV),
+    "WHERE CURRENT OF": Refused("DELETE FROM github_pr WHERE CURRENT OF c", UNSUPPORTED),
     "cursor over a write": Refused("DECLARE c CURSOR FOR WITH d AS (DELETE FROM github_pr "
                                    "WHERE number = 1 RETURNING *) SELECT * FROM d",
                                    UNSUPPORTED),
