@@ -97,9 +97,6 @@ _ADVICE = """\
 arguments, and calls none.
 - Temporary tables hold intermediate results for this session: `CREATE TEMP TABLE t AS \
 SELECT …` calls the tools once, and later statements read `t` calling nothing.
-- A large table is read a part at a time through a cursor: `BEGIN`, `DECLARE c CURSOR FOR \
-SELECT … FROM t`, then `FETCH 100 FROM c` as often as needed: a paged tool is asked only \
-for the pages of the rows fetched.
 - An error comes with its SQLSTATE, DETAIL and HINT: follow the HINT. A read that finds no \
 rows says so in a NOTICE: re-check the values against the column descriptions.
 - Volatility: a `volatile` table calls its tool for every statement, a `stable` one once \
