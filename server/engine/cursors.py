@@ -56,7 +56,7 @@ from .transaction import TxState
 if TYPE_CHECKING:
     from .statement import Statement
 
-__all__ = ["Cursor", "Cursors"]
+__all__ = ["Cursor", "Cursors", "open_cursor"]
 
 _TABLES = itertools.count(1)  # the sidecar tables of held cursors' rows, numbered
 _INT8 = 20
@@ -105,6 +105,7 @@ class _Lazy(_Source):
     params: list[Param]
     ctx: StatementContext
     formats: tuple[int, ...]
+    call: Any  # the one call (``resolve.bindings``), worked out when it was declared
     opened: Opened | None = None
     pulled: int = 0
 
@@ -135,7 +136,7 @@ class _Lazy(_Source):
                 await self.close()
             if not raw:
                 break
-            rows = resource.validate_rows(raw, self._call.keys, snapshot=False)
+            rows = resource.validate_rows(raw, self.call.keys, snapshot=False)
             result = await sidecar.run(st, self.plan, {ref.id: rows}, self.params, ctx,
                                        formats=self.formats)
             out.extend(result.data_rows)
@@ -145,7 +146,7 @@ class _Lazy(_Source):
         """The call, made now: its answer is read as rows are fetched."""
         ref = self.plan.reads[0]
         resource = ref.resource
-        call = self._call
+        call = self.call
         b = Bindings(call.values(), resource.name, call.where, call.limit)
         self.ctx.touch(resource.name, "select", call.shown(), called=True)
         out = await resolve.invoke(st, resource, "select", (b,), call.shown(), self.ctx)
@@ -156,8 +157,6 @@ class _Lazy(_Source):
         self.exhausted = True
         if self.opened is not None:
             await self.opened.close()
-
-    _call: Any = None  # the one call (``resolve.bindings``), worked out at DECLARE
 
 
 @dataclass(eq=False)
@@ -340,6 +339,12 @@ class Cursor:
             return [], moved
         return got, await self._select(st, forward, count, out)
 
+    async def next(self, st: Statement, n: int) -> list[Any]:
+        """The next ``n`` rows (fewer at the end): a protocol portal's Execute with a row
+        count; ``at_end`` once none are left."""
+        rows, _ = await self.fetch(st, Fetch(self.name, "forward", n, False))
+        return rows
+
     async def close(self, st: Statement | None = None) -> None:
         """Nothing more is read; its table in the sidecar is dropped (``st``: the statement
         that closes it; at the session's end the pinned connection takes it along)."""
@@ -356,6 +361,40 @@ class Cursor:
         return {"name": self.name, "statement": self.statement,
                 "is_holdable": self.declared.hold, "is_binary": self.declared.binary,
                 "is_scrollable": self.scrollable, "creation_time": self.created}
+
+
+async def open_cursor(st: Statement, query: ParsedStatement, params: list[Param], d: Declared,
+                      statement: str, *, tx_declared: bool) -> Cursor:
+    """A cursor over a SELECT, planned, checked and budgeted, calling nothing yet: a
+    DECLARE's, or a protocol portal's (``Cursor.next``). ``statement`` is the text its
+    calls are audited under: the DECLARE's (a text that is the query's own would have its
+    rows relayed to the client as they come, ``sidecar.run``, rather than kept)."""
+    plan = st.plan(query)
+    if len(params) < plan.max_param:
+        raise errors.UndefinedParameter(
+            f"there is no parameter ${len(params) + 1}",
+            hint="Pass one value per $n of the cursor's query with the DECLARE.")
+    _, described = await sidecar.check(st, query.sql, params)
+    binary = 1 if d.binary else 0
+    fields = tuple(_in_format(f, binary) for f in described or ())
+    names = st.services.type_names
+    columns = [ResultColumn(f.name, f.type_oid, names.get(f.type_oid, str(f.type_oid)))
+               for f in fields]
+    ctx = StatementContext(st.request, statement, timed=False)
+    formats = (binary,)
+    resolve.check_keys(plan.reads, others=plan.reads)
+    source: _Source = _Whole(plan, params, ctx, formats)
+    if row_wise(query.node) and len(plan.reads) == 1 and len(plan.references) == 1 and (
+            not st.services.fns):
+        ref = plan.reads[0]
+        if ref.schema != st.services.schemas.system and ref.resource is not PG_CURSORS \
+                and not st.overlay.touches(ref.resource.name):
+            calls = await resolve.bindings(st, ref, params, ctx)
+            if len(calls) == 1:
+                ctx.planned = 1
+                st.services.guard.check_budget(ctx.planned)
+                source = _Lazy(plan, params, ctx, formats, calls[0])
+    return Cursor(d.name, statement, d, fields, columns, source, tx_declared)
 
 
 def _in_format(f: FieldDescription, fmt: int) -> FieldDescription:
@@ -463,34 +502,7 @@ class Cursors:
             raise errors.DuplicateCursor(f'cursor "{d.name}" already exists',
                                          hint=f"CLOSE {d.name} first, or choose another name.")
         query = parse(deparse(d.query))[0]
-        plan = st.plan(query)
-        if len(params) < plan.max_param:
-            raise errors.UndefinedParameter(
-                f"there is no parameter ${len(params) + 1}",
-                hint="Pass one value per $n of the cursor's query with the DECLARE.")
-        _, described = await sidecar.check(st, query.sql, params)
-        binary = 1 if d.binary else 0
-        fields = tuple(_in_format(f, binary) for f in described or ())
-        names = st.services.type_names
-        columns = [ResultColumn(f.name, f.type_oid, names.get(f.type_oid, str(f.type_oid)))
-                   for f in fields]
-        ctx = StatementContext(st.request, stmt.sql, timed=False)
-        formats = (binary,)
-        resolve.check_keys(plan.reads, others=plan.reads)
-        source: _Source = _Whole(plan, params, ctx, formats)
-        if row_wise(d.query) and len(plan.reads) == 1 and len(plan.references) == 1 and (
-                not st.services.fns):
-            ref = plan.reads[0]
-            if ref.schema != st.services.schemas.system and ref.resource is not PG_CURSORS \
-                    and not st.overlay.touches(ref.resource.name):
-                calls = await resolve.bindings(st, ref, params, ctx)
-                if len(calls) == 1:
-                    ctx.planned = 1
-                    st.services.guard.check_budget(ctx.planned)
-                    lazy = _Lazy(plan, params, ctx, formats)
-                    lazy._call = calls[0]
-                    source = lazy
-        cursor = Cursor(d.name, stmt.sql, d, fields, columns, source, not idle)
+        cursor = await open_cursor(st, query, params, d, stmt.sql, tx_declared=not idle)
         if idle:  # WITH HOLD outside a block: its implicit transaction commits at once
             await cursor.keep(st)
         self.open[d.name] = cursor

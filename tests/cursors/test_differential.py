@@ -61,7 +61,7 @@ SCRIPTS = [
     ["DECLARE x CURSOR FOR SELECT id FROM items"],
     ["BEGIN", "DECLARE d CURSOR FOR SELECT id FROM items",
      "DECLARE d CURSOR FOR SELECT id FROM items", "FETCH d", "ROLLBACK"],
-    ["FETCH nope"], ["MOVE nope"], ["CLOSE nope"], ["CLOSE ALL"],
+    ["FETCH nope"], ["MOVE nope"], ["CLOSE ALL", "CLOSE nope"],
     ["BEGIN", "DECLARE b1 CURSOR FOR SELECT id FROM items",
      "DECLARE b2 BINARY CURSOR FOR SELECT id, label FROM items", "FETCH 2 b2", "FETCH b1",
      "CLOSE ALL", "FETCH b1", "ROLLBACK"],
