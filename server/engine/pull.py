@@ -148,7 +148,10 @@ class Opened:
         """Nothing more will be read: a generator left unfinished is closed."""
         self.done = True
         it, self._it = self._it, None
-        if inspect.isgenerator(it):
-            it.close()
-        elif it is not None and hasattr(it, "aclose"):
-            await it.aclose()
+        try:
+            if inspect.isgenerator(it):
+                it.close()
+            elif it is not None and hasattr(it, "aclose"):
+                await it.aclose()
+        except (ValueError, RuntimeError):
+            pass  # still running in a worker thread a cancel left behind: it ends alone
