@@ -2,8 +2,9 @@
 
 ``DECLARE`` plans a SELECT (gated, checked by the sidecar, its keys and call budget
 checked) and calls nothing; ``FETCH`` and ``MOVE`` read it; ``CLOSE`` ends it. A
-``Cursor`` is the small object a protocol portal may use as well: ``fetch(st, n)``
-for the next rows, ``move``, ``close``.
+``Cursor`` (``open_cursor``) is the small object a protocol portal may use as well:
+``next(st, n)`` for the next rows, ``fetch(st, Fetch)`` for any FETCH or MOVE,
+``close``.
 
 Rules:
 - Lazy where it can be: a query that reads one resource through one call, row by
@@ -16,11 +17,13 @@ Rules:
   read are kept (encoded, as Postgres gave them), so a scroll reads them again
   rather than calling again.
 - Positions, directions and counts are Postgres's own (``DoPortalRunFetch``,
-  ``PortalRunSelect``): NO SCROLL refuses any backward step (0A000);
-  FETCH ABSOLUTE n past the middle rewinds.
+  ``PortalRunSelect``): NO SCROLL refuses any backward step (55000);
+  FETCH ABSOLUTE n before half the position rewinds. A FETCH whose Bind asks other
+  formats than the cursor's gets its rows encoded again by the sidecar.
 - A WITHOUT HOLD cursor ends with its transaction; a WITH HOLD one is read to its
   end at COMMIT (its calls finished inside the transaction, as Postgres
-  materializes it) and lives until CLOSE or the session's end; a ROLLBACK ends the
+  materializes it), its rows moved into a temporary table of the session's pinned
+  sidecar connection, and lives until CLOSE or the session's end; a ROLLBACK ends the
   held cursors the transaction declared. DECLARE outside a transaction block
   without HOLD is 25P01; a name in use 42P03; an unknown one 34000.
 """
