@@ -89,7 +89,7 @@ async def test_pandas_read_sql_in_chunks(make_db: Any) -> None:
             after_ten, frame = await asyncio.to_thread(read)
         finally:
             engine.dispose()
-        assert after_ten <= FIRST_TEN + 1  # SQLAlchemy's buffer starts at 5 rows
+        assert after_ten == FIRST_TEN
         assert pages.requests == ALL_PAGES
         plain = await asyncio.to_thread(_plain, url)
         assert list(frame.itertuples(index=False, name=None)) == plain
