@@ -307,6 +307,10 @@ class DuplicateCursor(SqlError, code="42P03"):
     pass
 
 
+class UndefinedParameter(SqlError, code="42P02"):
+    """A $n with no value given (a DECLARE's query)."""
+
+
 class DuplicateTable(SqlError, code="42P07"):
     pass
 
@@ -329,6 +333,10 @@ class ConfigurationLimitExceeded(SqlError, code="53400"):
 
 class ProgramLimitExceeded(SqlError, code="54000"):
     pass
+
+
+class ObjectNotInPrerequisiteState(SqlError, code="55000"):
+    """A cursor asked to step back when it can only scan forward (NO SCROLL)."""
 
 
 class QueryCanceled(SqlError, code="57014"):

@@ -26,7 +26,8 @@ MAX_LINES = 600
 # What the network layer may use of a session: running (a portal run's fast read too,
 # awaited or answered in callbacks),
 # describing, failing statements, and the connection's facts it sets.
-NET_CONTRACT = frozenset({"answer_read", "canceller", "close", "copy", "describe", "endpoint",
+NET_CONTRACT = frozenset({"answer_read", "canceller", "close", "copy", "describe",
+                          "describe_cursor", "endpoint",
                           "execute", "fail", "fast_read", "new_request", "pid", "run",
                           "sink", "tx_status", "user", "writes"})
 ENGINE = "glove_scratchpad.server.engine"

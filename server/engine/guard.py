@@ -332,6 +332,12 @@ class Guard:
             return work()
         return await self._in_thread(resource, work, (), {})
 
+    async def read_more(self, resource: str, inline: bool, work: Callable[[], Any] | Any
+                        ) -> Any:
+        """More rows of an iterator a call returned, read after the call (a cursor's
+        FETCH): under the rules of ``_read``; its errors are the caller's to word."""
+        return await self._read(resource, inline, work)
+
     async def _bounded(self, work: Any) -> Any:
         timer = asyncio.timeout(self.limits.resolver_timeout)
         try:

@@ -9,6 +9,8 @@ Rules:
   resolver timeout, as an async one is.
 - An error raised while pulling is the tool's own, as a resolver's error is;
   a generator left unfinished is closed.
+- ``Opened`` reads an answer a part at a time across statements (a cursor's
+  FETCHes): the iterator stays open between parts, until it ends or is closed.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pydantic import BaseModel
 
 from glove_scratchpad import errors
 
-__all__ = ["pull"]
+__all__ = ["Opened", "pull"]
 
 
 Reader = Callable[[Any], Awaitable[Any]]  # runs a pull: a plain function or an awaitable
@@ -80,3 +82,76 @@ async def _pull_async(out: AsyncIterator[Any], cap: int) -> list[Any]:
         close = getattr(it, "aclose", None)
         if close is not None:
             await close()
+
+
+class Opened:
+    """A resolver's answer read a part at a time (a cursor's FETCHes): ``take(n)`` pulls at
+    most ``n`` more rows, ``next`` called at most ``n`` times; ``done`` once it ended."""
+
+    def __init__(self, out: Any, read: Reader = _here) -> None:
+        self.read = read
+        self.done = False
+        self._list: list[Any] | None = None
+        self._it: Any = None
+        if isinstance(out, list | tuple):
+            self._list = list(out)
+        elif out is None:
+            self._list = []
+        elif isinstance(out, BaseModel | Mapping):
+            self._list = [out]
+        elif hasattr(out, "__aiter__"):
+            self._it = aiter(out)
+        elif hasattr(out, "__iter__"):
+            self._it = iter(out)
+        else:
+            raise errors.ExternalRoutineError(
+                f"a select resolver returned {type(out).__name__}, not rows",
+                hint="A select resolver returns a list, an iterator or generator, or an async "
+                "one, of pydantic models or dicts.")
+
+    async def take(self, n: int) -> list[Any]:
+        if self.done:
+            return []
+        if self._list is not None:
+            rows, self._list = self._list[:n], self._list[n:]
+            self.done = not self._list
+            return rows
+        if hasattr(self._it, "__anext__"):
+            rows = await self.read(self._take_async(n))
+        else:
+            rows = await self.read(functools.partial(self._take_plain, n))
+        if len(rows) < n:
+            await self.close()
+        return rows
+
+    def _take_plain(self, n: int) -> list[Any]:
+        rows: list[Any] = []
+        for _ in range(n):
+            try:
+                rows.append(next(self._it))
+            except StopIteration:
+                self.done = True
+                break
+        return rows
+
+    async def _take_async(self, n: int) -> list[Any]:
+        rows: list[Any] = []
+        for _ in range(n):
+            try:
+                rows.append(await anext(self._it))
+            except StopAsyncIteration:
+                self.done = True
+                break
+        return rows
+
+    async def close(self) -> None:
+        """Nothing more will be read: a generator left unfinished is closed."""
+        self.done = True
+        it, self._it = self._it, None
+        try:
+            if inspect.isgenerator(it):
+                it.close()
+            elif it is not None and hasattr(it, "aclose"):
+                await it.aclose()
+        except (ValueError, RuntimeError):
+            pass  # still running in a worker thread a cancel left behind: it ends alone

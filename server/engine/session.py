@@ -46,13 +46,14 @@ from ..sql.analysis import Plan, deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, command_kind, is_script, parse
 from ..sql.statement_kinds import statement_name
-from . import backends, chains, commit, fast, lazy, settings, sidecar, suggest, writes
+from . import backends, chains, fast, lazy, settings, sidecar, suggest, writes
 from . import copy as copying
 from . import fns as fn_calls
 from . import restage as restaging
 from . import temp as temp_tables
 from .answering import Answer, Done
 from .context import Request, StatementContext, WorkedOut
+from .cursors import Cursors
 from .explain import explain_statement
 from .explain_analyze import analyzing, explain_analyze
 from .kept import system_call_name
@@ -62,7 +63,7 @@ from .policy import Policy
 from .prepared import Compiled, Prepared
 from .result import Result, StagedWrite
 from .services import Services
-from .session_settings import SessionSettings, changes
+from .session_settings import SessionSettings
 from .shown import bounded, shown
 from .staged import pending, staged_view_rows
 from .statement import Endpoint, Statement, lookup
@@ -70,6 +71,7 @@ from .statement_log import log_end, logs_ends
 from .system_calls import approval_rows, run_system_call
 from .timeouts import late_noticed, timed_out
 from .transaction import Transaction, TxState
+from .transaction_statements import transaction
 from .view import View
 
 __all__ = ["ParsedStatement", "Session", "parse"]
@@ -77,12 +79,8 @@ __all__ = ["ParsedStatement", "Session", "parse"]
 # Session ids are random: unique across processes and restarts, which share the audit.
 _SESSION_ID_BITS = 63
 _TEXT_OIDS = frozenset({19, 25, 1042, 1043})  # name, text, bpchar, varchar
-_POOL_RESETS = (ast.DiscardStmt, ast.DeallocateStmt, ast.ClosePortalStmt, ast.UnlistenStmt)
-_SAVEPOINT_VERBS = {
-    enums.TransactionStmtKind.TRANS_STMT_SAVEPOINT: "SAVEPOINT",
-    enums.TransactionStmtKind.TRANS_STMT_RELEASE: "RELEASE SAVEPOINT",
-    enums.TransactionStmtKind.TRANS_STMT_ROLLBACK_TO: "ROLLBACK TO SAVEPOINT",
-}
+_POOL_RESETS = (ast.DiscardStmt, ast.DeallocateStmt, ast.UnlistenStmt)
+_CURSOR_STATEMENTS = (ast.DeclareCursorStmt, ast.FetchStmt, ast.ClosePortalStmt)
 
 
 class Session:
@@ -106,6 +104,7 @@ class Session:
         self._worked_out: WorkedOut | None = None
         self.tx = Transaction(self.session_settings)
         self.temp = temp_tables.TempTables()  # its temporary tables, on a pinned connection
+        self.cursors = Cursors()  # DECLARE's, by name (pg_cursors reads ``cursor_rows``)
         # Fired writes, for a while, and the transaction's staged ones.
         self.overlay = Overlay(self.tx, services.limits.read_your_writes_s)
         self._write_ids = itertools.count(1)
@@ -206,6 +205,8 @@ class Session:
         node = stmt.node
         if isinstance(node, ast.VariableShowStmt):
             return (), (FieldDescription(node.name or "", type_oid=25),)
+        if isinstance(node, _CURSOR_STATEMENTS):  # FETCH: the cursor's columns
+            return tuple(param_oids), self.cursors.fields(node)
         backend = backend_call(node)
         if backend is not None:
             return backends.described(backend, node.targetList[0], tuple(param_oids))
@@ -257,6 +258,13 @@ class Session:
     def cache_rows(self) -> list[dict[str, Any]]:
         return self.services.kept.rows(self.view.database, self.user, self.policy.admin)
 
+    def cursor_rows(self) -> list[dict[str, Any]]:
+        return self.cursors.rows()
+
+    def describe_cursor(self, name: str) -> tuple[FieldDescription, ...]:
+        """The columns of a cursor DECLARE made (a Describe of its portal); 34000 if none."""
+        return self.cursors.find(name).fields
+
     def activity_rows(self) -> list[dict[str, Any]]:
         return backends.visible(self.services.sessions, self.user, self.policy.admin)
 
@@ -268,6 +276,7 @@ class Session:
         """The client is gone: the session leaves scratchpad.activity."""
         self.services.sessions.discard(self)
         self.temp.close()
+        self.cursors.end()
 
     def cancel_running(self) -> bool:
         """Cancel the statement running, as a CancelRequest would: whether a cancel could
@@ -310,7 +319,7 @@ class Session:
             self.query, self.query_start = stmt.sql, time.time()
             if isinstance(node, ast.TransactionStmt):
                 self._gate(stmt, params, st.prepared)
-                return shown(await self._transaction(st, node), self.settings)
+                return shown(await transaction(st, node, self.cursors), self.settings)
             self.tx.check_not_failed()
             try:
                 self._gate(stmt, params, st.prepared)
@@ -526,7 +535,11 @@ class Session:
             return await copying.run(st, stmt, params)
         if isinstance(node, ast.VariableSetStmt | ast.VariableShowStmt):
             return await settings.setting(st, node, stmt.sql)
+        if isinstance(node, _CURSOR_STATEMENTS):
+            return await self.cursors.run(st, stmt, params)
         if isinstance(node, _POOL_RESETS):
+            if isinstance(node, ast.DiscardStmt) and node.target == enums.DiscardMode.DISCARD_ALL:
+                await self.cursors.close_all(st)  # DISCARD ALL closes them, as CLOSE ALL
             return await settings.pool_reset(st, node)
         # The gate let through a kind with no branch here: our bug, not the client's.
         raise errors.InternalError(
@@ -558,36 +571,3 @@ class Session:
             raise fn_calls.explained(st, exc) from None
         except errors.UndefinedColumn as exc:
             raise quoted_value(exc, stmt.sql) from None
-
-    # -- transactions -------------------------------------------------------------
-
-    async def _transaction(self, st: Statement, node: ast.TransactionStmt) -> Result:
-        """A transaction statement, and the settings its end or ROLLBACK TO restored
-        (ParameterStatus)."""
-        before = dict(self.settings)
-        result = await self._transaction_step(st, node)
-        changed = changes(before, self.settings)
-        if changed:
-            result.parameters.update(await settings.reported(st, changed))
-        return result
-
-    async def _transaction_step(self, st: Statement, node: ast.TransactionStmt) -> Result:
-        kind = node.kind
-        assert kind is not None  # the parser sets every enum field
-        k = enums.TransactionStmtKind
-        if kind in (k.TRANS_STMT_BEGIN, k.TRANS_STMT_START):
-            return self.tx.begin(settings.read_only_option(
-                node.options, self.settings.get("default_transaction_read_only") == "on"),
-                settings.isolation_option(node.options))
-        if kind == k.TRANS_STMT_COMMIT:
-            taken = self.tx.take_for_commit()
-            if isinstance(taken, Result):
-                return taken
-            return await commit.commit(st, taken)
-        if kind == k.TRANS_STMT_ROLLBACK:
-            return self.tx.rollback()
-        if kind in _SAVEPOINT_VERBS:
-            return self.tx.savepoint(_SAVEPOINT_VERBS[kind], node.savepoint_name or "")
-        raise errors.InternalError(
-            f"transaction statement {kind.name} passed the gate but has no branch that runs it",
-            hint="Report this to the server's operator.")

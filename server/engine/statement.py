@@ -25,6 +25,7 @@ from ..sql.analysis import Plan, analyze
 from ..sql.fn_calls import find_calls
 from ..sql.parse import ParsedStatement
 from .context import Request, WorkedOut
+from .cursor_view import PG_CURSORS
 from .overlay import Overlay
 from .policy import Policy
 from .prepared import Prepared
@@ -41,6 +42,8 @@ def lookup(services: Services, view: View, schema: str | None, name: str) -> Res
     """The resource a (schema, name) means in a view: a system view, a resource the view
     sees, or None."""
     schemas = services.schemas
+    if name == "pg_cursors" and schema in (None, "pg_catalog"):
+        return PG_CURSORS  # the session's own cursors, not the sidecar's
     if schema == schemas.system:
         return SYSTEM_VIEWS.get(name)
     if schema in (None, schemas.served) and name in view.visible:

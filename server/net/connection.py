@@ -548,6 +548,9 @@ class ClientHandler(ClientSocket):
                                                                            msg.name))
                 self.send(ParameterDescription(param_oids))
                 self.send(NoData() if fields is None else RowDescription(fields))
+            elif msg.name not in self.portals and self.session is not None and msg.name:
+                # A cursor DECLARE made is a portal too (psycopg describes it by name).
+                self.send(RowDescription(self.session.describe_cursor(msg.name)))
             else:
                 portal = p.find_portal(self.portals, msg.name)
                 fields = (await self._describe(portal.prepared))[1]

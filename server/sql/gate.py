@@ -12,8 +12,9 @@ naming the next step. What is allowed is data in other modules, applied here:
 
 Rules:
 - Statement kinds: only ``STATEMENT_KINDS`` (SELECT, INSERT, UPDATE, DELETE,
-  EXPLAIN, the transaction statements, SET/RESET/SHOW, DISCARD, DEALLOCATE,
-  CLOSE, UNLISTEN). Of those, refused: two-phase commit (PREPARE TRANSACTION,
+  EXPLAIN, the transaction statements, SET/RESET/SHOW, DECLARE (its query judged
+  as a top-level SELECT: ``cursor_statements``), FETCH and MOVE, DISCARD,
+  DEALLOCATE, CLOSE, UNLISTEN). Of those, refused: two-phase commit (PREPARE TRANSACTION,
   COMMIT/ROLLBACK PREPARED), SHOW ALL, SET TRANSACTION SNAPSHOT, and at any depth SELECT … INTO and
   FOR UPDATE/SHARE. Every other kind is refused with its own message,
   SQL-level PREPARE and EXECUTE among them (0A000: the driver's prepared
@@ -71,6 +72,7 @@ from .allowlist import (
     undefined_relation,
 )
 from .copy import judged_as
+from .cursor_statements import check_current_of, check_declare
 from .nodes import SET_CONFIG_PARAMS, call_arguments
 from .own_functions import own_function
 from .pg_settings_read import literal, pinned_settings_read
@@ -189,7 +191,9 @@ class _Gate:
             self.set(node)
         elif isinstance(node, ast.VariableShowStmt):
             self.show(str(node.name))
-        # DISCARD, DEALLOCATE, CLOSE and UNLISTEN name nothing to check.
+        elif isinstance(node, ast.DeclareCursorStmt):
+            self.statement(check_declare(node), top)
+        # FETCH, MOVE, DISCARD, DEALLOCATE, CLOSE and UNLISTEN name nothing to check.
 
     def explain(self, node: Any, top: bool) -> None:
         if system_call(node.query, self.system) is not None:
@@ -298,6 +302,7 @@ class _Gate:
     # -- queries --------------------------------------------------------------------
 
     def write(self, node: Any, scope: _Scope) -> None:
+        check_current_of(getattr(node, "whereClause", None))
         inner = self.with_clause(node.withClause, scope)
         try:
             self.target(node.relation)
@@ -397,14 +402,14 @@ class _Gate:
         if schema is None:
             if scope.has_cte(name) or name in CATALOG_RELATIONS:
                 return
+            if self.is_resource(None, name):  # a resource, or a catalog view the engine
+                return                        # answers itself (pg_cursors)
             if name.startswith("pg_"):
                 refuse_catalog(name)
-            if self.is_resource(None, name):
-                return
             undefined_relation(name, f"{self.system}.{name}"
                                if self.is_resource(self.system, name) else None)
         if schema == "pg_catalog":
-            if name not in CATALOG_RELATIONS:
+            if name not in CATALOG_RELATIONS and not self.is_resource(schema, name):
                 refuse_catalog(name)
             return
         if schema == "information_schema":

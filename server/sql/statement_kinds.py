@@ -7,11 +7,12 @@ Rules:
   top of a statement (after its own checks of each): SELECT (VALUES, set
   operations), INSERT, UPDATE, DELETE, EXPLAIN (not ANALYZE, and of one of
   those four), the transaction statements (not two-phase commit),
-  SET/RESET/SHOW, and what connection pools send between clients: DISCARD,
-  DEALLOCATE, CLOSE and UNLISTEN. The engine has a branch that runs each.
+  SET/RESET/SHOW, the cursor statements (DECLARE, FETCH and MOVE; CLOSE), and
+  what connection pools send between clients: DISCARD, DEALLOCATE, CLOSE and
+  UNLISTEN. The engine has a branch that runs each.
 - Every other statement is refused by ``refuse_statement``, each kind with its
   own SQLSTATE, message and HINT: DDL, COPY to a file or program, DO, CALL, LOCK, LISTEN/NOTIFY,
-  cursors, SQL-level PREPARE/EXECUTE, maintenance, roles and privileges,
+  SQL-level PREPARE/EXECUTE, maintenance, roles and privileges,
   ALTER SYSTEM, MERGE. Nothing else nests inside an accepted statement except
   the four query kinds, so the same refusal serves a nested one.
 - Messages name the statement as its SQL spells it (``statement_name``).
@@ -45,7 +46,7 @@ QUERY_KINDS = (ast.SelectStmt, ast.InsertStmt, ast.UpdateStmt, ast.DeleteStmt)
 STATEMENT_KINDS: tuple[type[ast.Node], ...] = (
     *QUERY_KINDS, ast.ExplainStmt, ast.TransactionStmt, ast.VariableSetStmt,
     ast.VariableShowStmt, ast.DiscardStmt, ast.DeallocateStmt, ast.ClosePortalStmt,
-    ast.UnlistenStmt,
+    ast.UnlistenStmt, ast.DeclareCursorStmt, ast.FetchStmt,
 )
 
 PREPARED_HINT = ("Use your driver's prepared statements (the extended protocol: Parse, then "
@@ -152,9 +153,6 @@ def refuse_statement(node: Any) -> NoReturn:
             "LOCK is not supported: resources have no locks",
             hint="Drop the LOCK. Inside BEGIN … COMMIT writes are staged, and COMMIT fires "
             "them in order.")
-    if isinstance(node, ast.DeclareCursorStmt | ast.FetchStmt):
-        raise errors.FeatureNotSupported(
-            "cursors are not supported", hint="Page with LIMIT and OFFSET in a plain SELECT.")
     if isinstance(node, ast.MergeStmt):
         raise errors.FeatureNotSupported(
             "MERGE is not supported", hint="Use INSERT, UPDATE and DELETE on the resource.")

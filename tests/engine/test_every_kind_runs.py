@@ -9,6 +9,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from pglast import ast
 from pydantic import BaseModel
 
 from glove_scratchpad.resources import define_resource
@@ -47,6 +48,8 @@ async def dsn(sidecar: Any) -> AsyncIterator[str]:
                          ids=lambda k: k.__name__)
 async def test_an_accepted_kind_runs(dsn, kind):
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        if kind is ast.FetchStmt:  # a FETCH needs a cursor to read
+            await conn.execute(ACCEPTED[ast.DeclareCursorStmt], prepare=False)
         await conn.execute(ACCEPTED[kind], prepare=False)
 
 

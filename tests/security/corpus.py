@@ -51,7 +51,6 @@ ATTACKS: list[tuple[str, str]] = [
     ("SELECT * FROM pg_locks", PRIV),
     ("SELECT * FROM pg_prepared_statements", PRIV),
     ("SELECT * FROM pg_prepared_xacts", PRIV),
-    ("SELECT * FROM pg_cursors", PRIV),
     ("SELECT * FROM pg_backend_memory_contexts", PRIV),
     ("SELECT * FROM pg_replication_slots", PRIV),
     ("SELECT most_common_vals FROM pg_stats", PRIV),
@@ -354,8 +353,8 @@ ATTACKS: list[tuple[str, str]] = [
     ("LOCK pg_catalog.pg_class", UNSUPPORTED),
     ("LISTEN channel", UNSUPPORTED),
     ("NOTIFY channel, 'payload'", UNSUPPORTED),
-    ("DECLARE c CURSOR FOR SELECT * FROM pg_authid", UNSUPPORTED),
-    ("FETCH ALL FROM c", UNSUPPORTED),
+    ("DECLARE c CURSOR FOR SELECT * FROM pg_authid", PRIV),
+    ("DECLARE c SCROLL CURSOR WITH HOLD FOR SELECT pg_read_file('/etc/passwd')", PRIV),
     ("MERGE INTO github_pr g USING web w ON true WHEN MATCHED THEN DELETE", UNSUPPORTED),
     ("SELECT * INTO stolen FROM github_pr WHERE number = 1", PRIV),
     ("SELECT * FROM github_pr WHERE number = 1 FOR UPDATE", UNSUPPORTED),
@@ -445,6 +444,9 @@ ATTACKS: list[tuple[str, str]] = [
 
 # Everyday statements over resources, and the session statements drivers and pools send.
 ORDINARY: list[str] = [
+    "DECLARE c NO SCROLL CURSOR FOR SELECT number, title FROM github_pr WHERE number = 1",
+    "FETCH FORWARD 10 FROM c",
+    "MOVE BACKWARD ALL IN c",
     "EXPLAIN ANALYZE DELETE FROM github_pr WHERE number = 1",
     "EXPLAIN (ANALYZE true) SELECT 1",
     "EXPLAIN (ANALYZE, FORMAT JSON) SELECT w.title FROM web w JOIN github_pr g ON g.title = w.title WHERE w.query = 'x'",

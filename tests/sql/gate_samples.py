@@ -64,6 +64,9 @@ ACCEPTED: dict[type[ast.Node], str] = {
     ast.DeallocateStmt: "DEALLOCATE ALL",
     ast.ClosePortalStmt: "CLOSE ALL",
     ast.UnlistenStmt: "UNLISTEN *",
+    ast.DeclareCursorStmt: "DECLARE c CURSOR WITH HOLD FOR SELECT title FROM github_pr "
+                           "WHERE number = 1",
+    ast.FetchStmt: "FETCH ALL FROM c",
 }
 
 EXTRA_ACCEPTED: list[str] = [
@@ -129,7 +132,11 @@ REFUSED: dict[str, Refused] = {
     "LISTEN": Refused("LISTEN channel", UNSUPPORTED),
     "NOTIFY": Refused("NOTIFY channel, 'x'", UNSUPPORTED),
     "LOCK": Refused("LOCK github_pr", UNSUPPORTED),
-    "cursor": Refused("DECLARE c CURSOR FOR SELECT 1", UNSUPPORTED),
+    "cursor over a catalog": Refused("DECLARE c CURSOR FOR SELECT * FROM pg_authid", PRIV),
+    "WHERE CURRENT OF": Refused("DELETE FROM github_pr WHERE CURRENT OF c", UNSUPPORTED),
+    "cursor over a write": Refused("DECLARE c CURSOR FOR WITH d AS (DELETE FROM github_pr "
+                                   "WHERE number = 1 RETURNING *) SELECT * FROM d",
+                                   UNSUPPORTED),
     "MERGE": Refused("MERGE INTO github_pr g USING web w ON true WHEN MATCHED THEN DELETE",
                      UNSUPPORTED),
     "MERGE in WITH": Refused("WITH m AS (MERGE INTO github_pr g USING web w ON true "

@@ -27,7 +27,8 @@ def test_statement_kinds_are_public_and_exact() -> None:
     assert set(gate.STATEMENT_KINDS) == {
         ast.SelectStmt, ast.InsertStmt, ast.UpdateStmt, ast.DeleteStmt, ast.ExplainStmt,
         ast.TransactionStmt, ast.VariableSetStmt, ast.VariableShowStmt, ast.DiscardStmt,
-        ast.DeallocateStmt, ast.ClosePortalStmt, ast.UnlistenStmt,
+        ast.DeallocateStmt, ast.ClosePortalStmt, ast.UnlistenStmt, ast.DeclareCursorStmt,
+        ast.FetchStmt,
     }
     assert ast.PrepareStmt not in gate.STATEMENT_KINDS
     assert ast.ExecuteStmt not in gate.STATEMENT_KINDS
