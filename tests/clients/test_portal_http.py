@@ -39,10 +39,11 @@ async def test_asyncpg_cursor_asks_an_api_for_the_pages_of_its_rows(served):
         async with conn.transaction():
             cur = await conn.cursor("SELECT n FROM t_link_items")
             first = await cur.fetch(10)
-            # The first page, and the next one, which the paging asks for ahead of its rows.
-            assert _pages(t) == 2
+            # The first page, and perhaps the next one, which the paging asks for ahead of
+            # its rows (whether it has yet is the read-ahead's timing).
+            assert _pages(t) in (1, 2)
             second = await cur.fetch(290)  # rows 11 to 300: the pages of 300 rows
-            assert _pages(t) == 300 // PAGE + 1
+            assert _pages(t) in (300 // PAGE, 300 // PAGE + 1)
             rest = await cur.fetch(ITEMS)
         assert [r["n"] for r in first + second + rest] == plain
         assert _pages(t) == ITEMS // PAGE
