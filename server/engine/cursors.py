@@ -72,9 +72,15 @@ class _Source:
     """A cursor's rows as they are read: ``more(st, n)`` gives about ``n`` more."""
 
     exhausted = False
+    ctx: StatementContext
 
     async def more(self, st: Statement, n: int) -> tuple[list[Any], list[Notice]]:
         raise NotImplementedError
+
+    def touched(self) -> list[Any]:
+        """What its calls touched so far (``Result.touched``): a FETCH of an untrusted
+        resource's rows taints the session as a SELECT of them does."""
+        return list(self.ctx.touched.values())
 
     async def close(self) -> None:
         self.exhausted = True
@@ -477,14 +483,15 @@ class Cursors:
             rows, count = await cursor.fetch(st, f)
             notices, cursor.notices = cursor.notices, []
             if f.move:
-                return Result(f"MOVE {count}", notices=notices)
+                return Result(f"MOVE {count}", notices=notices,
+                              touched=cursor.source.touched())
             fields = cursor.fields
             wanted = _formats(st.formats, len(fields))
             if wanted is not None and wanted != tuple(x.format for x in fields):
                 fields = tuple(_in_format(x, w) for x, w in zip(fields, wanted, strict=True))
                 rows = await _encoded(st, cursor.fields, rows, wanted)
             return Result(f"FETCH {count}", columns=cursor.columns, fields=fields,
-                          data_rows=rows, notices=notices)
+                          data_rows=rows, notices=notices, touched=cursor.source.touched())
         assert isinstance(node, ast.ClosePortalStmt)
         if node.portalname is None:  # CLOSE ALL
             await self.close_all(st)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+import asyncpg
 import psycopg
 import pytest
 
@@ -47,6 +48,29 @@ async def test_a_write_after_an_untrusted_read_needs_approval_and_says_why(sidec
         # The taint lasts for the session: a later, plain write is gated too.
         plan = await _lines(conn, "EXPLAIN INSERT INTO notes (text) VALUES ('x')")
         assert any(line.startswith("Approval: needed") for line in plan)
+
+
+@pytest.mark.parametrize("read", ["cursor", "portal"])
+async def test_an_untrusted_read_through_a_cursor_or_a_portal_taints_too(sidecar, read):
+    async with served(sidecar, RULES) as (_db, _sent, dsn), await connect(dsn("agent")) as conn:
+        await conn.execute("BEGIN")
+        if read == "cursor":
+            await conn.execute("DECLARE c CURSOR FOR SELECT body FROM web "
+                               "WHERE url = 'http://a.example/'")
+            await conn.execute("FETCH 1 FROM c")
+        else:  # a psycopg server-side cursor reads by DECLARE; asyncpg's by portals
+            raw = await asyncpg.connect(dsn("agent"))
+            try:
+                async with raw.transaction():
+                    cur = await raw.cursor("SELECT body FROM web WHERE url = 'http://a.example/'")
+                    await cur.fetch(1)
+                    plan = await raw.fetch("EXPLAIN INSERT INTO notes (text) VALUES ('x')")
+                assert any(r[0].startswith("Approval: needed") for r in plan), plan
+            finally:
+                await raw.close()
+            return
+        plan = await _lines(conn, "EXPLAIN INSERT INTO notes (text) VALUES ('x')")
+        assert any(line.startswith("Approval: needed") for line in plan), plan
 
 
 async def test_another_session_is_not_tainted(sidecar):
