@@ -12,12 +12,13 @@ ARG BASE_IMAGE=python:3.11-slim
 
 FROM ${BASE_IMAGE} AS build
 ARG WHEELHOUSE=
-WORKDIR /src
-COPY . /src
+# With a wheelhouse, only its wheels: the source comes as this project's wheel, and
+# a change elsewhere in the context does not rebuild the image.
+COPY ${WHEELHOUSE:-.} /src
 RUN python3 -m venv /opt/glove-scratchpad \
  && if [ -n "$WHEELHOUSE" ]; then \
       /opt/glove-scratchpad/bin/pip install --no-cache-dir --no-index \
-        --find-links "/src/$WHEELHOUSE" glove-scratchpad; \
+        --find-links /src glove-scratchpad; \
     else \
       /opt/glove-scratchpad/bin/pip install --no-cache-dir /src; \
     fi \
