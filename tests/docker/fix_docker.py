@@ -21,14 +21,17 @@ import shlex
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = Path(__file__).resolve().parent / "files"
 README = ROOT / "README.md"
 DEPLOY = ROOT / "docs" / "deploy.md"
 API_COMPOSE = "tests/docker/files/compose.api.yml"
+T = TypeVar("T")
 
 
 def run(argv: list[str], *, env: dict[str, str] | None = None, check: bool = True,
@@ -67,7 +70,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def until(check, what: str, timeout: float = 180.0, every: float = 0.5):  # type: ignore[no-untyped-def]
+def until(check: Callable[[], T | None], what: str, timeout: float = 180.0,
+          every: float = 0.5) -> T:
     """``check()``'s first true value, tried until ``timeout``."""
     deadline = time.monotonic() + timeout
     while True:

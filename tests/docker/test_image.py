@@ -5,6 +5,7 @@ tools; and the build context that .dockerignore leaves.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from collections.abc import Iterator
@@ -32,14 +33,6 @@ def image() -> str:
     return IMAGE
 
 
-@pytest.fixture
-def started() -> Iterator[list[str]]:
-    names: list[str] = []
-    yield names
-    if names:
-        run(["docker", "rm", "-f", *names], check=False)
-
-
 def _run_as_documented(image: str, port: int, name: str, *, users: bool) -> None:
     argv = _swap(documented(README, "docker run"), "glove-scratchpad", image)
     argv = _swap(argv, "55432:55432", f"127.0.0.1:{port}:55432")
@@ -48,14 +41,30 @@ def _run_as_documented(image: str, port: int, name: str, *, users: bool) -> None
         assert pairs and all(argv[i - 1] == "-e" for i in pairs), argv
         argv = [a for i, a in enumerate(argv) if i not in pairs and i + 1 not in pairs]
     run([*argv[:2], "-d", "--name", name, *argv[2:]])
-    until(lambda: run(["docker", "inspect", "-f", "{{.State.Health.Status}}", name]
-                      ).stdout.strip() == "healthy", f"{name} healthy", timeout=120)
 
 
-def test_docker_run_serves_the_users_the_readme_names(image: str, started: list[str]):
-    port = free_port()
-    started.append("glovetest-run")
-    _run_as_documented(image, port, "glovetest-run", users=True)
+def _healthy(name: str) -> bool:
+    state = run(["docker", "inspect", "-f", "{{.State.Health.Status}}", name]).stdout
+    return state.strip() == "healthy"
+
+
+@pytest.fixture(scope="module")
+def containers(image: str) -> Iterator[dict[str, int]]:
+    """README's `docker run`, with its users and without them, started together:
+    each container's published port, once its health check passes."""
+    ports = {"glovetest-run": free_port(), "glovetest-nousers": free_port()}
+    try:
+        for name, port in ports.items():
+            _run_as_documented(image, port, name, users=name == "glovetest-run")
+        for name in ports:
+            until(functools.partial(_healthy, name), f"{name} healthy", timeout=120)
+        yield ports
+    finally:
+        run(["docker", "rm", "-f", *ports], check=False)
+
+
+def test_docker_run_serves_the_users_the_readme_names(containers: dict[str, int]):
+    port = containers["glovetest-run"]
     argv = documented(README, "docker run")
     env = dict(a.split("=", 1) for a in argv if a.startswith("GLOVE_SCRATCHPAD_"))
     user, password = env["GLOVE_SCRATCHPAD_USER"], env["GLOVE_SCRATCHPAD_PASSWORD"]
@@ -70,11 +79,8 @@ def test_docker_run_serves_the_users_the_readme_names(image: str, started: list[
         line.split()[1] != "0" for line in top), top
 
 
-def test_without_users_the_refusal_names_the_variables_to_set(image: str,
-                                                               started: list[str]):
-    port = free_port()
-    started.append("glovetest-nousers")
-    _run_as_documented(image, port, "glovetest-nousers", users=False)
+def test_without_users_the_refusal_names_the_variables_to_set(containers: dict[str, int]):
+    port = containers["glovetest-nousers"]
     done = subprocess.run(["psql", f"postgresql://agent@127.0.0.1:{port}/scratchpad",
                            "-XAtc", "SELECT 1"], capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
