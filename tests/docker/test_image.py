@@ -29,7 +29,7 @@ def image() -> str:
     argv = _swap(documented(README, "docker build"), "glove-scratchpad", IMAGE)
     args = ["--build-arg", f"BASE_IMAGE={os.environ['BASE_IMAGE']}",
             "--build-arg", f"WHEELHOUSE={os.environ['WHEELHOUSE']}"]
-    run([*argv[:2], *args, *argv[2:]])
+    run([*argv[:2], "--network", "none", *args, *argv[2:]])  # and no network
     return IMAGE
 
 
