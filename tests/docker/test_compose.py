@@ -110,10 +110,13 @@ def test_three_replicas_share_one_database_and_lose_no_write(stack: Stack):
         for conn in conns.values():
             conn.close()
 
-    # Two stopped: new connections still succeed through the balancer.
+    # Two stopped: new connections still succeed through the balancer, once its
+    # checks (every second) have seen them go.
     owners = {i: _container_of(stack, i) for i in conns}
     stopped = [owners[i] for i in others]
     run(["docker", "stop", *stopped])
+    until(lambda: _connects_to(stack, owner), "the balancer sending to the one left",
+          timeout=30)
     for _ in range(6):
         with psycopg.connect(stack.url, connect_timeout=30) as conn:
             assert instance_of(conn.info.backend_pid) == owner
@@ -139,6 +142,14 @@ def test_three_replicas_share_one_database_and_lose_no_write(stack: Stack):
         fired = conn.execute("SELECT count(*) FROM scratchpad.journal "
                              "WHERE statement LIKE '%star-%' AND status = 'fired'").fetchone()
         assert fired == (3,)
+
+
+def _connects_to(stack: Stack, instance: int) -> bool:
+    try:
+        with psycopg.connect(stack.url, connect_timeout=10) as conn:
+            return instance_of(conn.info.backend_pid) == instance
+    except psycopg.OperationalError:
+        return False
 
 
 def _slow_write(url: str) -> None:
