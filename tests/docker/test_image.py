@@ -53,6 +53,7 @@ def containers(image: str) -> Iterator[dict[str, int]]:
     """README's `docker run`, with its users and without them, started together:
     each container's published port, once its health check passes."""
     ports = {"glovetest-run": free_port(), "glovetest-nousers": free_port()}
+    run(["docker", "rm", "-f", *ports], check=False)  # an earlier run's, stopped mid-way
     try:
         for name, port in ports.items():
             _run_as_documented(image, port, name, users=name == "glovetest-run")
