@@ -11,7 +11,7 @@ PORT   ?= 55432
 # bookworm's nodejs is 18, and the npm MCP servers and Prism need 20.19 or later.
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 
-.PHONY: run test lint bench soak differential clean node-deps test-packages
+.PHONY: run test lint bench soak differential clean node-deps test-packages test-docker
 # Node packages the tests drive (node-postgres, npm MCP servers), from their lock files.
 NODE_DIRS := $(patsubst %/package.json,%,$(wildcard tests/*/node/package.json))
 
@@ -44,6 +44,13 @@ test-packages:
 
 test: test-packages $(STAMP) node-deps
 	$(PY) -m pytest -q
+
+# The Dockerfile and docker-compose.yml on a real Docker engine (tests/docker, which
+# `make test` skips): scripts/test-docker installs Docker when missing, starts an engine
+# of its own when none answers (and stops it), and builds the stand-in images and the
+# wheelhouse, kept between runs.
+test-docker: test-packages $(STAMP)
+	PY=$(PY) bash scripts/test-docker $(PY) -m pytest -q tests/docker
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .

@@ -205,7 +205,9 @@ async def _authenticate(channel: Channel, config: ServerConfig, user: str) -> Po
             return Policy(writes=config.writes)
         _fatal(channel, errors.InvalidAuthorizationSpecification(
             f'no trust for user "{user}" from {channel.peer[0] if channel.peer else "?"}',
-            hint="Without configured users, only loopback connections are accepted."))
+            hint="Without configured users, only loopback connections are accepted: set "
+                 "GLOVE_SCRATCHPAD_USER and GLOVE_SCRATCHPAD_PASSWORD (or a [users] table "
+                 "in the config file) to sign in from other addresses."))
         return None
     known = config.users.get(user)
     exchange = ScramExchange(user, known.password if known else None)

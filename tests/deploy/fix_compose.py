@@ -1,18 +1,13 @@
-"""docker-compose.yml read the way ``docker compose`` reads it, and the one piece of
-Docker that the topology needs from outside: a DNS that names each service.
+"""docker-compose.yml and the Dockerfile read the way Docker reads them, for their lint.
 
 - ``services()``: the compose file with its ``${VAR:-default}`` interpolated from an
   environment (``docker compose`` takes them from the shell and ``.env``).
-- ``Dns``: a tiny UDP DNS answering A queries for service names, as Docker's
-  embedded DNS does for every replica of a scaled service.
+- ``dockerfile()``: the Dockerfile's ENV, ENTRYPOINT, CMD and HEALTHCHECK.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
-import socket
-import struct
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -79,45 +74,3 @@ def dockerfile() -> dict[str, Any]:
         else:
             out.setdefault(word, []).append(rest)
     return out
-
-
-class Dns(asyncio.DatagramProtocol):
-    """Answers ``A`` queries for the names in ``hosts``; any other, with no answer."""
-
-    def __init__(self, hosts: Mapping[str, list[str]]) -> None:
-        self.hosts = {k.lower(): v for k, v in hosts.items()}
-        self.transport: asyncio.DatagramTransport | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def datagram_received(self, data: bytes, addr: tuple[str, int]) -> None:
-        try:
-            reply = self.answer(data)
-        except (IndexError, struct.error):
-            return
-        assert self.transport is not None
-        self.transport.sendto(reply, addr)
-
-    def answer(self, query: bytes) -> bytes:
-        qid, _flags, _count = struct.unpack("!HHH", query[:6])
-        i, labels = 12, []
-        while query[i]:
-            labels.append(query[i + 1:i + 1 + query[i]].decode())
-            i += 1 + query[i]
-        qtype, _ = struct.unpack("!HH", query[i + 1:i + 5])
-        question = query[12:i + 5]
-        name = ".".join(labels).lower().rstrip(".")
-        addresses = self.hosts.get(name, []) if qtype == 1 else []
-        rcode = 0 if name in self.hosts else 3
-        header = struct.pack("!HHHHHH", qid, 0x8180 | rcode, 1, len(addresses), 0, 0)
-        records = b"".join(struct.pack("!HHHIH", 0xC00C, 1, 1, 1, 4) + socket.inet_aton(a)
-                           for a in addresses)
-        return header + question + records
-
-
-async def start_dns(host: str, port: int, hosts: Mapping[str, list[str]]
-                    ) -> asyncio.DatagramTransport:
-    transport, _ = await asyncio.get_running_loop().create_datagram_endpoint(
-        lambda: Dns(hosts), local_addr=(host, port))
-    return transport  # type: ignore[return-value]

@@ -1,10 +1,11 @@
-"""The lint of the Dockerfile and docker-compose.yml: hadolint, and a check that every
-command, variable and file they use exists, so that ``docker compose up`` can come up.
+"""The lint of the Dockerfile and docker-compose.yml, what a run on a real engine
+(tests/docker) cannot show: hadolint's advice, a server variable that is misspelt
+(the server would start and silently ignore it), and a variable without a default
+(the tests set every one of them).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -53,44 +54,13 @@ def test_every_variable_the_server_is_given_is_one_it_reads():
     assert services({})["server"]["expose"] == ["55432"]
 
 
-def test_every_command_exists():
-    """The image's entry point with the service's command, and every health check."""
-    image = dockerfile()
-    compose = services({})
-    server = image["ENTRYPOINT"] + (compose["server"].get("command") or image["CMD"])
-    kind, *health = compose["server"]["healthcheck"]["test"]
-    assert kind == "CMD" and health == image["HEALTHCHECK"]
-    for argv in (server, health):
-        program = BIN / argv[0]
-        assert program.exists(), argv
-        done = subprocess.run([str(program), *argv[1:], "--help"], capture_output=True,
-                              text=True, timeout=60)
-        assert done.returncode == 0, done.stderr
-    kind, line = compose["postgres"]["healthcheck"]["test"]
-    assert kind == "CMD-SHELL" and line.split()[0] == "pg_isready"
-    assert all("healthcheck" in compose[name] for name in ("postgres", "server"))
-    assert compose["server"]["depends_on"]["postgres"]["condition"] == "service_healthy"
-    assert compose["balancer"]["depends_on"]["server"]["condition"] == "service_healthy"
-
-
 def test_every_file_and_interpolation_has_a_source():
     compose = services({})
-    assert compose["server"]["build"] == "." and (ROOT / "Dockerfile").exists()
-    for volume in compose["balancer"]["volumes"]:
+    assert compose["server"]["build"]["context"] == "." and (ROOT / "Dockerfile").exists()
+    for volume in compose["balancer"]["volumes"] + compose["server"]["volumes"]:
         assert (ROOT / volume.split(":")[0]).is_file(), volume
+    assert (ROOT / compose["server"]["env_file"]).is_file()
     # ${VAR} without a default would make an empty .env fail: each has one.
     text = COMPOSE.read_text()
     bare = [v for v in variables(text) if re.search(r"\$\{" + v + r"\}", text)]
     assert bare == []
-
-
-def test_the_balancer_config_uses_exactly_the_variables_the_compose_file_sets():
-    balancer = services({})["balancer"]
-    cfg = ROOT / balancer["volumes"][0].split(":")[0]
-    used = set(re.findall(r'"\$\{([A-Z_]+)\}', cfg.read_text()))
-    assert used == set(balancer["environment"])
-    if shutil.which("haproxy") is None:
-        pytest.skip("haproxy is not installed (.ci/run installs it)")
-    done = subprocess.run(["haproxy", "-c", "-f", str(cfg)], capture_output=True, text=True,
-                          env={**os.environ, **balancer["environment"]}, timeout=60)
-    assert done.returncode == 0, done.stdout + done.stderr
