@@ -38,8 +38,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from . import reads
-from .reads import Refused
+from .reads import CALLS_SHOWN, Reads, Refused
 from .signin import ConsoleSession, SignInFailed, Signins
 
 __all__ = ["COOKIE", "SIGNIN_COOKIE", "console_app"]
@@ -119,9 +118,11 @@ def _host_allowed(header: str, hosts: tuple[str, ...]) -> bool:
         return False
 
 
-def console_app(signins: Signins, *, listen_host: str | None) -> ASGIApp:
-    """The console over ``signins``; ``listen_host``: its one address (None: every one)."""
+def console_app(signins: Signins, schema: str, *, listen_host: str | None) -> ASGIApp:
+    """The console over ``signins``, reading the views of ``schema`` (the server's
+    system schema); ``listen_host``: its one address (None: every one)."""
     env = _templates()
+    reads = Reads(schema)
 
     def page(request: Request, name: str, session: ConsoleSession | None, status: int = 200,
              **values: Any) -> HTMLResponse:
@@ -172,11 +173,11 @@ def console_app(signins: Signins, *, listen_host: str | None) -> ASGIApp:
             session = await signins.sign_in(user, password)
         except SignInFailed as exc:
             again = secrets.token_urlsafe(32)
-            reply = page(request, "signin.html", None, 401, csrf_signin=again,
-                         flash=[("error", str(exc))], last_user=user)
-            reply.set_cookie(SIGNIN_COOKIE, again, httponly=True, samesite="strict",
-                             path="/")
-            return reply
+            failed = page(request, "signin.html", None, 401, csrf_signin=again,
+                          flash=[("error", str(exc))], last_user=user)
+            failed.set_cookie(SIGNIN_COOKIE, again, httponly=True, samesite="strict",
+                              path="/")
+            return failed
         log.info("console: %s signed in", user)
         reply = RedirectResponse("/", 303)
         reply.set_cookie(COOKIE, session.token, httponly=True, samesite="strict", path="/")
@@ -249,7 +250,7 @@ def console_app(signins: Signins, *, listen_host: str | None) -> ASGIApp:
 
     async def calls_page(request: Request, session: ConsoleSession) -> Response:
         return page(request, "calls.html", session, calls=await reads.calls(session.conn),
-                    shown=reads.CALLS_SHOWN, refresh=True)
+                    shown=CALLS_SHOWN, refresh=True)
 
     async def resources_page(request: Request, session: ConsoleSession) -> Response:
         return page(request, "resources.html", session,

@@ -18,6 +18,8 @@ import socket
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from glove_scratchpad.names import schema_names
+
 from ..config import ANY_ADDRESS
 from .app import console_app
 from .signin import Signins, Target
@@ -58,7 +60,7 @@ class ConsolePort:
         self._config = config
         self.signins = Signins(_target(config, server_port))
         host = config.console_host
-        self._app = console_app(self.signins,
+        self._app = console_app(self.signins, schema_names(config.name).system,
                                 listen_host=None if host in ANY_ADDRESS else host)
         self._uv: Any = None
         self._task: asyncio.Task[None] | None = None

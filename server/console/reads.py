@@ -18,14 +18,15 @@ from typing import Any
 
 import asyncpg
 
-__all__ = ["CALLS_SHOWN", "Refused", "activity", "approval", "approvals", "calls", "cancel",
-           "decide", "resources"]
+from glove_scratchpad.names import quote_ident
+
+__all__ = ["CALLS_SHOWN", "Reads", "Refused"]
 
 CALLS_SHOWN = 200  # the most recent tool calls a page lists
 APPROVALS_SHOWN = 200  # the most recent requests a page lists, the pending ones first
 
-_APPROVAL_COLUMNS = ("id, asked_by, session, at, status, why, decided_by, decided_at, "
-                     "comment")
+_APPROVAL_COLUMNS = ("id, asked_by, session, at, status, why::text AS why, decided_by, "
+                     "decided_at, comment")
 
 
 class Refused(Exception):
@@ -63,31 +64,57 @@ def _parsed(row: dict[str, Any], *columns: str) -> dict[str, Any]:
     return row
 
 
-async def approvals(conn: Any) -> list[dict[str, Any]]:
-    """The requests the role may see, pending first, then the most recent."""
-    return await _fetch(
-        conn, f"SELECT {_APPROVAL_COLUMNS} FROM scratchpad.approvals "
-        "ORDER BY status = 'pending' DESC, at DESC LIMIT $1", APPROVALS_SHOWN)
+class Reads:
+    """The console's statements, on the views of the server's system schema (``scratchpad``,
+    or ``NAME_scratchpad`` for a server of another ``--name``)."""
 
+    def __init__(self, schema: str) -> None:
+        self.s = quote_ident(schema)
 
-async def approval(conn: Any, request: int) -> dict[str, Any] | None:
-    """One request in full: its writes as COMMIT would send them."""
-    found = await _fetch(conn, f"SELECT {_APPROVAL_COLUMNS}, writes::text AS writes "
-                         "FROM scratchpad.approvals WHERE id = $1", request)
-    return _parsed(found[0], "writes") if found else None
+    async def approvals(self, conn: Any) -> list[dict[str, Any]]:
+        """The requests the role may see, pending first, then the most recent."""
+        rows = await _fetch(conn, f"SELECT {_APPROVAL_COLUMNS} FROM {self.s}.approvals "
+                            "ORDER BY status = 'pending' DESC, at DESC LIMIT $1",
+                            APPROVALS_SHOWN)
+        return [_parsed(r, "why") for r in rows]
 
+    async def approval(self, conn: Any, request: int) -> dict[str, Any] | None:
+        """One request in full: its writes as COMMIT would send them."""
+        found = await _fetch(conn, f"SELECT {_APPROVAL_COLUMNS}, writes::text AS writes "
+                             f"FROM {self.s}.approvals WHERE id = $1", request)
+        return _parsed(found[0], "why", "writes") if found else None
 
-async def decide(conn: Any, request: int, approve: bool, comment: str,
-                 notices: list[str]) -> Any:
-    """``scratchpad.approve(id, comment)`` or ``scratchpad.deny(id, reason)``: its value;
-    the server's notices (who fired what) are added to ``notices``."""
-    fn = "scratchpad.approve" if approve else "scratchpad.deny"
-    return await _call(conn, f"SELECT {fn}($1, $2)", notices, request, comment)
+    async def decide(self, conn: Any, request: int, approve: bool, comment: str,
+                     notices: list[str]) -> Any:
+        """``approve(id, comment)`` or ``deny(id, reason)``: its value; the server's
+        notices (who fired what) are added to ``notices``."""
+        fn = f"{self.s}.approve" if approve else f"{self.s}.deny"
+        return await _call(conn, f"SELECT {fn}($1, $2)", notices, request, comment)
 
+    async def cancel(self, conn: Any, pid: int, notices: list[str]) -> bool:
+        """``pg_cancel_backend(pid)``: whether a statement was cancelled."""
+        return bool(await _call(conn, "SELECT pg_cancel_backend($1)", notices, pid))
 
-async def cancel(conn: Any, pid: int, notices: list[str]) -> bool:
-    """``pg_cancel_backend(pid)``: whether a statement was cancelled."""
-    return bool(await _call(conn, "SELECT pg_cancel_backend($1)", notices, pid))
+    async def activity(self, conn: Any) -> list[dict[str, Any]]:
+        """The sessions the role may see, with the statement each runs and its calls."""
+        rows = await _fetch(conn, "SELECT pid, usename, state, query, query_start, "
+                            f"backend_start, calls::text AS calls FROM {self.s}.activity "
+                            "ORDER BY pid")
+        return [_parsed(r, "calls") for r in rows]
+
+    async def calls(self, conn: Any) -> list[dict[str, Any]]:
+        """The most recent tool calls the role may see: outcome and latency."""
+        rows = await _fetch(conn, "SELECT at, user_name, session, resource, verb, "
+                            "arguments::text AS arguments, status, latency_ms, rows, error, "
+                            f"statement FROM {self.s}.calls ORDER BY at DESC LIMIT $1",
+                            CALLS_SHOWN)
+        return [_parsed(r, "arguments") for r in rows]
+
+    async def resources(self, conn: Any) -> list[dict[str, Any]]:
+        """Every table the role may call, as the ``resources`` view describes it."""
+        return await _fetch(conn, "SELECT name, namespace, description, verbs, volatility, "
+                            f"keys, primary_key, filters, columns FROM {self.s}.resources "
+                            "ORDER BY namespace, name")
 
 
 async def _call(conn: Any, sql: str, notices: list[str], *args: Any) -> Any:
@@ -101,27 +128,3 @@ async def _call(conn: Any, sql: str, notices: list[str], *args: Any) -> Any:
         raise Refused.of(exc) from None
     finally:
         conn.remove_log_listener(heard)
-
-
-async def activity(conn: Any) -> list[dict[str, Any]]:
-    """The sessions the role may see, with the statement each runs and its calls."""
-    rows = await _fetch(conn, "SELECT pid, usename, state, query, query_start, "
-                        "backend_start, calls::text AS calls FROM scratchpad.activity "
-                        "ORDER BY pid")
-    return [_parsed(r, "calls") for r in rows]
-
-
-async def calls(conn: Any) -> list[dict[str, Any]]:
-    """The most recent tool calls the role may see: outcome and latency."""
-    rows = await _fetch(conn, "SELECT at, user_name, session, resource, verb, "
-                        "arguments::text AS arguments, status, latency_ms, rows, error, "
-                        "statement FROM scratchpad.calls ORDER BY at DESC LIMIT $1",
-                        CALLS_SHOWN)
-    return [_parsed(r, "arguments") for r in rows]
-
-
-async def resources(conn: Any) -> list[dict[str, Any]]:
-    """Every table the role may call, as ``scratchpad.resources`` describes it."""
-    return await _fetch(conn, "SELECT name, namespace, description, verbs, volatility, "
-                        "keys, primary_key, filters, columns FROM scratchpad.resources "
-                        "ORDER BY namespace, name")
