@@ -217,11 +217,12 @@ def console_app(signins: Signins, schema: str, *, listen_host: str | None) -> AS
         comment = str(request.state.form.get("comment") or "")[:MAX_COMMENT]
         notices: list[str] = []
         try:
-            await reads.decide(session.conn, number, approve, comment, notices)
+            said = await reads.decide(session.conn, number, approve, comment, notices)
         except Refused as exc:
             session.say("error", str(exc))
-        else:
-            session.say("ok", f"Request {number} {'approved' if approve else 'denied'}.")
+        else:  # the server's own words: what fired, or who waits for it
+            session.say("ok", str(said) if said is not None
+                        else f"Request {number} {'approved' if approve else 'denied'}.")
         for notice in notices:
             session.say("notice", notice)
         return RedirectResponse(f"/approvals/{number}", 303)
