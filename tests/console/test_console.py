@@ -133,3 +133,16 @@ async def test_signing_in_needs_the_forms_token(browser: Browser) -> None:
                                                     "password": PASSWORDS["ops"]})
         assert refused.status_code == 403
         assert "glove_console=" not in refused.headers.get("set-cookie", "")
+
+
+async def test_every_answer_carries_the_policy_and_a_foreign_host_is_refused(
+        browser: Browser) -> None:
+    async with httpx.AsyncClient(base_url=browser.base) as http:
+        for path in ("/sign-in", "/activity", "/static/console.js", "/nowhere"):
+            answer = await http.get(path)
+            policy = answer.headers["content-security-policy"]
+            assert "script-src 'self';" in policy and "default-src 'none'" in policy, path
+            assert "unsafe-inline" not in policy
+            assert answer.headers["x-content-type-options"] == "nosniff"
+        rebound = await http.get("/sign-in", headers={"Host": "evil.example"})
+        assert rebound.status_code == 421
