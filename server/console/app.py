@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import asyncpg
 import jinja2
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -126,9 +127,10 @@ def console_app(signins: Signins, schema: str, *, listen_host: str | None) -> AS
 
     def page(request: Request, name: str, session: ConsoleSession | None, status: int = 200,
              **values: Any) -> HTMLResponse:
+        said = values.pop("flash", [])
         html = env.get_template(name).render(
             user=session.user if session else None, csrf=session.csrf if session else "",
-            flash=session.take_flash() if session else values.pop("flash", []),
+            flash=[*said, *session.take_flash()] if session else said,
             path=request.url.path, **values)
         return HTMLResponse(html, status)
 
@@ -152,6 +154,10 @@ def console_app(signins: Signins, schema: str, *, listen_host: str | None) -> AS
                     return await handler(request, session)
                 except Refused as exc:
                     return page(request, "refused.html", session, 200, error=exc)
+                except (asyncpg.InterfaceError, OSError):
+                    pass  # the server closed the connection: sign in again
+            await signins.sign_out(session)
+            return RedirectResponse("/sign-in", 303)
 
         return endpoint
 
