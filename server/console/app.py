@@ -63,6 +63,7 @@ def _templates() -> jinja2.Environment:
                              autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["when"] = _when
     env.filters["columns"] = lambda rows: list(dict.fromkeys(k for r in rows for k in r))
+    env.filters["without"] = lambda d, *keys: {k: v for k, v in d.items() if k not in keys}
     env.tests["mapping"] = lambda v: isinstance(v, dict)
     env.tests["rows"] = lambda v: (isinstance(v, list) and bool(v)
                                    and all(isinstance(x, dict) for x in v))
