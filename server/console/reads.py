@@ -18,6 +18,7 @@ from typing import Any
 
 import asyncpg
 
+from glove_scratchpad.catalog import SYSTEM_VIEWS
 from glove_scratchpad.names import quote_ident
 
 __all__ = ["CALLS_SHOWN", "Reads", "Refused"]
@@ -103,11 +104,12 @@ class Reads:
         return [_parsed(r, "calls") for r in rows]
 
     async def calls(self, conn: Any) -> list[dict[str, Any]]:
-        """The most recent tool calls the role may see: outcome and latency."""
+        """The most recent tool calls the role may see: outcome and latency. Reads of the
+        server's own views (the console's among them, every few seconds) are left out."""
         rows = await _fetch(conn, "SELECT at, user_name, session, resource, verb, "
                             "arguments::text AS arguments, status, latency_ms, rows, error, "
-                            f"statement FROM {self.s}.calls ORDER BY at DESC LIMIT $1",
-                            CALLS_SHOWN)
+                            f"statement FROM {self.s}.calls WHERE resource <> ALL($2::text[]) "
+                            "ORDER BY at DESC LIMIT $1", CALLS_SHOWN, sorted(SYSTEM_VIEWS))
         return [_parsed(r, "arguments") for r in rows]
 
     async def resources(self, conn: Any) -> list[dict[str, Any]]:

@@ -43,6 +43,8 @@ async def test_sign_in_then_the_sessions_the_calls_and_the_resources(browser: Br
     calls = await browser.text("#calls")
     assert "web" in calls and "select" in calls and "ok" in calls
     assert " ms" in calls  # its latency
+    tools = {e.text for e in await browser.all("#calls td.tool")}
+    assert tools == {"web"}  # the console's own reads of the views are not tool calls
 
     await browser.get("/resources")
     names = [e.text for e in await browser.all("#resources summary")]
