@@ -9,6 +9,7 @@ here knows the server or its clients.
 
 from glove_scratchpad.names import DEFAULT_NAME, DEFAULT_SCHEMAS, Schemas, check_name, schema_names
 
+from ._approvals import APPROVAL_COLUMNS, ApprovalStore
 from ._audit import AUDIT_COLUMNS, Audit
 from ._cache import CACHE_LOCK, CacheStore, cache_schema
 from ._catalog import (
@@ -44,6 +45,7 @@ from ._views import (
 )
 
 __all__ = [
+    "APPROVAL_COLUMNS",
     "AUDIT_COLUMNS",
     "CACHE_LOCK",
     "CURRENT_VIEW_SOURCE",
@@ -59,6 +61,7 @@ __all__ = [
     "SYNONYMS",
     "SYSTEM_SCHEMA",
     "SYSTEM_VIEWS",
+    "ApprovalStore",
     "Audit",
     "CacheStore",
     "Catalog",

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from glove_scratchpad.resources import Bindings, Column, Resource, define_resource
 
+from ._approvals import APPROVAL_COLUMNS
 from ._audit import AUDIT_COLUMNS
 from ._journal import JOURNAL_COLUMNS
 
@@ -47,6 +48,8 @@ class ViewSource(Protocol):
 
     def activity_rows(self) -> list[dict[str, Any]]: ...
 
+    async def approval_rows(self) -> list[dict[str, Any]]: ...
+
 
 CURRENT: contextvars.ContextVar[ViewSource] = contextvars.ContextVar("glove_view_source")
 
@@ -67,6 +70,9 @@ _STAGED_COLUMNS = [
     {"name": "depends_on", "pg_type": "bigint[]", "description": "The writes (#n) whose "
      "returned rows it reads, in a WITH that holds writes: COMMIT plans it again from "
      "them, once they have fired; rows, changes and bindings show it as planned now"},
+    {"name": "approval", "pg_type": "text", "description": "Whether COMMIT needs a "
+     "person's approval to send it, and why: the rule, or the untrusted read (resource and "
+     "time); NULL: it does not"},
 ]
 # The first six are the view's original columns, in their original order.
 _RESOURCE_COLUMNS = [
@@ -296,6 +302,10 @@ async def _journal(b: Bindings) -> list[dict[str, Any]]:
     return await CURRENT.get().journal_rows(b.all("txid"))
 
 
+async def _approvals(b: Bindings) -> list[dict[str, Any]]:
+    return await CURRENT.get().approval_rows()
+
+
 SYSTEM_VIEWS: dict[str, Resource] = {r.name: r for r in (
     define_resource("staged", columns=_STAGED_COLUMNS, volatility="volatile",
                     description="The writes this session has staged in its open transaction.",
@@ -331,4 +341,11 @@ SYSTEM_VIEWS: dict[str, Resource] = {r.name: r for r in (
                     "ttl) tables materialized in the sidecar, read in place of a new call. "
                     "SELECT scratchpad.refresh('table') drops a table's.",
                     select=_cache, inline=True),
+    define_resource("approvals", volatility="volatile",
+                    columns=[{"name": n, "pg_type": t, "description": d}
+                             for n, t, d in APPROVAL_COLUMNS],
+                    description="Approval requests: a COMMIT whose writes need a person, "
+                    "with why and the writes in full; your own (an approver's: everyone's). "
+                    "An approver decides: SELECT scratchpad.approve(id, 'comment'), SELECT "
+                    "scratchpad.deny(id, 'reason').", select=_approvals),
 )}

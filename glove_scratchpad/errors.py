@@ -267,6 +267,10 @@ class ExternalRoutineError(SqlError, code="38000"):
     """A resolver (a tool) failed, or returned rows that do not fit its schema."""
 
 
+class ProhibitedSqlStatementAttempted(ExternalRoutineError, code="38003"):
+    """A person denied the writes a COMMIT asked to send (docs/approvals.md)."""
+
+
 class SyntaxErrorOrAccessRuleViolation(SqlError, code="42000"):
     pass
 

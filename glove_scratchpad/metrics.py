@@ -17,15 +17,18 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["MULTIPROCESS_ENV", "call", "connection", "enable", "enabled", "kept",
-           "process_ended", "rate_wait", "registry", "retry", "sidecar_restart", "statement",
-           "transaction", "write"]
+__all__ = ["MULTIPROCESS_ENV", "approval_decided", "approvals_pending", "call", "connection",
+           "enable", "enabled", "kept", "process_ended", "rate_wait", "registry", "retry",
+           "sidecar_restart", "statement", "transaction", "write"]
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # Statements take from a fraction of a millisecond (a cached read) to minutes (a slow
 # tool): buckets from 0.5 ms to 2 min.
 _SECONDS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
             10.0, 30.0, 60.0, 120.0)
+# A person decides in seconds to hours: buckets from 1 s to 1 day.
+_DECISION_SECONDS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 900.0, 1800.0, 3600.0,
+                     14400.0, 86400.0)
 
 
 class _Metrics:
@@ -78,6 +81,17 @@ class _Metrics:
         self.sidecar_restarts = Counter(
             "glove_sidecar_restarts", "Times the embedded sidecar was started again after "
             "its postmaster died")
+        # Approvals (docs/approvals.md): a request waits for a person.
+        # Counted in the sidecar, which every worker shares: each sets the same number.
+        self.approvals_pending = Gauge(
+            "glove_approvals_pending", "Approval requests waiting for a decision",
+            multiprocess_mode="livemax")
+        self.approval_decisions = Counter(
+            "glove_approval_decisions", "Decisions on approval requests, by outcome "
+            "(approved, denied)", ["outcome"])
+        self.approval_seconds = Histogram(
+            "glove_approval_decision_seconds", "Time from a request to its decision",
+            buckets=_DECISION_SECONDS)
 
 
 _metrics: _Metrics | None = None
@@ -176,3 +190,18 @@ def sidecar_restart() -> None:
     m = _metrics
     if m is not None:
         m.sidecar_restarts.inc()
+
+
+def approvals_pending(n: int) -> None:
+    """The approval requests pending now, as the store counts them."""
+    m = _metrics
+    if m is not None:
+        m.approvals_pending.set(n)
+
+
+def approval_decided(outcome: str, seconds: float) -> None:
+    """A pending request decided (approved, denied) after ``seconds``."""
+    m = _metrics
+    if m is not None:
+        m.approval_decisions.labels(outcome).inc()
+        m.approval_seconds.observe(seconds)

@@ -138,6 +138,8 @@ class Resource:
     # Words it is found by besides its name and description (scratchpad.search): an HTTP
     # table's operations, their summaries and tags.
     about: tuple[str, ...] = ()
+    approval: bool = False  # every write needs a person's approval (docs/approvals.md)
+    untrusted: bool = False  # its rows come from outside: reading it taints the session
     _by_name: dict[str, Column] = field(init=False, repr=False)
     _names: tuple[str, ...] = field(init=False, repr=False)
     _rows_adapter: TypeAdapter[Any] = field(init=False, repr=False)
@@ -443,6 +445,8 @@ def define_resource(
     explain: Callable[[str, Bindings | None], list[str]] | None = None,
     credential: Callable[[str], str | None] | None = None,
     about: Sequence[str] = (),
+    approval: bool = False,
+    untrusted: bool = False,
 ) -> Resource:
     """Define a resource; every mistake that would make it unservable is raised here.
 
@@ -466,6 +470,8 @@ def define_resource(
     credential. Without it, a select resolver with a ``ctx`` parameter keeps each
     user's calls apart, and one without shares them between users.
     ``about``: what else a search finds it by (``scratchpad.search``), as text.
+    ``approval=True``: its writes need a person's approval; ``untrusted=True``: its rows
+    come from outside, so a session that read it needs approval to write (docs/approvals.md).
     """
     _check_identifier("resource name", name)
     if name.startswith(RESERVED_PREFIXES):
@@ -560,7 +566,7 @@ def define_resource(
         stateful=bool(stateful),
         explain=explain,
         credential=credential,
-        about=tuple(str(a) for a in about),
+        about=tuple(str(a) for a in about), approval=bool(approval), untrusted=bool(untrusted),
     )
 
 

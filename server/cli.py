@@ -1,4 +1,5 @@
-"""The command line: ``glove-scratchpad serve``, ``mcp``, ``passwd`` and ``ping``.
+"""The command line: ``glove-scratchpad serve``, ``mcp``, ``passwd``, ``ping`` and
+``approvals`` (``approvals_cli``).
 
 ``serve --workers N`` hands the process to the supervisor (``supervisor``), which
 runs N of these servers on one port. ``ping`` is the container health check: it
@@ -118,6 +119,9 @@ def _parser() -> argparse.ArgumentParser:
     pg.add_argument("--metrics-host", default=None,
                     help="with --ready: its address (default: $GLOVE_SCRATCHPAD_METRICS_HOST "
                     "or 127.0.0.1)")
+    from .approvals_cli import add_parser
+
+    add_parser(sub)
     return p
 
 
@@ -179,7 +183,8 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
         db = await Database.create(resources, writes=config.writes,
                                    sidecar_dsn=config.sidecar_dsn, sidecar=sidecar,
                                    sidecar_dir=config.sidecar_dir, limits=config.limits(),
-                                   fns=fns, name=config.name, take_over=config.take_over)
+                                   fns=fns, name=config.name, take_over=config.take_over,
+                                   approvals=config.approvals)
     except asyncio.CancelledError:
         await bridge.aclose()
         await apis.aclose()
@@ -298,6 +303,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return ready(args.metrics_host, args.metrics_port) if args.ready else ping(
             args.host, args.port)
+    if args.command == "approvals":
+        from .approvals_cli import run
+
+        return run(args)
     configure_logging(args.verbose)
     if args.command == "mcp":
         return _mcp(args)
@@ -454,7 +463,8 @@ def _mcp(args: argparse.Namespace) -> int:
                        sidecar_dir=sidecar_dir, http=args.http, host=args.host, port=port,
                        mcp_servers=mcp_servers, apis=apis, fns=fns, limits=config.limits(),
                        users=config.users, allowed_hosts=config.mcp_allowed_hosts,
-                       allowed_origins=config.mcp_allowed_origins))
+                       allowed_origins=config.mcp_allowed_origins,
+                       approvals=config.approvals))
     except asyncio.CancelledError:  # SIGTERM or SIGINT on stdio
         return 0
     except Exception as exc:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .engine.approval_rules import ApprovalRules
 from .net.auth import User
 
 if TYPE_CHECKING:
@@ -153,6 +154,10 @@ class ServerConfig(BaseModel):
                                  "sidecar_reserve connections to the others (1: no share)")
     sidecar_reserve: int = Field(2, ge=0, description="Sidecar connections that a user "
                                  "beyond its share leaves free for the others")
+    # [approvals] (docs/approvals.md): which writes a person approves before they fire.
+    approvals: ApprovalRules = Field(default_factory=lambda: ApprovalRules(),
+                                     description="[approvals]: writes that need a person's "
+                                     "approval, untrusted resources, approvers, wait_s, notify")
 
 
     @field_validator("name")
@@ -233,6 +238,8 @@ def load_config(path: str | Path | None, environ: Mapping[str, str] | None = Non
             data["mcp_servers"] = raw["mcp"].get("servers", [])
         if "openapi" in raw:
             data["openapi_apis"] = raw["openapi"].get("apis", [])
+        if "approvals" in raw:
+            data["approvals"] = raw["approvals"]
         data["config_dir"] = str(Path(path).resolve().parent)
     env = env_settings(environ)
     if "users" in env:

@@ -2,8 +2,8 @@
 
 Rules:
 - Every key of the file is one a section may have: the sections themselves
-  (``[server]``, ``[users.NAME]``, ``[mcp]``, ``[openapi]``), every entry of
-  ``[[mcp.servers]]`` and ``[[openapi.apis]]``, and what they declare inside
+  (``[server]``, ``[users.NAME]``, ``[mcp]``, ``[openapi]``, ``[approvals]``), every
+  entry of ``[[mcp.servers]]`` and ``[[openapi.apis]]``, and what they declare inside
   (a tool's override, its columns, an API's tables and their paging), down to
   the models that read them.
 - An unknown key is a ValueError naming where it is, the key, and the keys it
@@ -24,7 +24,7 @@ from pydantic import BaseModel
 __all__ = ["check_keys"]
 
 # What the file's [server] table may not set: the file's own tables fill these.
-NOT_IN_SERVER = ("users", "mcp_servers", "openapi_apis", "config_dir")
+NOT_IN_SERVER = ("users", "mcp_servers", "openapi_apis", "config_dir", "approvals")
 
 
 def check_keys(raw: Mapping[str, Any], settings: type[BaseModel]) -> None:
@@ -33,14 +33,17 @@ def check_keys(raw: Mapping[str, Any], settings: type[BaseModel]) -> None:
     from glove_scratchpad.resources.mcp import McpServerConfig
     from glove_scratchpad.resources.openapi._config import ApiConfig
 
+    from .engine.approval_rules import ApprovalRules
     from .net.auth import User
 
     problems: list[str] = []
-    _unknown(raw, ("server", "users", "mcp", "openapi"), "the top level", problems)
+    _unknown(raw, ("server", "users", "mcp", "openapi", "approvals"), "the top level",
+             problems)
     server = raw.get("server")
     if isinstance(server, Mapping):
         known = [name for name in settings.model_fields if name not in NOT_IN_SERVER]
         _unknown(server, known, "[server]", problems)
+    _model(raw.get("approvals"), ApprovalRules, "[approvals]", problems)
     users = raw.get("users")
     if isinstance(users, Mapping):
         for name, user in users.items():

@@ -326,6 +326,7 @@ async def serve_mcp(
     users: Mapping[str, User] | None = None,
     allowed_hosts: Sequence[str] = (),
     allowed_origins: Sequence[str] = (),
+    approvals: Any = None,
 ) -> None:
     """Serve until the client goes away (stdio) or SIGTERM/SIGINT (both).
 
@@ -364,7 +365,8 @@ async def serve_mcp(
             if (apis is not None and apis.configs) or bridge.connections:
                 served = await sources(list(resources or ()) or None, apis, bridge)
             db = await Database.create(served, writes=writes, sidecar_dsn=sidecar_dsn,
-                                       sidecar_dir=sidecar_dir, fns=fns, limits=limits)
+                                       sidecar_dir=sidecar_dir, fns=fns, limits=limits,
+                                       approvals=approvals)
             try:
                 yield db
             finally:

@@ -27,6 +27,8 @@ Rules:
   its outcome is the answer, with a NOTICE that says so. One that comes before the
   request leaves stops it: nothing is sent, and the journal says ``not run``.
 - ``restage.restage(txid)`` stages again the writes that did not fire.
+- Writes that a rule says a person approves wait for the decision before anything of
+  them is journaled or fires (``approval_flow.hold``); approved, they fire as here.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from glove_scratchpad.catalog import JournalEntry, as_json
 from glove_scratchpad.redaction import redact_error
 from glove_scratchpad.resources import Bindings, Resource
 
-from . import resolve
+from . import approval_flow, resolve
 from .context import CallArgs, Request, StatementContext
 from .overlay import as_dict
 from .result import Call, Notice, Result, StagedWrite
@@ -52,7 +54,8 @@ from .staged import folded_into, pending
 if TYPE_CHECKING:
     from .statement import Statement
 
-__all__ = ["commit", "fire_one", "fire_writes", "in_doubt_hint", "past_cancel"]
+__all__ = ["commit", "fire_decided", "fire_one", "fire_writes", "in_doubt_hint",
+           "past_cancel"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -307,6 +310,33 @@ async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: Statemen
         return await asyncio.shield(task)
 
 
+async def _fire_gated(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
+                      gate: _Gate | None = None) -> tuple[int | None, list[list[dict]]]:
+    """``_fire_shielded``, once a person approved them when a rule asks for it
+    (``approval_flow``): their request then records what firing did."""
+    approval = await approval_flow.hold(st, staged, ctx, journal_arguments, gate is not None)
+    if approval is None:
+        return await _fire_shielded(st, staged, ctx, gate)
+    try:
+        out = await _fire_shielded(st, staged, ctx, gate)
+    except _Stopped as stop:
+        await approval.ended(stop.txid, stop.error.message)
+        raise
+    await approval.ended(out[0], None)
+    return out
+
+
+async def fire_decided(st: Statement, staged: list[StagedWrite], ctx: StatementContext
+                       ) -> tuple[int | None, str | None]:
+    """An approved request's writes that no COMMIT waits for, fired now: the txid, and the
+    error that stopped them (None: all fired)."""
+    try:
+        txid, _ = await _fire_shielded(st, staged, ctx)
+    except _Stopped as stop:
+        return stop.txid, stop.error.message
+    return txid, None
+
+
 def _fired(task: asyncio.Future[Any]) -> None:
     _FIRING.discard(task)
     if not task.cancelled():
@@ -391,7 +421,7 @@ async def commit(st: Statement, taken: list[StagedWrite]) -> Result:
     if not staged:
         return Result("COMMIT", notices=folded)
     try:
-        _, returned = await _fire_shielded(st, staged, ctx)
+        _, returned = await _fire_gated(st, staged, ctx)
     except _Stopped as stop:
         one, exc = stop.write, stop.error
         detail = "; ".join(f"#{w.id} {w.summary}: {w.status}" for w in staged)
@@ -425,7 +455,7 @@ async def fire_one(st: Statement, staged: StagedWrite, ctx: StatementContext
     """A write outside BEGIN: journaled and fired now; the rows its tool gave back
     (RETURNING shows them). Its failure is the tool's own error."""
     try:
-        _, returned = await _fire_shielded(st, [staged], ctx, _Gate())
+        _, returned = await _fire_gated(st, [staged], ctx, _Gate())
     except _Stopped as stop:
         if isinstance(stop.error, errors.TransactionResolutionUnknown):
             raise stop.error.replaced(hint=in_doubt_hint(st, stop.txid)) from None

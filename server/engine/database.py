@@ -28,6 +28,7 @@ from glove_scratchpad import errors
 from glove_scratchpad.catalog import (
     DEFAULT_NAME,
     SYSTEM_VIEWS,
+    ApprovalStore,
     Audit,
     CacheStore,
     Catalog,
@@ -41,6 +42,8 @@ from glove_scratchpad.catalog import (
 )
 from glove_scratchpad.resources import Fn, FnCatalog, Resource
 
+from .approval_rules import ApprovalRules
+from .approvals import Approvals
 from .guard import Guard, Limits
 from .kept import KeptCalls
 from .policy import Policy
@@ -61,7 +64,8 @@ class Database:
 
     def __init__(self, catalog: Catalog, resources: Sequence[Resource], writes: bool,
                  owns_catalog: bool, type_names: dict[int, str], limits: Limits,
-                 fns: FnCatalog | None = None) -> None:
+                 fns: FnCatalog | None = None, approvals: ApprovalRules | None = None
+                 ) -> None:
         self.catalog = catalog
         self.fns = fns if fns is not None else FnCatalog()
         self.limits = limits
@@ -71,6 +75,8 @@ class Database:
         self.type_names = type_names
         self.resources = {r.name: r for r in resources}
         self.writes = writes
+        self.approvals = Approvals(ApprovalStore(catalog.pool, catalog.schemas.private),
+                                   approvals or ApprovalRules(), self.resources)
         self.immutable: LRUCache[Any, asyncio.Future[Any]] = LRUCache(IMMUTABLE_CACHE_SIZE)
         self.kept = KeptCalls(limits)  # lasting calls as sidecar tables
         self.sessions: weakref.WeakSet[Any] = weakref.WeakSet()  # every Session open
@@ -146,6 +152,7 @@ class Database:
         fns: FnCatalog | Iterable[Fn] | None = None,
         name: str = DEFAULT_NAME,
         take_over: bool = False,
+        approvals: ApprovalRules | None = None,
     ) -> Database:
         """Start (or find) the sidecar, install the resources' shell tables, and serve them.
 
@@ -155,6 +162,7 @@ class Database:
         as ``fn.<name>(…)``. ``name`` is the server's name, whose schemas it
         uses (``catalog.schema_names``); ``take_over`` replaces the tables of running
         servers of that name that serve other resources, instead of being refused.
+        ``approvals``: which writes a person approves (``[approvals]``, docs/approvals.md).
         """
         if resources is None:
             from glove_scratchpad.resources.demo import resources as demo
@@ -177,16 +185,20 @@ class Database:
             await catalog.install(resources, system=list(SYSTEM_VIEWS.values()), fns=catalog_fns,
                                   take_over=take_over,
                                   private_ddl=(Audit.ddl(catalog.schemas.private)
-                                               + Journal.ddl(catalog.schemas.private)),
-                                  when_alone=Journal.recovery(catalog.schemas.private))
+                                               + Journal.ddl(catalog.schemas.private)
+                                               + ApprovalStore.ddl(catalog.schemas.private)),
+                                  when_alone=(Journal.recovery(catalog.schemas.private)
+                                              + ApprovalStore.recovery(
+                                                  catalog.schemas.private)))
             type_names = await catalog.type_names()
         except BaseException:
             await catalog.close()
             raise
         db = cls(catalog, resources, writes, owns_catalog=True, type_names=type_names,
-                 limits=limits or Limits(), fns=catalog_fns)
+                 limits=limits or Limits(), fns=catalog_fns, approvals=approvals)
         try:
             await db.open_cache()
+            await db.approvals.count()  # requests a stopped server left pending
         except BaseException:
             await db.close()
             raise

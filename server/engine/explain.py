@@ -4,6 +4,8 @@ Rules:
 - EXPLAIN resolves nothing and calls no tool.
 - The answer is rows of text like any other result, so every client sees it.
 - Unbound parameters plan as NULLs: EXPLAIN shows the plan's shape, not values.
+- A write says whether COMMIT will need a person's approval for it, and why
+  (``approvals.explain_lines``): the rule, or the untrusted read, this statement's too.
 """
 
 from __future__ import annotations
@@ -104,6 +106,7 @@ async def explain_statement(st: Statement, sql: str, node: Any, params: list[Any
     refs: list[dict[str, Any]] = []
     read: list[str] = []
     reads: list[Any] = []
+    targets: list[tuple[Any, str]] = []  # the writes' (resource, verb), for their approval
     for header, part_plan, part_node in parts:
         part_lines, part_refs = reference_lines(part_plan, part_node)
         part_lines += _request_lines(part_plan, part_node, params)
@@ -115,7 +118,11 @@ async def explain_statement(st: Statement, sql: str, node: Any, params: list[Any
         read += [ref.resource.name for ref in part_plan.references  # an INSERT's target
                  if ref is not part_plan.target or not isinstance(part_node, ast.InsertStmt)]
         reads += part_plan.reads
+        if part_plan.target is not None and not isinstance(part_node, ast.SelectStmt):
+            targets.append((part_plan.target.resource, verb_of(part_node)))
     lines.extend(_limit_lines(st, refs))
+    for target, verb in targets:
+        lines.extend(st.services.approvals.explain_lines(st.tx, target, verb, read))
     lines.extend(st.overlay.explain_lines(read))
     lines.extend(st.services.kept.explain_lines(reads, st.view.database, st.view.visible,
                                                 st.services.schemas.system, st.user))

@@ -32,18 +32,20 @@ from .transaction import TxState
 if TYPE_CHECKING:
     from .statement import Statement
 
-__all__ = ["param_types", "restage", "restage_force", "restage_txid"]
+__all__ = ["param_types", "restage", "restage_force", "restage_txid", "restaged_write"]
 
 _RESTAGEABLE = ("failed", "not run", "in doubt")
 _LEFT = {"staged": "not run", "firing": "in doubt"}  # what a server that died left so was
 _TRUE = frozenset({"t", "true", "on", "1", "yes", "y"})
 _FALSE = frozenset({"f", "false", "off", "0", "no", "n"})
 _BIGINT, _BOOLEAN, _TEXT = 20, 16, 25  # type oids
+_DECISIONS = ("approve", "deny")  # (id, comment): a request's number, then text
 
 
 def param_types(call: ast.FuncCall, name: str) -> tuple[int, ...]:
     """The types of a system call's ``$n`` (for a Describe that gave none): restage's
-    transaction id is a bigint and its force a boolean; refresh's table a name."""
+    transaction id is a bigint and its force a boolean; refresh's table a name; approve's
+    and deny's request id a bigint and their comment text."""
     types: dict[int, int] = {}
     for i, arg in enumerate(call.args or ()):
         if isinstance(arg, ast.NamedArgExpr):
@@ -51,7 +53,8 @@ def param_types(call: ast.FuncCall, name: str) -> tuple[int, ...]:
         if isinstance(arg, ast.TypeCast):
             arg = arg.arg
         if isinstance(arg, ast.ParamRef) and arg.number:
-            types[arg.number] = _TEXT if name == "refresh" else _BIGINT if i == 0 else _BOOLEAN
+            types[arg.number] = (_TEXT if name == "refresh" or (i and name in _DECISIONS)
+                                 else _BIGINT if i == 0 else _BOOLEAN)
     return tuple(types.get(n, 0) for n in range(1, max(types, default=0) + 1))
 
 
@@ -140,7 +143,7 @@ async def restage(st: Statement, call: ast.FuncCall, params: list[Any]) -> Resul
         return Result.text("SELECT 1", ["restage"], [(
             f"nothing to stage: every write of transaction {txid} has fired or is staged",)],
             staged=list(st.tx.staged), notices=skipped)
-    writes = [_restaged(st, r) for r in todo]
+    writes = [restaged_write(st, r) for r in todo]
     if st.tx.state is TxState.IDLE:
         st.tx.begin(read_only=False)
     notices = list(skipped)
@@ -175,10 +178,12 @@ def _refuse(system: str, txid: int, doubtful: list[dict[str, Any]]) -> NoReturn:
         "idempotency key, and the writes after it; if it did, run what is left yourself.")
 
 
-def _restaged(st: Statement, row: dict[str, Any]) -> StagedWrite:
+def restaged_write(st: Statement, row: dict[str, Any], *, seen: bool = True) -> StagedWrite:
+    """A journaled write (resource, verb, arguments, idempotency_key, statement) staged
+    again; ``seen``: only if the statement's view sees its resource."""
     name = row["resource"]
     resource = st.services.resources.get(name)
-    if resource is None or st.lookup(None, name) is None:
+    if resource is None or (seen and st.lookup(None, name) is None):
         raise errors.UndefinedTable(
             f'relation "{name}" does not exist: a write of this transaction cannot be '
             "staged again", hint="Its resource is no longer served.")

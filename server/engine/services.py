@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from glove_scratchpad.catalog import Audit, Journal, Schemas
 from glove_scratchpad.resources import FnCatalog, Resource
 
+from .approvals import Approvals
 from .guard import Guard, Limits
 from .kept import KeptCalls
 
@@ -32,6 +33,7 @@ class Services(Protocol):
     audit: Audit
     guard: Guard
     journal: Journal
+    approvals: Approvals  # [approvals]: the rules, the requests, the sessions' taints
     kept: KeptCalls  # lasting calls kept as sidecar tables
     type_names: dict[int, str]
     workers: int

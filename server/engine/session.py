@@ -55,7 +55,7 @@ from .answering import Answer, Done
 from .context import Request, StatementContext, WorkedOut
 from .explain import explain_statement
 from .explain_analyze import analyzing, explain_analyze
-from .kept import system_call_name, system_call_text
+from .kept import system_call_name
 from .messages import quoted_value
 from .overlay import Overlay
 from .policy import Policy
@@ -67,6 +67,7 @@ from .shown import bounded, shown
 from .staged import pending, staged_view_rows
 from .statement import Endpoint, Statement, lookup
 from .statement_log import log_end, logs_ends
+from .system_calls import approval_rows, run_system_call
 from .timeouts import late_noticed, timed_out
 from .transaction import Transaction, TxState
 from .view import View
@@ -240,7 +241,10 @@ class Session:
 
     # The scratchpad views read these (catalog.ViewSource).
     def staged_rows(self) -> list[dict[str, Any]]:
-        return staged_view_rows(self.tx.staged)
+        return staged_view_rows(self.tx.staged, self.services.approvals.reason(self.tx))
+
+    async def approval_rows(self) -> list[dict[str, Any]]:
+        return await approval_rows(self.statement())
 
     def resource_rows(self) -> list[dict[str, Any]]:
         """One row per table this session sees: all it needs to call it (catalog/_views.py)."""
@@ -429,6 +433,7 @@ class Session:
     def _shaped(self, result: Result, st: Statement) -> Result:
         """A result cut at the row limit, with the notices the client asked for; its rows
         counted for the statement's end line."""
+        self.services.approvals.read(self.tx, result.touched)  # an untrusted read taints
         out = shown(bounded(result, self.services.limits, self.policy.row_limit),
                     self.settings)
         count = out.command_tag.rsplit(" ", 1)[-1]
@@ -504,9 +509,7 @@ class Session:
                                          services.sessions)
         call = system_call(node, services.schemas.system)
         if call is not None:  # the gate let it through alone: SELECT scratchpad.restage(…)
-            if system_call_name(call) == "refresh":
-                return await self._refresh(system_call_text(call, params))
-            return await restaging.restage(st, call, params)
+            return await run_system_call(st, call, params)
         if temp_tables.is_temp_statement(node):
             return await self._planned(st, stmt, st.plan(stmt), params)
         if isinstance(node, ast.SelectStmt | ast.InsertStmt | ast.UpdateStmt | ast.DeleteStmt):
@@ -545,15 +548,6 @@ class Session:
         finally:
             if ctx.spilled:
                 self.services.kept.discard(ctx.spilled)
-
-    async def _refresh(self, name: str) -> Result:
-        """``SELECT scratchpad.refresh('resource')``: a resource this session sees."""
-        if self.lookup(None, name) is None:
-            raise errors.UndefinedTable(
-                f'resource "{name}" does not exist',
-                hint=f"SELECT resource FROM {self.services.schemas.system}.cache lists the "
-                "kept calls.")
-        return await self.services.kept.refresh(name, self.services.invalidate)
 
     async def _check(self, st: Statement, stmt: ParsedStatement, params: list[Param]
                      ) -> None:

@@ -18,7 +18,7 @@ delete). ``pending`` applies the folds in order:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .context import CallArgs
@@ -95,10 +95,13 @@ def sent(call: Call) -> dict[str, Any]:
     return out
 
 
-def staged_view_rows(staged: Sequence[StagedWrite]) -> list[dict[str, Any]]:
+def staged_view_rows(staged: Sequence[StagedWrite],
+                     why: Callable[[str, str], str | None] | None = None
+                     ) -> list[dict[str, Any]]:
     """``scratchpad.staged``: one row per staged write with what COMMIT will send for it
-    (folds applied): its rows, changes and bindings, one element per call; and the
-    writes whose returned rows it is planned again from, at COMMIT (a chain's)."""
+    (folds applied): its rows, changes and bindings, one element per call; the writes
+    whose returned rows it is planned again from, at COMMIT (a chain's); and ``why``
+    (resource, verb) it needs approval, if it does."""
     sending = {w.id: w for w in pending(staged)}
     out = []
     for write in staged:
@@ -118,6 +121,8 @@ def staged_view_rows(staged: Sequence[StagedWrite]) -> list[dict[str, Any]]:
             "changes": [c["changes"] for c in calls if "changes" in c] or None,
             "bindings": [c["bindings"] for c in calls if "bindings" in c] or None,
             "depends_on": after or None,
+            "approval": None if why is None or now is None else why(write.resource,
+                                                                    write.verb),
         })
     return out
 

@@ -14,15 +14,12 @@ Rules:
   ``FUNCTION_REFUSALS`` matches is refused with its own SQLSTATE, reason and
   HINT, unless ``FUNCTIONS`` lists it (``pg_advisory_unlock_all``, which
   connection pools send); any other name is undefined (42883).
-- ``SYSTEM_FUNCTIONS`` (``scratchpad.restage``, ``scratchpad.refresh``) are the
-  server's own: each is a statement of its own, ``SELECT scratchpad.<name>(<a
-  number, for restage; a table's name, for refresh; or $n>)`` with nothing
-  else, and is refused anywhere else.
+- ``SYSTEM_FUNCTIONS`` (``scratchpad.restage``, ``refresh``, ``approve``,
+  ``deny``) are the server's own, each a statement of its own: judged in
+  ``system_calls``, and named here for the gate's importers.
 - ``CHECKED_FUNCTIONS`` read or change settings: the gate checks their
   arguments like SHOW and SET (``setting_rules``), so they cannot be called in
   attribute notation, where it cannot.
-- ``scratchpad.restage`` also takes ``force => <a boolean, or $n>`` (or a boolean
-  second argument), which it needs to stage a write in doubt again.
 - Names are lower case, as the parser folds them.
 """
 
@@ -30,10 +27,15 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from pglast import ast
-
 from glove_scratchpad import errors
-from glove_scratchpad.names import SYSTEM_SCHEMA
+
+from .system_calls import (
+    SYSTEM_FUNCTIONS,
+    is_number_or_param,
+    lone_call,
+    refuse_system_function,
+    system_call,
+)
 
 __all__ = [
     "AGGREGATES",
@@ -350,20 +352,6 @@ FUNCTION_REFUSALS = (
         "This database answers queries over resources. " + DISCOVER),
 )
 
-# The server's own functions, in schema scratchpad; each is a statement of its own.
-SYSTEM_FUNCTIONS = frozenset({"restage", "refresh"})
-
-
-def _system_hint(schema: str) -> str:
-    return (f"Call it alone, with a transaction id from {schema}.journal: "
-            f"SELECT {schema}.restage(17)")
-
-
-# A SELECT with any of these is not a system call alone.
-_SELECT_CLAUSES = ("distinctClause", "intoClause", "fromClause", "whereClause", "groupClause",
-                   "havingClause", "windowClause", "valuesLists", "sortClause", "limitOffset",
-                   "limitCount", "lockingClause", "withClause", "larg", "rarg")
-
 # Functions whose arguments the gate checks like SET and SHOW; attribute notation (``x.f``),
 # which passes no arguments to check, is refused for them.
 CHECKED_FUNCTIONS = frozenset({"set_config", "current_setting"})
@@ -411,73 +399,11 @@ def refuse_function(name: str) -> None:
                                 hint=refusal.hint)
 
 
-def _lone_call(node: Any) -> tuple[Any, list[str], Any] | None:
-    """(the call, its name's parts, its one argument or None) of ``SELECT f(…)`` when that
-    is the whole statement (one column, no other clause, no window or aggregate)."""
-    if not isinstance(node, ast.SelectStmt) or len(node.targetList or ()) != 1 or any(
-            getattr(node, slot) for slot in _SELECT_CLAUSES):
-        return None
-    call = (node.targetList or ())[0].val
-    if not isinstance(call, ast.FuncCall) or call.over or call.agg_star or call.agg_filter:
-        return None
-    names = [str(s.sval) for s in call.funcname or () if isinstance(s, ast.String)]
-    args = list(call.args or ())
-    arg = args[0].arg if len(args) == 1 and isinstance(args[0], ast.TypeCast) else (
-        args[0] if len(args) == 1 else None)
-    return call, names, arg
-
-
-def _is_number_or_param(arg: Any) -> bool:
-    return isinstance(arg, ast.ParamRef) or (
-        isinstance(arg, ast.A_Const) and isinstance(arg.val, ast.Integer))
-
-
-def system_call(node: Any, schema: str = SYSTEM_SCHEMA) -> Any:
-    """The call of ``SELECT scratchpad.<fn>(…)`` (``schema``: the server's system schema)
-    when that is the whole statement (one column, no other clause), else None; refused
-    unless its one argument is a number or ``$n`` (either may be cast)."""
-    found = _lone_call(node)
-    if found is None:
-        return None
-    call, names, arg = found
-    if len(names) != 2 or names[0] != schema or names[1] not in SYSTEM_FUNCTIONS:
-        return None
-    if names[1] == "restage" and len(call.args or ()) == 2:
-        return _restage_forced(call, schema)
-    if names[1] == "refresh":
-        if not (isinstance(arg, ast.ParamRef) or (
-                isinstance(arg, ast.A_Const) and isinstance(arg.val, ast.String))):
-            raise errors.FeatureNotSupported(
-                f"{schema}.refresh() takes one table's name: a string, or $1",
-                hint=f"Call it alone: SELECT {schema}.refresh('items')")
-        return call
-    if not _is_number_or_param(arg):
-        raise errors.FeatureNotSupported(
-            f"{schema}.restage() takes one transaction id: a number, or $1",
-            hint=_system_hint(schema))
-    return call
-
-
-def _restage_forced(call: Any, schema: str) -> Any:
-    """``restage(txid, force => b)`` (or ``restage(txid, b)``): a number or ``$n``, then a
-    boolean or ``$n``, either of them cast or not."""
-    txid, force = (a.arg if isinstance(a, ast.TypeCast) else a for a in call.args)
-    if isinstance(force, ast.NamedArgExpr) and force.name == "force":
-        force = force.arg.arg if isinstance(force.arg, ast.TypeCast) else force.arg
-    if not _is_number_or_param(txid) or not (isinstance(force, ast.ParamRef) or (
-            isinstance(force, ast.A_Const) and isinstance(force.val, ast.Boolean))):
-        raise errors.FeatureNotSupported(
-            f"{schema}.restage() takes a transaction id (a number, or $1) and, named force, "
-            "a boolean (true, false, or $2)",
-            hint=f"SELECT {schema}.restage(17, force => true) stages a write in doubt again.")
-    return call
-
-
 def backend_call(node: Any) -> Any:
     """The call of ``SELECT pg_backend_pid()`` or ``SELECT pg_cancel_backend(<a number, or
     $n>)`` when that is the whole statement (an alias allowed), else None. The server
     answers them itself: its sessions are not the sidecar's backends."""
-    found = _lone_call(node)
+    found = lone_call(node)
     if found is None:
         return None
     call, names, arg = found
@@ -486,14 +412,7 @@ def backend_call(node: Any) -> Any:
     if names[-1] == "pg_backend_pid" and call.args:
         raise errors.UndefinedFunction("function pg_backend_pid() takes no argument",
                                        hint=BACKEND_HINT)
-    if names[-1] == "pg_cancel_backend" and not _is_number_or_param(arg):
+    if names[-1] == "pg_cancel_backend" and not is_number_or_param(arg):
         raise errors.FeatureNotSupported(
             "pg_cancel_backend() takes one pid here: a number, or $1", hint=BACKEND_HINT)
     return call
-
-
-def refuse_system_function(what: str = "", schema: str = SYSTEM_SCHEMA) -> NoReturn:
-    """``scratchpad.restage`` anywhere but alone (``what``: "EXPLAIN of " in EXPLAIN)."""
-    raise errors.FeatureNotSupported(
-        f"{what}{schema}.restage() is not supported: it is a statement of its own, that "
-        "stages writes and calls no tool", hint=_system_hint(schema))

@@ -9,12 +9,13 @@ from pathlib import Path
 
 from glove_scratchpad.resources.mcp import McpServerConfig
 from glove_scratchpad.server.config import ENV_PREFIX, ServerConfig, load_config
+from glove_scratchpad.server.engine.approval_rules import ApprovalRules
 from glove_scratchpad.server.net.auth import User
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "glove-scratchpad.toml"
 # Set by the file's other tables ([users.NAME], [[mcp.servers]], [[openapi.apis]]) or by
 # the server itself (the config file's folder), not by a [server] key.
-NOT_KEYS = {"config_dir", "users", "mcp_servers", "openapi_apis"}
+NOT_KEYS = {"config_dir", "users", "mcp_servers", "openapi_apis", "approvals"}
 SETTING = re.compile(r"^# (\w+) = (.+)$")
 
 
@@ -62,6 +63,7 @@ def test_uncommented_it_is_a_config_the_server_loads(tmp_path):
     path.write_text("\n".join(text) + "\n")
     config = load_config(path, environ={})
     assert config.metrics_port == 9187 and config.retention_days == 30
-    for table, model in (("users.ann", User), ("mcp.servers", McpServerConfig)):
+    for table, model in (("users.ann", User), ("mcp.servers", McpServerConfig),
+                         ("approvals", ApprovalRules)):
         keys = {m.group(1) for line in sections[table] if (m := SETTING.match(line))}
         assert keys and keys <= set(model.model_fields), (table, keys)

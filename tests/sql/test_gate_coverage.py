@@ -27,6 +27,7 @@ from glove_scratchpad.server.sql import (
     pg_settings_read,
     setting_rules,
     statement_kinds,
+    system_calls,
 )
 
 from ..security.corpus import ATTACKS, CLIENT_QUERIES, ORDINARY
@@ -39,7 +40,7 @@ from .gate_samples import (
     is_resource,
 )
 
-MODULES = (gate, allowlist, setting_rules, statement_kinds, pg_settings_read)
+MODULES = (gate, allowlist, setting_rules, statement_kinds, pg_settings_read, system_calls)
 
 # Functions that run only when their module is imported, before any statement is judged.
 IMPORT_TIME = {(allowlist, "FunctionRefusal.__init__")}

@@ -1,0 +1,1 @@
+"""Approvals: COMMIT as a request that a person decides."""
