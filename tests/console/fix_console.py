@@ -52,7 +52,7 @@ class Outbox:
     calls: list[list[dict[str, Any]]] = field(default_factory=list)
 
 
-def console_resources(outbox: Outbox, **emails: Any) -> list[Resource]:
+def console_resources(outbox: Outbox) -> list[Resource]:
     def send(rows: list[Email]) -> None:
         outbox.calls.append([r.model_dump() for r in rows])
 
@@ -63,7 +63,7 @@ def console_resources(outbox: Outbox, **emails: Any) -> list[Resource]:
     return [
         define_resource("emails", schema=Email, volatility="volatile", description="Sends "
                         "an email", select=lambda b: [r for c in outbox.calls for r in c],
-                        insert=send, **emails),
+                        insert=send),
         define_resource("web", schema=Page, volatility="volatile",
                         description="Fetched pages " + PAYLOAD,
                         select=lambda b: [{"url": "http://evil.example/", "text": PAYLOAD}]),
@@ -87,12 +87,13 @@ class Served:
 
 
 @asynccontextmanager
-async def console_served(sidecar: Any, database: str, *, emails: dict[str, Any] | None = None,
+async def console_served(sidecar: Any, database: str, *, approvals: Any = None,
                          **config: Any) -> AsyncIterator[Served]:
-    """A server of ``console_resources`` with ``USERS``, and its console on a free port."""
+    """A server of ``console_resources`` with ``USERS``, and its console on a free port;
+    ``approvals``: its ``[approvals]`` (an ``ApprovalRules``)."""
     outbox = Outbox()
-    db = await Database.create(console_resources(outbox, **(emails or {})), writes=True,
-                               sidecar=sidecar, database=database)
+    db = await Database.create(console_resources(outbox), writes=True, sidecar=sidecar,
+                               database=database, approvals=approvals)
     try:
         async with serving(db, users=USERS, writes=True, console_port=0, **config) as srv:
             console = ConsolePort(srv.config, srv.port)
