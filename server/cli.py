@@ -23,6 +23,7 @@ from .config import ANY_ADDRESS, DEFAULT_PORT, ENV_PREFIX, ServerConfig, load_co
 from .logs import say
 
 if TYPE_CHECKING:
+    from .console import ConsolePort
     from .supervisor import Worker
 
 __all__ = ["configure_logging", "main", "ping", "run_loop", "serve", "worker_main"]
@@ -63,6 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--metrics-port", type=int, help="serve /metrics, /healthz and /readyz on "
                    "this port (default: none)")
     s.add_argument("--metrics-host", help="address of the metrics port (default 127.0.0.1)")
+    s.add_argument("--console-port", type=int, help="serve the operator's web console on "
+                   "this port (default: none; 0 picks a free one)")
+    s.add_argument("--console-host", help="address of the web console (default 127.0.0.1)")
     s.add_argument("--log-format", choices=("text", "json"),
                    help="text (default), or one JSON object per event, with one per "
                    "statement's end")
@@ -199,6 +203,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
     db.workers = config.workers
     server = Server(config, db, worker=worker.index if worker else 0,
                     relay_dir=worker.relay_dir if worker else None)
+    console: ConsolePort | None = None
     try:
         try:
             await server.start()
@@ -210,12 +215,19 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
             raise PortInUse(config.host, config.port) from None
         # What start-up built (modules, the catalog, parse trees) lives as long as the
         # process: keep it out of every collection, which would otherwise scan it all.
+        banner = server.banner()
+        if config.console_port is not None and worker is None:
+            from .console import ConsolePort
+
+            console = ConsolePort(config, server.port)
+            await console.start()
+            banner += f"  console:  {console.url}\n"
         gc.collect()
         gc.freeze()
         if report is not None:
-            report(("ready", server.banner()))
+            report(("ready", banner))
         else:
-            say(server.banner(), "ready")
+            say(banner, "ready")
         orphaned = None
         if worker is not None and worker.supervisor:
             orphaned = asyncio.ensure_future(_watch_supervisor(worker.supervisor, stop))
@@ -226,8 +238,12 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None,
             say("shutting down", "shutting_down")
         if orphaned is not None:
             orphaned.cancel()
+        if console is not None:  # its connections are the server's clients: first
+            await console.close()
         await server.shutdown()
     finally:
+        if console is not None:
+            await console.close()
         if port is not None:
             port.close()
         await db.close()
@@ -303,6 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 resources=args.resources, name=args.name, take_over=args.take_over,
                 workers=args.workers, metrics_port=args.metrics_port,
                 metrics_host=args.metrics_host, log_format=args.log_format,
+                console_port=args.console_port, console_host=args.console_host,
                 slow_statement_s=args.slow_statement_s, otlp_endpoint=args.otlp_endpoint,
             )
         except (OSError, ValueError) as exc:
@@ -318,6 +335,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from glove_scratchpad.catalog import NameInUse, NotOurs, SidecarBusy
 
         try:
+            if config.console_port is not None:
+                from .console import check_console
+
+                check_console(config)
             if config.workers > 1:
                 from .supervisor import refuse_stateful, run_workers
 

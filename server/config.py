@@ -123,6 +123,11 @@ class ServerConfig(BaseModel):
     metrics_port: int | None = Field(None, ge=0, le=65535, description="The operator's HTTP "
                                      "port: /metrics, /healthz, /readyz (unset: none)")
     metrics_host: str = Field("127.0.0.1", description="Where the operator's port listens")
+    # The operator's web console (server/console, docs/approvals.md).
+    console_port: int | None = Field(None, ge=0, le=65535, description="The operator's web "
+                                     "console: approvals, sessions, tool calls, resources; "
+                                     "signing in as a [users.NAME] role (unset: none)")
+    console_host: str = Field("127.0.0.1", description="Where the web console listens")
     log_format: Literal["text", "json"] = Field(
         "text", description="text: lines for people; json: one JSON object per event, with "
         "a line per statement's end (its id, user, kind, duration, calls and outcome)")
