@@ -18,8 +18,8 @@ import os
 from typing import Any
 
 __all__ = ["MULTIPROCESS_ENV", "call", "connection", "enable", "enabled", "kept",
-           "process_ended", "rate_wait", "registry", "retry", "sidecar_restart", "statement",
-           "transaction", "write"]
+           "process_ended", "rate_wait", "registry", "retry", "sidecar_restart",
+           "sidecar_round_trip", "statement", "transaction", "write"]
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # Statements take from a fraction of a millisecond (a cached read) to minutes (a slow
@@ -78,6 +78,11 @@ class _Metrics:
         self.sidecar_restarts = Counter(
             "glove_sidecar_restarts", "Times the embedded sidecar was started again after "
             "its postmaster died")
+        self.sidecar_round_trips = Counter(
+            "glove_sidecar_round_trips", "Round trips to the sidecar, by purpose: describe "
+            "(a statement checked, calling nothing), run (a statement run), populate (a kept "
+            "call's rows written), audit, journal, cache (the kept calls' tables), other",
+            ["purpose"])
 
 
 _metrics: _Metrics | None = None
@@ -176,3 +181,10 @@ def sidecar_restart() -> None:
     m = _metrics
     if m is not None:
         m.sidecar_restarts.inc()
+
+
+def sidecar_round_trip(purpose: str) -> None:
+    """One request sent to the sidecar and its whole reply read, for ``purpose``."""
+    m = _metrics
+    if m is not None:
+        m.sidecar_round_trips.labels(purpose).inc()
