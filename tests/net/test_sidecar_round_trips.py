@@ -1,7 +1,9 @@
-"""A new statement text is checked with the sidecar once: Parse, Describe, Bind and
-Execute share the text's one record, so its first execution makes one round trip of
-purpose ``describe`` (``glove_sidecar_round_trips``, read from the operator's
-``/metrics`` as Prometheus scrapes it), and its second none."""
+"""Round trips to the sidecar, counted by purpose (``glove_sidecar_round_trips``, read
+from the operator's ``/metrics`` as Prometheus scrapes it). A new statement text is
+checked with the sidecar once: Parse, Describe, Bind and Execute share the text's one
+record, so its first execution makes one round trip of purpose ``describe``, and its
+second none. A kept call's rows, a COMMIT's journal, the audit of a call, the kept
+tables' upkeep and the catalog's own work are each counted under their purpose."""
 
 from __future__ import annotations
 
@@ -17,7 +19,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from glove_scratchpad.server.net.operator import OperatorPort
 
+from ..engine.fix_kept import counting, serve
 from ..fix_metrics import counted
+
+PURPOSES = ("describe", "run", "populate", "audit", "journal", "cache", "other")
 
 
 @pytest.fixture
@@ -80,3 +85,24 @@ async def test_psycopg_prepared_describes_a_new_text_once_and_its_second_executi
         assert await _described(scrape, lambda: fetch(7)) == 1
         assert await fetch(7) == ("item 7",)
         assert await _described(scrape, lambda: fetch(8)) == 0
+
+
+async def test_each_purpose_is_counted_where_its_exchange_is_made(
+        sidecar: Any, scrape: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = {p: await scrape(p) for p in PURPOSES}
+    async with serve(sidecar, counting(monkeypatch)) as (_, dsn):
+        async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+            # 60 rows, over cache_min_rows: a kept call, its table filled (populate), then
+            # analyzed in the background (cache)
+            cur = await conn.execute("SELECT count(*) FROM small")
+            assert await cur.fetchone() == (60,)
+            async with conn.transaction():  # a write fired at COMMIT: journaled
+                await conn.execute("UPDATE prices SET price = 1 WHERE sku = 1")
+        # the audit and the ANALYZE are written in the background: waited for, not timed
+        for _ in range(100):
+            if (await scrape("audit") > before["audit"]
+                    and await scrape("cache") > before["cache"]):
+                break
+            await asyncio.sleep(0.1)
+    after = {p: await scrape(p) for p in PURPOSES}
+    assert [p for p in PURPOSES if after[p] <= before[p]] == []
