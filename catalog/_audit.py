@@ -27,6 +27,7 @@ import asyncpg
 from glove_scratchpad.names import quote_ident
 
 from ._journal import PRIVATE_SCHEMA
+from ._trips import counted
 
 __all__ = ["AUDIT_COLUMNS", "Audit"]
 
@@ -46,7 +47,7 @@ class Audit:
     """Tool calls, recorded in the sidecar in the background."""
 
     def __init__(self, pool: asyncpg.Pool | None, schema: str = PRIVATE_SCHEMA) -> None:
-        self._pool = pool
+        self._pool = None if pool is None else counted(pool, "audit")
         self.schema = schema
         self.table = _table(schema)
         self._pending: list[tuple[Any, ...]] = []

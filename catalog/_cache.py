@@ -54,6 +54,7 @@ from glove_scratchpad.resources import Resource
 from ._catalog import AS_WRITTEN, qualified, quote_ident, quote_literal
 from ._rows import populate_sql, rows_params
 from ._sidecar import Sidecar
+from ._trips import counted
 
 __all__ = ["CACHE_LOCK", "CacheStore", "cache_schema"]
 
@@ -78,7 +79,9 @@ class CacheStore:
 
     def __init__(self, conn: asyncpg.Connection, schemas: Schemas, instance: int,
                  agent_user: str | None, owner: str | None = None) -> None:
-        self.conn = conn
+        self.conn = counted(conn, "cache")
+        # A kept call's rows written: its table made, filled and indexed.
+        self._populate = counted(conn, "populate")
         self.owner = owner
         self.schemas = schemas
         self.schema = cache_schema(schemas)
@@ -173,7 +176,7 @@ class CacheStore:
         not ``lasting``: read by one statement, then dropped, it is neither indexed nor
         analyzed, nor counted against ``cache_bytes``)."""
         table = self.qualified(name)
-        conn = self.conn
+        conn = self._populate
         size = 0
         async with self.lock, conn.transaction():
             await conn.execute(self._create_sql(name, _columns_sql(resource)))
@@ -258,7 +261,7 @@ class CacheStore:
 
     async def _fill(self, table: str, name: str, resource: Resource,
                     rows: Sequence[dict[str, Any]]) -> None:
-        conn = self.conn
+        conn = self._populate
         types = [c.pg_type.lower() for c in resource.columns]
         if all(t in _BINARY or t in _JSON for t in types):
             names = resource.column_names

@@ -43,6 +43,7 @@ from ._confine import AgentLogin, confine
 from ._fns import fn_ddl
 from ._search import search_ddl
 from ._sidecar import Sidecar
+from ._trips import counted
 
 log = logging.getLogger(__name__)
 
@@ -113,10 +114,12 @@ NotOurs = _claim.NotOurs
 
 
 async def _connect(sidecar: Sidecar, database: str) -> asyncpg.Connection:
-    return await asyncpg.connect(host=sidecar.host, port=sidecar.port, user=sidecar.user,
+    """A connection of the catalog's own (its round trips count as ``other``)."""
+    conn = await asyncpg.connect(host=sidecar.host, port=sidecar.port, user=sidecar.user,
                                  password=sidecar.password, database=database,
                                  server_settings={"application_name": "glove-scratchpad",
                                                   **AS_WRITTEN})
+    return counted(conn, "other")
 
 
 async def _ensure_database(sidecar: Sidecar, database: str) -> None:
@@ -257,16 +260,19 @@ class Catalog:
     async def advertise(self, address: str | None) -> None:
         """Record where CancelRequests reach this server (host:port; None: nowhere), for
         the others of its name."""
-        await _claim.advertise(self.pool, self.schemas, self.instance, address)
+        await _claim.advertise(counted(self.pool, "other"), self.schemas, self.instance,
+                               address)
 
     async def cancel_addresses(self, low_bits: int, bits: int) -> list[str]:
         """Where the servers of this name whose instance number ends in ``low_bits``
         (its low ``bits`` bits) take CancelRequests."""
-        return await _claim.cancel_addresses(self.pool, self.schemas, low_bits, bits)
+        return await _claim.cancel_addresses(counted(self.pool, "other"), self.schemas,
+                                             low_bits, bits)
 
     async def type_names(self) -> dict[int, str]:
         """Every type's SQL name by OID, as format_type() spells it."""
-        rows = await self.pool.fetch("SELECT oid::int, format_type(oid, NULL) FROM pg_type")
+        rows = await counted(self.pool, "other").fetch(
+            "SELECT oid::int, format_type(oid, NULL) FROM pg_type")
         return {oid: name for oid, name in rows}
 
     async def hold_claim(self, poll: float = CLAIM_POLL) -> None:

@@ -58,7 +58,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from glove_scratchpad import errors
+from glove_scratchpad import errors, metrics
 from glove_scratchpad.stream import STREAM_AT, CodecProtocol, Stream
 from glove_scratchpad.wire import (
     NEED_DATA,
@@ -274,6 +274,7 @@ class SidecarConnection:
 
     async def _startup(self, sidecar: Sidecar, database: str, user: str,
                        application_name: str) -> None:
+        metrics.sidecar_round_trip("other")  # counted once, however many its auth takes
         self._send(StartupMessage(parameters={
             "user": user, "database": database, "application_name": application_name,
             "client_encoding": "UTF8", "default_transaction_read_only": "on",
@@ -317,6 +318,7 @@ class SidecarConnection:
         # unreachable
 
     async def _prepare_constants(self) -> None:
+        metrics.sidecar_round_trip("other")
         self._send(*[Parse(name, sql) for name, sql in _CONSTANT], Sync())
         error = None
         while not isinstance(msg := await self._next(), ReadyForQuery):
@@ -375,6 +377,7 @@ class SidecarConnection:
                         raise lost(reply.error) from None
                 if reply.feed(frames) and reply.status != b"I":
                     # The error skipped our ROLLBACK: end the failed transaction now.
+                    metrics.sidecar_round_trip("run")
                     self._send(Query("ROLLBACK"))
                     await self._drain_until_ready()
         except asyncio.CancelledError:
@@ -436,6 +439,7 @@ class SidecarConnection:
     def _request(self, steps: Sequence[Step], transaction: str, parsed_under: tuple[Any, ...]
                  ) -> _Reply:
         """Send the steps' messages in one write; the reply that will answer them."""
+        metrics.sidecar_round_trip("run")
         parts: list[bytes] = []
         parsed: list[tuple[_Prepared, str]] = []
         if len(self._prepared) + len(steps) > MAX_PREPARED:
@@ -524,6 +528,7 @@ class SidecarConnection:
             values = tuple(x.encode() for pair in settings for x in pair)
             messages += [Parse("", setter, ()), Bind("", "", (), values, ()), Execute("", 0)]
         try:
+            metrics.sidecar_round_trip("describe")
             self._send(*messages, Parse("", sql, tuple(param_oids)), Describe("S"), Sync())
             await self._drain()
             while True:

@@ -34,6 +34,8 @@ from pydantic_core import to_jsonable_python
 
 from glove_scratchpad.names import quote_ident
 
+from ._trips import counted
+
 __all__ = ["FINAL_STATUSES", "JOURNAL_COLUMNS", "Journal", "JournalEntry", "as_json"]
 
 log = logging.getLogger(__name__)
@@ -104,7 +106,7 @@ class Journal:
     """The journal table, through the server's own (not the agent's) connections."""
 
     def __init__(self, pool: asyncpg.Pool | None, schema: str = PRIVATE_SCHEMA) -> None:
-        self._pool = pool
+        self._pool = None if pool is None else counted(pool, "journal")
         self.table, self._txids = _names(schema)
         self._unrecorded: list[tuple[str, tuple[Any, ...]]] = []  # to try again
         self._retrying = asyncio.Lock()

@@ -19,7 +19,7 @@ from typing import Any
 
 __all__ = ["MULTIPROCESS_ENV", "approval_decided", "approvals_pending", "call", "connection",
            "enable", "enabled", "kept", "process_ended", "rate_wait", "registry", "retry",
-           "sidecar_restart", "statement", "transaction", "write"]
+           "sidecar_restart", "sidecar_round_trip", "statement", "transaction", "write"]
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # Statements take from a fraction of a millisecond (a cached read) to minutes (a slow
@@ -92,6 +92,11 @@ class _Metrics:
         self.approval_seconds = Histogram(
             "glove_approval_decision_seconds", "Time from a request to its decision",
             buckets=_DECISION_SECONDS)
+        self.sidecar_round_trips = Counter(
+            "glove_sidecar_round_trips", "Round trips to the sidecar, by purpose: describe "
+            "(a statement checked, calling nothing), run (a statement run), populate (a kept "
+            "call's rows written), audit, journal, cache (the kept calls' tables), other",
+            ["purpose"])
 
 
 _metrics: _Metrics | None = None
@@ -205,3 +210,10 @@ def approval_decided(outcome: str, seconds: float) -> None:
     if m is not None:
         m.approval_decisions.labels(outcome).inc()
         m.approval_seconds.observe(seconds)
+
+
+def sidecar_round_trip(purpose: str) -> None:
+    """One request sent to the sidecar and its whole reply read, for ``purpose``."""
+    m = _metrics
+    if m is not None:
+        m.sidecar_round_trips.labels(purpose).inc()

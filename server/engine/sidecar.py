@@ -101,7 +101,11 @@ async def check(st: Statement, sql: str, params: Sequence[Param]) -> Any:
 
     The shell tables have the resources' columns, so Postgres itself finds an
     unknown column, relation or function, before any tool runs. The answer is
-    kept per (text, parameter types): resources do not change while served.
+    kept in the text's one record (``Statement.record``), shared by Describe and
+    Execute, per (parameter types, settings): resources do not change while served.
+    It is kept under the types the sidecar inferred too, as they are the types the
+    same text gets when given them: a Describe with none (``()``) and the Execute
+    after it, whose parameters have the inferred types, make one round trip.
     """
     oids = tuple(p.oid for p in params)
     # A literal is typed as it is parsed, under the session's settings (DateStyle reads
@@ -117,6 +121,8 @@ async def check(st: Statement, sql: str, params: Sequence[Param]) -> Any:
             described = await conn.describe(sql, oids, settings)
         if not pinned:
             known.put((oids, settings), described)
+            if described[0] != oids:
+                known.put((described[0], settings), described)
     return described
 
 

@@ -23,6 +23,28 @@ class Pr(BaseModel):
     title: str
 
 
+# What each kind answers (``ACCEPTED``'s statement of it): its command tag, and its rows
+# (None: no result set), or what its rows must satisfy.
+ANSWERS: dict[type[ast.Node], tuple[str, Any]] = {
+    ast.SelectStmt: ("SELECT 1", [(1, "x")]),
+    ast.InsertStmt: ("INSERT 0 1", None),
+    ast.UpdateStmt: ("UPDATE 1", None),
+    ast.DeleteStmt: ("DELETE 1", None),
+    # the plan, calling nothing: first the one reference, its one call by its key
+    ast.ExplainStmt: ("EXPLAIN", lambda rows: rows[0][0].startswith("Resource github_pr")
+                      and "calls: 1" in rows[0][0]),
+    ast.TransactionStmt: ("BEGIN", None),
+    ast.VariableSetStmt: ("SET", None),
+    ast.VariableShowStmt: ("SHOW", lambda rows: len(rows) == 1 and rows[0][0]),
+    ast.DiscardStmt: ("DISCARD ALL", None),
+    ast.DeallocateStmt: ("DEALLOCATE ALL", None),
+    ast.ClosePortalStmt: ("CLOSE CURSOR ALL", None),
+    ast.DeclareCursorStmt: ("DECLARE CURSOR", None),
+    ast.FetchStmt: ("FETCH 1", [("x",)]),  # the one row of the cursor DECLARE opened
+    ast.UnlistenStmt: ("UNLISTEN", None),
+}
+
+
 @pytest.fixture(scope="module")
 async def dsn(sidecar: Any) -> AsyncIterator[str]:
     from glove_scratchpad.server import Database
@@ -50,7 +72,18 @@ async def test_an_accepted_kind_runs(dsn, kind):
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         if kind is ast.FetchStmt:  # a FETCH needs a cursor to read
             await conn.execute(ACCEPTED[ast.DeclareCursorStmt], prepare=False)
-        await conn.execute(ACCEPTED[kind], prepare=False)
+        cur = await conn.execute(ACCEPTED[kind], prepare=False)
+        rows = await cur.fetchall() if cur.description is not None else None
+        status = conn.info.transaction_status
+    tag, expected = ANSWERS[kind]
+    assert cur.statusmessage == tag
+    if callable(expected):
+        assert rows is not None and expected(rows), rows
+    else:
+        assert rows == expected
+    # only BEGIN leaves a transaction block open
+    in_block = psycopg.pq.TransactionStatus.INTRANS
+    assert (status == in_block) is (kind is ast.TransactionStmt)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, r in REFUSED.items()

@@ -139,7 +139,10 @@ async def test_resolver_error_names_resource_and_session_stays_usable(make_db):
     with pytest.raises(errors.ExternalRoutineError) as info:
         await db.execute("SELECT * FROM broken")
     assert '"broken"' in info.value.message and "upstream 503" in info.value.message
-    assert info.value.hint
+    # the next step: the arguments, against the table's column descriptions, or again
+    assert info.value.hint == ("The tool behind this table reported the error; check the "
+                               "arguments against the column descriptions (\\d+ broken), "
+                               "or try again.")
     r = await db.execute("SELECT count(*) FROM github_pr")
     assert r.rows == [(3,)]
 

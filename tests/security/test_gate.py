@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from pglast import ast, parse_sql, parser
 from pglast.parser import ParseError
+from pglast.stream import RawStream
 
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import schema_names
@@ -338,8 +339,21 @@ def test_mutants_of_ordinary_statements_still_pass(sql: str, seed: int) -> None:
         note(mutant)
         stmts = _parses(mutant)
         assert stmts is not None, mutant
+        # The same statement, spelled otherwise, and the gate's verdict on it: it passes,
+        # as the original does.
+        assert [RawStream()(s) for s in stmts] == [RawStream()(s) for s in _parses(sql) or ()]
+        assert _verdict(stmts) is None, (mutant, _verdict(stmts))
+
+
+def _verdict(stmts: Sequence[Any]) -> str | None:
+    """The gate's verdict on statements: None when it lets them all through, else the
+    SQLSTATE and message of its refusal."""
+    try:
         for stmt in stmts:
             temp_tables.check(stmt, is_resource=is_resource)
+    except errors.SqlError as exc:
+        return f"{exc.sqlstate}: {exc.message}"
+    return None
 
 
 @pytest.mark.parametrize("sql", [

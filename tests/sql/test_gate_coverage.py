@@ -31,6 +31,7 @@ from glove_scratchpad.server.sql import (
 )
 
 from ..security.corpus import ATTACKS, CLIENT_QUERIES, ORDINARY
+from .gate_hints import NEXT_STEP, NEXT_STEPS
 from .gate_samples import (
     ACCEPTED,
     EXTRA_ACCEPTED,
@@ -207,4 +208,10 @@ def test_each_refused_sample_gets_its_sqlstate(category: str) -> None:
             gate.check(raw.stmt, is_resource=is_resource, params=sample.params,
                        is_function=is_function, values_later=sample.values_later)
     assert info.value.sqlstate == sample.code, info.value.message
-    assert info.value.hint
+    # its HINT names the next step (``gate_hints``), not only that there is one
+    assert NEXT_STEP[category] in (info.value.hint or ""), info.value.hint
+
+
+def test_every_refused_sample_names_its_next_step_once() -> None:
+    named = [c for categories in NEXT_STEPS.values() for c in categories]
+    assert sorted(named) == sorted(REFUSED)
