@@ -23,8 +23,6 @@ NEXT_STEPS: dict[str, tuple[str, ...]] = {
         ("LISTEN", "NOTIFY", "notify function"),
     "Drop the LOCK":
         ("LOCK",),
-    "Page with LIMIT and OFFSET in a plain SELECT":
-        ("cursor",),
     "Use INSERT, UPDATE and DELETE on the resource":
         ("MERGE", "MERGE in WITH"),
     "SET a setting for this session instead":
@@ -50,7 +48,8 @@ NEXT_STEPS: dict[str, tuple[str, ...]] = {
     "Name the relation without its database":
         ("cross-database relation", "write to another database"),
     "pg_class, pg_attribute, pg_type, pg_namespace … describe the resources. " + _LISTS:
-        ("catalog relation", "qualified catalog relation", "pg_ schema relation"),
+        ("catalog relation", "qualified catalog relation", "pg_ schema relation",
+         "cursor over a catalog"),
     "SHOW a setting by name instead":
         ("pg_settings", "pg_settings, a qualified column",
          "pg_settings, another relation's column", "pg_settings, ordered by an expression",
@@ -95,6 +94,14 @@ NEXT_STEPS: dict[str, tuple[str, ...]] = {
         ("restage not alone", "restage of an expression", "EXPLAIN restage"),
     "SELECT scratchpad.restage(17, force => true) stages a write in doubt again":
         ("restage forced by a number", "restage forced by another name"),
+    "Name the row by its key: UPDATE t SET":
+        ("WHERE CURRENT OF",),
+    "Run the write as a statement of its own, then declare the cursor over a read":
+        ("cursor over a write",),
+    "Call it alone: SELECT scratchpad.approve(12, 'why')":
+        ("approve with a number comment",),
+    "Call it alone: SELECT scratchpad.deny(12, 'why')":
+        ("deny of an expression",),
     "Call it alone: SELECT scratchpad.refresh(":
         ("refresh of a number",),
     "SELECT pg_cancel_backend(pid), with a pid from scratchpad.activity":
