@@ -41,8 +41,9 @@ import asyncpg
 
 from glove_scratchpad.names import Schemas, quote_ident
 
-__all__ = ["INSTALL_LOCK", "INSTANCE_LOCK", "LIVE_LOCK", "Built", "NameInUse", "NotOurs", "advertise", "build",
-           "cancel_addresses", "claim", "none_running"]
+__all__ = ["INSTALL_LOCK", "INSTANCE_LOCK", "LIVE_LOCK", "Built", "NameInUse", "NotOurs",
+           "advertise", "build", "cancel_addresses", "claim", "hold_instance", "instance_key",
+           "none_running"]
 
 log = logging.getLogger(__name__)
 

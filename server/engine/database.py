@@ -30,6 +30,7 @@ from cachetools import LRUCache
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import (
     DEFAULT_NAME,
+    LOST_POLL,
     SYSTEM_VIEWS,
     ApprovalStore,
     Audit,
@@ -37,7 +38,6 @@ from glove_scratchpad.catalog import (
     Catalog,
     EmbeddedSidecar,
     ExternalSidecar,
-    LOST_POLL,
     Journal,
     Pool,
     Sidecar,
