@@ -1,7 +1,8 @@
 """Servers of one name on one database, one of them killed while it fires a write: the
 others, running on, journal that write ``in doubt`` within seconds, without a restart,
-once, with an audit row; their own writes in flight stay ``firing``. ``restage`` then
-takes it with ``force => true``, as after a restart.
+once, with an audit row (the writes its COMMIT had not reached: ``not run``); their own
+writes in flight stay ``firing``. ``restage`` then takes it with ``force => true``, as
+after a restart.
 """
 
 from __future__ import annotations
@@ -37,10 +38,11 @@ async def _server(sidecar: Any, name: str):  # type: ignore[no-untyped-def]
 
 
 async def _journal(conn: psycopg.AsyncConnection[Any]) -> dict[str, tuple[Any, ...]]:
-    """Each write's row by who sent it (its statement's title)."""
+    """Each write's row by its title: ``a`` and ``after a`` (one COMMIT of the server that
+    is killed), ``b`` (the other's)."""
     cur = await conn.execute(JOURNAL)
     rows = await cur.fetchall()
-    return {("a" if "'from a'" in r[3] else "b"): (r[0], r[1], r[2], r[4]) for r in rows}
+    return {r[3].split("'")[1].removeprefix("from "): (r[0], r[1], r[2], r[4]) for r in rows}
 
 
 async def _until(conn: psycopg.AsyncConnection[Any], done: Any, seconds: float = 20
@@ -62,10 +64,12 @@ async def test_a_killed_servers_firing_write_is_in_doubt_for_a_server_running_on
         a_conn = await psycopg.AsyncConnection.connect(a_dsn, autocommit=True)
         b_conn = await psycopg.AsyncConnection.connect(b_dsn, autocommit=True)
         b_writer = await psycopg.AsyncConnection.connect(b_dsn, autocommit=True)
-        a_write = asyncio.ensure_future(a_conn.execute(
-            "INSERT INTO orders (title, seconds) VALUES ('from a', 50)"))
+        await a_conn.execute("BEGIN")
+        await a_conn.execute("INSERT INTO orders (title, seconds) VALUES ('from a', 50)")
+        await a_conn.execute("INSERT INTO orders (title) VALUES ('after a')")
+        a_write = asyncio.ensure_future(a_conn.execute("COMMIT"))
         rows = await _until(b_conn, lambda r: "a" in r)
-        assert rows["a"][2] == "firing", rows
+        assert (rows["a"][2], rows["after a"][2]) == ("firing", "staged"), rows
         b_write = asyncio.ensure_future(b_writer.execute(
             "INSERT INTO orders (title, seconds) VALUES ('from b', %s)", [OWN_SECONDS]))
         rows = await _until(b_conn, lambda r: "b" in r)
@@ -83,6 +87,7 @@ async def test_a_killed_servers_firing_write_is_in_doubt_for_a_server_running_on
         rows = await _journal(b_conn)
         txid, seq, status, error = rows["a"]
         assert status == "in doubt" and error and "stopped while it ran" in error
+        assert rows["after a"][2] == "not run", rows  # the COMMIT stopped before it
         # The running server's own write, firing all along, was never taken for a lost one.
         assert rows["b"][2] in ("firing", "fired"), rows
 
@@ -92,7 +97,7 @@ async def test_a_killed_servers_firing_write_is_in_doubt_for_a_server_running_on
         assert "stopped while it ran" in (refused.value.diag.message_detail or "")
         cur = await b_conn.execute(f"SELECT {SYSTEM}.restage(%s, force => true)", [txid])
         [(said,)] = await cur.fetchall()
-        assert said.startswith(f"staged 1 write of transaction {txid} again"), said
+        assert said.startswith(f"staged 2 writes of transaction {txid} again"), said
         await b_conn.execute("ROLLBACK")
 
         # Settled once, however often the server looked since, and audited once.
