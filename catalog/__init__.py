@@ -23,11 +23,18 @@ from ._catalog import (
     quote_ident,
     shell_ddl,
 )
-from ._claim import LIVE_LOCK
+from ._claim import INSTANCE_LOCK, LIVE_LOCK
 from ._client import SidecarConnection, Step, StepResult
 from ._copy import CopyChannel, copy_in, copy_out
 from ._fns import EVALUATING, FN_SCHEMA, fn_ddl, fns_ddl
-from ._journal import FINAL_STATUSES, JOURNAL_COLUMNS, Journal, JournalEntry, as_json
+from ._journal import (
+    FINAL_STATUSES,
+    JOURNAL_COLUMNS,
+    LOST_POLL,
+    Journal,
+    JournalEntry,
+    as_json,
+)
 from ._pool import Pool
 from ._rows import populate_sql, rows_params, rows_to_json
 from ._search import SYNONYMS, name_words
@@ -55,8 +62,10 @@ __all__ = [
     "FINAL_STATUSES",
     "FN_SCHEMA",
     "INSERT_SCHEMA",
+    "INSTANCE_LOCK",
     "JOURNAL_COLUMNS",
     "LIVE_LOCK",
+    "LOST_POLL",
     "SERVED_SCHEMA",
     "SYNONYMS",
     "SYSTEM_SCHEMA",

@@ -234,6 +234,9 @@ class Catalog:
                                       adopt=self.hardened):
                     await _claim.build(conn, s, ddl, names)
                 self.instance = await _claim.register(conn, s, ddl)
+                # Before anything of this instance is journaled: its lock free would say
+                # it is gone.
+                await _claim.hold_instance(conn, s.name, self.instance)
                 for sql in private_ddl:
                     await conn.execute(sql)
                 if await _claim.none_running(conn, s.name):
@@ -290,6 +293,8 @@ class Catalog:
             try:
                 conn = await asyncio.wait_for(_connect(self.sidecar, self.database), 10)
                 await _claim.hold_live(conn, self.schemas.name)
+                if self.instance:  # alive, its firing writes are still its own
+                    await _claim.hold_instance(conn, self.schemas.name, self.instance)
             except _LOST as exc:
                 log.info("the sidecar cannot be reached to hold the name again (%s)", exc)
                 delay = min(delay * 2, CLAIM_MAX_DELAY)

@@ -22,6 +22,10 @@ Rules:
   listening, a server records there where a CancelRequest reaches it
   (``advertise``), so another server of the name can hand one over
   (``cancel_addresses``).
+- Every running server also holds ``INSTANCE_LOCK`` shared on its name and
+  instance number, on the same connection, from its registration on: a free
+  one means that instance is gone (``instance_key`` names it, in Python and in
+  SQL alike), so another server may settle what it left firing.
 """
 
 from __future__ import annotations
@@ -37,8 +41,9 @@ import asyncpg
 
 from glove_scratchpad.names import Schemas, quote_ident
 
-__all__ = ["INSTALL_LOCK", "LIVE_LOCK", "Built", "NameInUse", "NotOurs", "advertise", "build",
-           "cancel_addresses", "claim", "none_running"]
+__all__ = ["INSTALL_LOCK", "INSTANCE_LOCK", "LIVE_LOCK", "Built", "NameInUse", "NotOurs",
+           "advertise", "build", "cancel_addresses", "claim", "hold_instance", "instance_key",
+           "none_running"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +51,7 @@ log = logging.getLogger(__name__)
 # Decimal literals: hex integer literals need Postgres 16.
 INSTALL_LOCK = 1735159670  # "glov"
 LIVE_LOCK = 1735159671
+INSTANCE_LOCK = 1735159673  # (1735159672 is the kept tables' CACHE_LOCK)
 
 
 class NameInUse(RuntimeError):
@@ -80,6 +86,18 @@ async def unlock(conn: asyncpg.Connection, name: str) -> None:
 
 async def hold_live(conn: asyncpg.Connection, name: str) -> None:
     await conn.execute("SELECT pg_advisory_lock_shared($1, hashtext($2))", LIVE_LOCK, name)
+
+
+def instance_key(name: str, instance: int | str) -> str:
+    """What ``INSTANCE_LOCK``'s second int4 hashes: the name and the instance number (the
+    SQL ``name || '/' || instance`` spells the same text). Two that hash alike only make a
+    dead instance look alive, never a live one dead: the lock is held shared."""
+    return f"{name}/{instance}"
+
+
+async def hold_instance(conn: asyncpg.Connection, name: str, instance: int) -> None:
+    await conn.execute("SELECT pg_advisory_lock_shared($1, hashtext($2))", INSTANCE_LOCK,
+                       instance_key(name, instance))
 
 
 async def none_running(conn: asyncpg.Connection, name: str) -> bool:

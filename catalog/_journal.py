@@ -9,7 +9,14 @@ Rules:
   ``fired``, ``failed``, or ``in doubt`` (sent, and no answer told what it did);
   the writes after one that did not fire become ``not run``.
 - At start-up, a write found ``firing`` (its server died while the tool ran)
-  becomes ``in doubt``, and one still ``staged`` becomes ``not run``.
+  becomes ``in doubt``, and one still ``staged`` becomes ``not run``, when no
+  other server of the name runs.
+- Each row carries the ``instance`` that journaled it. While others run, a
+  server settles so (``settle_lost``) only the rows of an instance whose
+  ``INSTANCE_LOCK`` is free (gone with its connection), never its own: at
+  start, every ``LOST_POLL`` seconds, and before each read. One statement
+  changes each row once, whoever runs it, and records each write it makes
+  ``in doubt`` in the audit of calls.
 - ``idempotency_key`` is the write's own, made when it was staged: a restaged
   write keeps it, so a tool can tell a retry from a new request.
 - A user reads their own rows (an administrator: everyone's).
@@ -34,9 +41,11 @@ from pydantic_core import to_jsonable_python
 
 from glove_scratchpad.names import quote_ident
 
+from ._claim import INSTANCE_LOCK
 from ._trips import counted
 
-__all__ = ["FINAL_STATUSES", "JOURNAL_COLUMNS", "Journal", "JournalEntry", "as_json"]
+__all__ = ["FINAL_STATUSES", "JOURNAL_COLUMNS", "LOST_POLL", "Journal", "JournalEntry",
+           "as_json"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +57,8 @@ JOURNAL_COLUMNS = [
 ]
 PRIVATE_SCHEMA = "_gs_audit"  # the default server's; a named one's is schema_names().private
 FINAL_STATUSES = frozenset({"fired", "failed", "not run", "in doubt"})
+LOST_POLL = 2.0  # seconds between looks for the writes of servers that are gone
+LOST_ERROR = "its server (instance %s) stopped while it ran"  # format()'s
 _RESULT_CHARS = 1_000_000  # a tool's answer kept in the journal, at most (as JSON text)
 
 _FIELDS = ", ".join(n for n, _ in JOURNAL_COLUMNS)
@@ -105,9 +116,13 @@ def _jsonb(value: Any) -> Any:
 class Journal:
     """The journal table, through the server's own (not the agent's) connections."""
 
-    def __init__(self, pool: asyncpg.Pool | None, schema: str = PRIVATE_SCHEMA) -> None:
+    def __init__(self, pool: asyncpg.Pool | None, schema: str = PRIVATE_SCHEMA, *,
+                 name: str = "", instance: int | None = None) -> None:
         self._pool = None if pool is None else counted(pool, "journal")
         self.table, self._txids = _names(schema)
+        self._calls = f"{quote_ident(schema)}.calls"  # the audit's table, beside it
+        self.name = name  # the server's name and instance number: whose rows are whose
+        self.instance = instance
         self._unrecorded: list[tuple[str, tuple[Any, ...]]] = []  # to try again
         self._retrying = asyncio.Lock()
         self.committing: set[int] = set()  # txids whose COMMIT runs in this server
@@ -123,7 +138,10 @@ class Journal:
                 f"CREATE INDEX IF NOT EXISTS journal_key ON {table} (idempotency_key)",
                 # What start-up looks for: the few writes a server left unfinished.
                 f"CREATE INDEX IF NOT EXISTS journal_open ON {table} (status)"
-                " WHERE status IN ('staged', 'firing')"]
+                " WHERE status IN ('staged', 'firing')",
+                # Added by a later version: rows from before it have none, and are left
+                # to a start when no server runs.
+                f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS instance integer"]
 
     @property
     def enabled(self) -> bool:
@@ -161,10 +179,10 @@ class Journal:
         await self._retry_unrecorded()
         await self._pool.execute(
             f"INSERT INTO {self.table} (txid, seq, user_name, statement, resource, verb,"
-            " arguments, idempotency_key, status, staged_at)"
+            " arguments, idempotency_key, status, staged_at, instance)"
             " SELECT $1, u.seq, $2, u.st, u.r, u.v, u.a::jsonb, u.k,"
             " coalesce($11, CASE WHEN u.seq = $10 THEN 'firing' ELSE 'staged' END),"
-            " to_timestamp(u.at)"
+            " to_timestamp(u.at), $12"
             " FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[],"
             " $8::text[], $9::float8[]) AS u(seq, st, r, v, a, k, at)"
             " ON CONFLICT (txid, seq) DO NOTHING",
@@ -172,7 +190,7 @@ class Journal:
             [e.statement[:4000] for e in entries],
             [e.resource for e in entries], [e.verb for e in entries],
             [as_json(e.arguments) for e in entries], [e.key for e in entries],
-            [e.staged_at for e in entries], first, status)
+            [e.staged_at for e in entries], first, status, self.instance)
         self.committing.add(txid)
         return txid
 
@@ -247,12 +265,56 @@ class Journal:
                     return
                 self._unrecorded.pop(0)
 
+    async def settle_lost(self) -> list[dict[str, Any]]:
+        """What servers of this name that are gone left unfinished, settled as a start
+        when none runs would: ``firing`` is ``in doubt`` (audited as such), ``staged``
+        is ``not run``. The rows made ``in doubt``: each is changed once, by one server.
+
+        An instance is gone when its ``INSTANCE_LOCK`` is free. The lock is tried
+        for this statement's transaction only (so that two servers looking at once
+        do not both settle it), and only for the instances that left such rows."""
+        if self._pool is None or self.instance is None:
+            return []
+        rows = await self._pool.fetch(
+            "WITH open AS MATERIALIZED (SELECT DISTINCT instance FROM"
+            f" {self.table} WHERE status IN ('staged', 'firing') AND instance <> $1),"
+            " gone AS MATERIALIZED (SELECT instance FROM open WHERE"
+            " pg_try_advisory_xact_lock($2, hashtext($3 || '/' || instance::text))),"
+            f" settled AS (UPDATE {self.table} j SET"
+            " status = CASE j.status WHEN 'firing' THEN 'in doubt' ELSE 'not run' END,"
+            " error = CASE j.status WHEN 'firing' THEN coalesce(j.error,"
+            " format($4, j.instance)) ELSE j.error END"
+            " FROM gone WHERE j.instance = gone.instance"
+            " AND j.status IN ('staged', 'firing')"
+            " RETURNING j.txid, j.seq, j.user_name, j.statement, j.resource, j.verb,"
+            " j.instance, j.status, j.error),"
+            f" audited AS (INSERT INTO {self._calls} (at, user_name, statement, resource,"
+            " verb, arguments, status, error)"
+            # The journal's arguments are the write's own (what a restage sends again),
+            # which may hold what the audit never keeps: the audit names the row.
+            " SELECT now(), user_name, statement, resource, verb,"
+            " jsonb_build_object('txid', txid, 'seq', seq), status, error"
+            " FROM settled WHERE status = 'in doubt')"
+            " SELECT txid, seq, user_name, resource, verb, instance FROM settled"
+            " WHERE status = 'in doubt' ORDER BY txid, seq",
+            self.instance, INSTANCE_LOCK, self.name, LOST_ERROR)
+        for r in rows:
+            log.warning("journal txid %s, seq %s (%s %s of %s) is in doubt: its server "
+                        "(instance %s) stopped while it ran", r["txid"], r["seq"],
+                        r["resource"], r["verb"], r["user_name"], r["instance"])
+        return [dict(r) for r in rows]
+
     async def read(self, user: str | None, txids: Sequence[int] = ()) -> list[dict[str, Any]]:
         """Journal rows, oldest first: one user's (None: everyone's), of some
-        transactions (none given: of all)."""
+        transactions (none given: of all); what a server that is gone left firing is
+        read ``in doubt``."""
         if self._pool is None:
             return []
         await self._retry_unrecorded()
+        try:
+            await self.settle_lost()
+        except _UNREACHABLE:  # the read says what it can
+            log.info("could not look for the writes of stopped servers", exc_info=True)
         args: list[str | list[int]]
         where, args = [], []
         if user is not None:

@@ -8,6 +8,9 @@ Rules:
 - Large lasting calls are kept as sidecar tables (``kept.py``), in every sidecar
   database a view uses; each database's store sweeps, when it opens, the kept
   tables of servers of this name that are no longer running.
+- What a server of this name that is gone (its instance lock free) left firing is
+  journaled ``in doubt``, at start and then every ``LOST_POLL`` seconds, while it
+  runs (``Journal.settle_lost``).
 - With ``retention_days``, the audit's calls and the journal's final transactions
   older than that are forgotten, at start and then hourly (``prune``).
 """
@@ -27,6 +30,7 @@ from cachetools import LRUCache
 from glove_scratchpad import errors
 from glove_scratchpad.catalog import (
     DEFAULT_NAME,
+    LOST_POLL,
     SYSTEM_VIEWS,
     ApprovalStore,
     Audit,
@@ -71,7 +75,8 @@ class Database:
         self.limits = limits
         self.audit = Audit(catalog.pool, catalog.schemas.private)
         self.guard = Guard(limits, self.audit)
-        self.journal = Journal(catalog.pool, catalog.schemas.private)
+        self.journal = Journal(catalog.pool, catalog.schemas.private,
+                               name=catalog.schemas.name, instance=catalog.instance or None)
         self.type_names = type_names
         self.resources = {r.name: r for r in resources}
         self.writes = writes
@@ -96,6 +101,8 @@ class Database:
             self._watchers.append(asyncio.ensure_future(catalog.sidecar.watch()))
         if limits.retention_days is not None:
             self._watchers.append(asyncio.ensure_future(self._retain(limits.retention_days)))
+        if self.journal.instance is not None:
+            self._watchers.append(asyncio.ensure_future(self._settle_lost()))
 
     @property
     def pool(self) -> Pool:
@@ -293,6 +300,16 @@ class Database:
                 log.warning("retention: could not prune the audit and the journal",
                             exc_info=True)
             await asyncio.sleep(RETENTION_POLL)
+
+    async def _settle_lost(self) -> None:
+        """What servers of this name that are gone left firing, made ``in doubt``: now,
+        then every ``LOST_POLL`` seconds, until cancelled."""
+        while True:
+            try:
+                await self.journal.settle_lost()
+            except Exception:
+                log.info("could not look for the writes of stopped servers", exc_info=True)
+            await asyncio.sleep(LOST_POLL)
 
     async def close(self) -> None:
         await self.kept.close()  # drops this server's kept tables
