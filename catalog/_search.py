@@ -1,6 +1,6 @@
 """``scratchpad.search(words [, max])``: the tables and functions a task needs, by its words.
 
-A catalog of hundreds of tables (GitHub's REST API makes 735) is too long to read;
+A catalog of hundreds of tables (GitHub's REST API makes 760) is too long to read;
 the words of a task ("who starred this repo") are rarely those of an operation's
 summary ("List stargazers"). The search answers with a handful of short rows,
 best first, from Postgres' own full-text search.
