@@ -24,7 +24,8 @@ Rules:
   end at COMMIT (its calls finished inside the transaction, as Postgres
   materializes it), its rows moved into a temporary table of the session's pinned
   sidecar connection, and lives until CLOSE or the session's end; a ROLLBACK ends the
-  held cursors the transaction declared. DECLARE outside a transaction block
+  held cursors the transaction declared, and ROLLBACK TO a savepoint the cursors
+  declared after it (RELEASE keeps them). DECLARE outside a transaction block
   without HOLD is 25P01; a name in use 42P03; an unknown one 34000.
 """
 
@@ -179,6 +180,7 @@ class Cursor:
     columns: list[ResultColumn]
     source: _Source
     tx_declared: bool  # declared inside the transaction now open
+    level: int = 0  # the savepoints open when it was declared: ROLLBACK TO drops it past them
     created: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(
         datetime.UTC))
     rows: list[Any] = field(default_factory=list)
@@ -515,6 +517,7 @@ class Cursors:
         cursor = await open_cursor(st, query, params, d, stmt.sql, tx_declared=not idle)
         if idle:  # WITH HOLD outside a block: its implicit transaction commits at once
             await cursor.keep(st)
+        cursor.level = len(st.tx.savepoints)
         self.open[d.name] = cursor
         return Result("DECLARE CURSOR", notices=cursor.notices)
 
@@ -534,6 +537,19 @@ class Cursors:
                 continue
             del self.open[name]
             await cursor.close()
+
+    async def savepoint_ended(self, st: Statement, level: int, *, rolled_back: bool) -> None:
+        """ROLLBACK TO or RELEASE of the savepoint with ``level`` others before it: ROLLBACK
+        TO drops the cursors declared after it, as Postgres drops a subtransaction's
+        portals (the others keep their positions); RELEASE gives them to the enclosing one."""
+        for name, cursor in list(self.open.items()):
+            if cursor.level <= level:
+                continue
+            if rolled_back:
+                del self.open[name]
+                await cursor.close(st)
+            else:
+                cursor.level = level
 
     async def close_all(self, st: Statement | None = None) -> None:
         cursors, self.open = list(self.open.values()), {}
