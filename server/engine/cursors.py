@@ -413,12 +413,13 @@ def _in_format(f: FieldDescription, fmt: int) -> FieldDescription:
                             f.type_modifier, fmt)
 
 
-def _formats(asked: tuple[int, ...], n: int) -> tuple[int, ...] | None:
-    """The formats a FETCH's Bind asked for, one per column (the Bind rule); None when it
-    asked none: then a cursor's rows come as it was declared (BINARY or not), as
-    Postgres sends a FETCH's in the simple protocol."""
-    if not asked:
+def _formats(asked: tuple[int, ...], n: int, simple: bool) -> tuple[int, ...] | None:
+    """The formats a FETCH's Bind asked for, one per column (the Bind rule: none is text
+    for all); None for a simple Query: then a cursor's rows come as it was declared
+    (BINARY or not), as Postgres sends them."""
+    if simple and not asked:
         return None
+    asked = asked or (0,)
     return asked * n if len(asked) == 1 else asked
 
 
@@ -469,10 +470,12 @@ class Cursors:
         return [c.row() for c in self.open.values()]
 
     def fields(self, node: Any) -> tuple[FieldDescription, ...] | None:
-        """The columns a FETCH gives (Describe); None for the other cursor statements."""
-        if isinstance(node, ast.FetchStmt) and not node.ismove:
-            return self.find(node.portalname or "").fields
-        return None
+        """The columns a FETCH gives (Describe), in text as no Bind asked otherwise; None
+        for the other cursor statements, and for an unknown cursor: as in Postgres, the
+        error (34000) is Execute's, not Describe's."""
+        found = self.open.get(node.portalname or "") if isinstance(node, ast.FetchStmt) \
+            and not node.ismove else None
+        return None if found is None else tuple(_in_format(f, 0) for f in found.fields)
 
     async def run(self, st: Statement, stmt: ParsedStatement, params: list[Param]) -> Result:
         """DECLARE, FETCH, MOVE or CLOSE."""
@@ -488,7 +491,7 @@ class Cursors:
                 return Result(f"MOVE {count}", notices=notices,
                               touched=cursor.source.touched())
             fields = cursor.fields
-            wanted = _formats(st.formats, len(fields))
+            wanted = _formats(st.formats, len(fields), st.request.simple)
             if wanted is not None and wanted != tuple(x.format for x in fields):
                 fields = tuple(_in_format(x, w) for x, w in zip(fields, wanted, strict=True))
                 rows = await _encoded(st, cursor.fields, rows, wanted)
