@@ -536,7 +536,7 @@ class Cursors:
         (a ROLLBACK's held ones too, as in Postgres)."""
         for name, cursor in list(self.open.items()):
             if cursor.declared.hold and (committed or not cursor.tx_declared):
-                cursor.tx_declared = False
+                cursor.tx_declared, cursor.level = False, 0  # no savepoint of a later one
                 continue
             del self.open[name]
             await cursor.close()

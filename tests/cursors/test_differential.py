@@ -80,6 +80,12 @@ SCRIPTS = [
      "SELECT count(*) FROM pg_cursors", "FETCH q", "ROLLBACK"],
     ["BEGIN", "SAVEPOINT s", "DECLARE f CURSOR FOR SELECT id FROM items", "SELECT 1/0",
      "FETCH f", "ROLLBACK TO s", "FETCH f", "ROLLBACK"],
+    # A held cursor declared inside a savepoint outlives COMMIT, and no later savepoint's
+    # ROLLBACK TO drops it.
+    ["BEGIN", "SAVEPOINT s", "SAVEPOINT t",
+     "DECLARE h CURSOR WITH HOLD FOR SELECT id FROM items WHERE id < 5", "COMMIT",
+     "BEGIN", "SAVEPOINT u", "FETCH h", "ROLLBACK TO u", "FETCH h", "ROLLBACK", "FETCH h",
+     "CLOSE h"],
     # pg_cursors: the session's own cursors.
     ["BEGIN", "DECLARE p1 SCROLL CURSOR FOR SELECT id FROM items",
      "DECLARE p2 NO SCROLL CURSOR WITH HOLD FOR SELECT id FROM items",
