@@ -129,6 +129,9 @@ class Request:
     # The rows the Execute running asks for (0: all): a read may give those alone, and
     # leave the rest to the portal's next Executes (``lazy.py``).
     fetch: int = 0
+    # A simple Query (or an in-process ``execute``): a FETCH's rows then come in its
+    # cursor's format (BINARY or text), as Postgres sends them; through Bind, in the Bind's.
+    simple: bool = False
 
 
 @dataclass

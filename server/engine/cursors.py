@@ -24,7 +24,8 @@ Rules:
   end at COMMIT (its calls finished inside the transaction, as Postgres
   materializes it), its rows moved into a temporary table of the session's pinned
   sidecar connection, and lives until CLOSE or the session's end; a ROLLBACK ends the
-  held cursors the transaction declared. DECLARE outside a transaction block
+  held cursors the transaction declared, and ROLLBACK TO a savepoint the cursors
+  declared after it (RELEASE keeps them). DECLARE outside a transaction block
   without HOLD is 25P01; a name in use 42P03; an unknown one 34000.
 """
 
@@ -179,6 +180,7 @@ class Cursor:
     columns: list[ResultColumn]
     source: _Source
     tx_declared: bool  # declared inside the transaction now open
+    level: int = 0  # the savepoints open when it was declared: ROLLBACK TO drops it past them
     created: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(
         datetime.UTC))
     rows: list[Any] = field(default_factory=list)
@@ -411,12 +413,13 @@ def _in_format(f: FieldDescription, fmt: int) -> FieldDescription:
                             f.type_modifier, fmt)
 
 
-def _formats(asked: tuple[int, ...], n: int) -> tuple[int, ...] | None:
-    """The formats a FETCH's Bind asked for, one per column (the Bind rule); None when it
-    asked none: then a cursor's rows come as it was declared (BINARY or not), as
-    Postgres sends a FETCH's in the simple protocol."""
-    if not asked:
+def _formats(asked: tuple[int, ...], n: int, simple: bool) -> tuple[int, ...] | None:
+    """The formats a FETCH's Bind asked for, one per column (the Bind rule: none is text
+    for all); None for a simple Query: then a cursor's rows come as it was declared
+    (BINARY or not), as Postgres sends them."""
+    if simple and not asked:
         return None
+    asked = asked or (0,)
     return asked * n if len(asked) == 1 else asked
 
 
@@ -467,10 +470,12 @@ class Cursors:
         return [c.row() for c in self.open.values()]
 
     def fields(self, node: Any) -> tuple[FieldDescription, ...] | None:
-        """The columns a FETCH gives (Describe); None for the other cursor statements."""
-        if isinstance(node, ast.FetchStmt) and not node.ismove:
-            return self.find(node.portalname or "").fields
-        return None
+        """The columns a FETCH gives (Describe), in text as no Bind asked otherwise; None
+        for the other cursor statements, and for an unknown cursor: as in Postgres, the
+        error (34000) is Execute's, not Describe's."""
+        found = self.open.get(node.portalname or "") if isinstance(node, ast.FetchStmt) \
+            and not node.ismove else None
+        return None if found is None else tuple(_in_format(f, 0) for f in found.fields)
 
     async def run(self, st: Statement, stmt: ParsedStatement, params: list[Param]) -> Result:
         """DECLARE, FETCH, MOVE or CLOSE."""
@@ -486,7 +491,7 @@ class Cursors:
                 return Result(f"MOVE {count}", notices=notices,
                               touched=cursor.source.touched())
             fields = cursor.fields
-            wanted = _formats(st.formats, len(fields))
+            wanted = _formats(st.formats, len(fields), st.request.simple)
             if wanted is not None and wanted != tuple(x.format for x in fields):
                 fields = tuple(_in_format(x, w) for x, w in zip(fields, wanted, strict=True))
                 rows = await _encoded(st, cursor.fields, rows, wanted)
@@ -515,6 +520,7 @@ class Cursors:
         cursor = await open_cursor(st, query, params, d, stmt.sql, tx_declared=not idle)
         if idle:  # WITH HOLD outside a block: its implicit transaction commits at once
             await cursor.keep(st)
+        cursor.level = len(st.tx.savepoints)
         self.open[d.name] = cursor
         return Result("DECLARE CURSOR", notices=cursor.notices)
 
@@ -530,10 +536,23 @@ class Cursors:
         (a ROLLBACK's held ones too, as in Postgres)."""
         for name, cursor in list(self.open.items()):
             if cursor.declared.hold and (committed or not cursor.tx_declared):
-                cursor.tx_declared = False
+                cursor.tx_declared, cursor.level = False, 0  # no savepoint of a later one
                 continue
             del self.open[name]
             await cursor.close()
+
+    async def savepoint_ended(self, st: Statement, level: int, *, rolled_back: bool) -> None:
+        """ROLLBACK TO or RELEASE of the savepoint with ``level`` others before it: ROLLBACK
+        TO drops the cursors declared after it, as Postgres drops a subtransaction's
+        portals (the others keep their positions); RELEASE gives them to the enclosing one."""
+        for name, cursor in list(self.open.items()):
+            if cursor.level <= level:
+                continue
+            if rolled_back:
+                del self.open[name]
+                await cursor.close(st)
+            else:
+                cursor.level = level
 
     async def close_all(self, st: Statement | None = None) -> None:
         cursors, self.open = list(self.open.values()), {}

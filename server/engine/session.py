@@ -174,7 +174,7 @@ class Session:
                 "several statements in one call are allowed only as a transaction script",
                 hint="Send one statement per call, or wrap them in BEGIN; …; COMMIT;",
             )
-        request = Request()
+        request = Request(simple=True)
         encoded = [encode_param(p) for p in params or ()]
         results = [await self._statement(stmt, encoded, request, tuple(result_formats))
                    for stmt in statements]
@@ -183,9 +183,10 @@ class Session:
             last.statements = results
         return last
 
-    def new_request(self) -> Request:
-        """The scope of one client request (a Query message, or messages up to Sync)."""
-        return Request(copy=self.copy)
+    def new_request(self, *, simple: bool = False) -> Request:
+        """The scope of one client request (a Query message, ``simple``, or messages up to
+        Sync)."""
+        return Request(copy=self.copy, simple=simple)
 
     async def run(self, stmt: ParsedStatement, params: Sequence[Param], request: Request,
                   formats: Sequence[int] = ()) -> Result:

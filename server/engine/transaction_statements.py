@@ -5,7 +5,8 @@ Rules:
   staged (``commit.py``); ROLLBACK discards it.
 - When a transaction ends, so do its cursors (``cursors.py``): COMMIT keeps the WITH
   HOLD ones, read to their end before the writes fire, as Postgres materializes them
-  before it commits; any other end closes them.
+  before it commits; any other end closes them. ROLLBACK TO a savepoint closes the
+  cursors declared after it, as Postgres drops them; RELEASE keeps them.
 - The settings a transaction's end or ROLLBACK TO restored are reported
   (ParameterStatus).
 """
@@ -72,7 +73,11 @@ async def _step(st: Statement, node: ast.TransactionStmt, cursors: Cursors) -> R
         await cursors.transaction_ended(committed=False)
         return tx.rollback()
     if kind in _SAVEPOINT_VERBS:
-        return tx.savepoint(_SAVEPOINT_VERBS[kind], node.savepoint_name or "")
+        result = tx.savepoint(_SAVEPOINT_VERBS[kind], node.savepoint_name or "")
+        if kind != k.TRANS_STMT_SAVEPOINT:  # ROLLBACK TO keeps the savepoint it names
+            back = kind == k.TRANS_STMT_ROLLBACK_TO
+            await cursors.savepoint_ended(st, len(tx.savepoints) - back, rolled_back=back)
+        return result
     raise errors.InternalError(
         f"transaction statement {kind.name} passed the gate but has no branch that runs it",
         hint="Report this to the server's operator.")

@@ -491,7 +491,7 @@ class ClientHandler(ClientSocket):
             self.send_error(exc)
         if statements is not None and not statements:
             self.send(EmptyQueryResponse())
-        request = self.session.new_request()
+        request = self.session.new_request(simple=True)
         for stmt in statements or ():
             try:
                 result = await self.run(stmt, [], request, (), row_description)

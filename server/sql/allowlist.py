@@ -99,9 +99,9 @@ RELATION_REFUSALS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("pg_file_settings", "pg_hba_file_rules", "pg_ident_file_mappings", "pg_config",
       "pg_db_role_setting"),
      "it shows the server's configuration files"),
+    # pg_cursors is not here: the engine answers it with the session's own cursors.
     (("pg_stat_", "pg_statio_", "pg_locks", "pg_prepared_xacts", "pg_prepared_statements",
-      "pg_cursors", "pg_backend_memory_contexts", "pg_shmem_allocations", "pg_aios",
-      "pg_wait_events"),
+      "pg_backend_memory_contexts", "pg_shmem_allocations", "pg_aios", "pg_wait_events"),
      "it shows other sessions and the server's internals"),
     (("pg_statistic", "pg_stats"),
      "column statistics hold sampled row values"),

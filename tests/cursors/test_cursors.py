@@ -140,3 +140,17 @@ async def test_an_http_api_is_asked_for_pages_as_fetch_reads(sidecar: Any) -> No
             await conn.execute("COMMIT")
         assert plain[:10] + rest == plain and len(plain) == API_ITEMS
         assert len(api.rec.requests) == API_ITEMS // 100 + 1
+
+
+async def test_pg_cursors_is_answered_not_refused_as_a_view_of_other_sessions(
+        make_db: Any) -> None:
+    """The server answers pg_cursors with the session's own cursors: the gate's refusals
+    name it nowhere, so a schema that does not hold it is refused as any other catalog
+    relation is, not as a view of other sessions."""
+    async with served(make_db, 3) as (url, _), await _connect(url) as conn:
+        assert await rows(conn, "SELECT count(*) FROM pg_catalog.pg_cursors") == [(0,)]
+        for name in ("pg_toast.pg_cursors", "pg_temp.pg_cursors"):
+            with pytest.raises(psycopg.Error) as caught:
+                await conn.execute(f"SELECT * FROM {name}")
+            assert caught.value.sqlstate == "42501"
+            assert "other sessions" not in str(caught.value.diag.message_primary)

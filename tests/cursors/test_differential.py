@@ -65,6 +65,27 @@ SCRIPTS = [
     ["BEGIN", "DECLARE b1 CURSOR FOR SELECT id FROM items",
      "DECLARE b2 BINARY CURSOR FOR SELECT id, label FROM items", "FETCH 2 b2", "FETCH b1",
      "CLOSE ALL", "FETCH b1", "ROLLBACK"],
+    # Savepoints: ROLLBACK TO drops the cursors declared after it (a held one too); one
+    # declared before keeps the position its FETCHes inside reached; RELEASE keeps them,
+    # and gives them to the enclosing savepoint.
+    ["BEGIN", "DECLARE a SCROLL CURSOR FOR SELECT id FROM items", "FETCH 2 a",
+     "SAVEPOINT s", "DECLARE b CURSOR FOR SELECT id FROM items WHERE id > 20",
+     "DECLARE h CURSOR WITH HOLD FOR SELECT id FROM items", "FETCH 3 a", "FETCH b",
+     "ROLLBACK TO SAVEPOINT s", "FETCH b", "ROLLBACK TO s", "FETCH h", "ROLLBACK TO s",
+     "FETCH a", "FETCH PRIOR a", "SELECT name FROM pg_cursors", "DECLARE b CURSOR FOR "
+     "SELECT id FROM items WHERE id < 3", "FETCH ALL b", "COMMIT", "FETCH a"],
+    ["BEGIN", "SAVEPOINT s", "DECLARE r CURSOR FOR SELECT id FROM items", "FETCH r",
+     "SAVEPOINT t", "DECLARE q CURSOR FOR SELECT id FROM items", "RELEASE SAVEPOINT t",
+     "FETCH r", "FETCH q", "SELECT name FROM pg_cursors ORDER BY name", "ROLLBACK TO s",
+     "SELECT count(*) FROM pg_cursors", "FETCH q", "ROLLBACK"],
+    ["BEGIN", "SAVEPOINT s", "DECLARE f CURSOR FOR SELECT id FROM items", "SELECT 1/0",
+     "FETCH f", "ROLLBACK TO s", "FETCH f", "ROLLBACK"],
+    # A held cursor declared inside a savepoint outlives COMMIT, and no later savepoint's
+    # ROLLBACK TO drops it.
+    ["BEGIN", "SAVEPOINT s", "SAVEPOINT t",
+     "DECLARE h CURSOR WITH HOLD FOR SELECT id FROM items WHERE id < 5", "COMMIT",
+     "BEGIN", "SAVEPOINT u", "FETCH h", "ROLLBACK TO u", "FETCH h", "ROLLBACK", "FETCH h",
+     "CLOSE h"],
     # pg_cursors: the session's own cursors.
     ["BEGIN", "DECLARE p1 SCROLL CURSOR FOR SELECT id FROM items",
      "DECLARE p2 NO SCROLL CURSOR WITH HOLD FOR SELECT id FROM items",
