@@ -18,8 +18,9 @@ Rules:
 - Each part runs the query on the sidecar over the rows pulled for it, never more
   than ``_PART_ROWS`` of them (no more parameters than a whole read sends before it
   spills its rows into a table).
-- The row cap of one call and the row limit hold over the whole read, with the
-  NOTICEs a whole read gives.
+- The row cap of one call holds over the whole read, and so does the row limit
+  when one is given (a portal's read is one statement), with the NOTICEs a whole
+  read gives.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from .guard import ResolverTimeout
 from .messages import resolver_failed
 from .pull import Opened
 from .result import Notice, Result
-from .shown import row_cut
 
 if TYPE_CHECKING:
     from .statement import Statement
@@ -210,10 +210,12 @@ def _one(st: Statement, plan: Plan) -> Reference | None:
 
 
 async def source(st: Statement, plan: Plan, params: list[Param], ctx: StatementContext,
-                 formats: tuple[int, ...], *, whole: bool = True) -> Source | None:
+                 formats: tuple[int, ...], *, whole: bool = True, limit: int | None = None
+                 ) -> Source | None:
     """What a cursor over ``plan`` reads: lazily where it may, else whole (None when not
     ``whole``: the caller reads it as it reads any SELECT); its keys checked and its
-    call budgeted, nothing called yet."""
+    call budgeted, nothing called yet. ``limit``: the row limit over its whole answer
+    (a portal's, one statement's; a FETCH's rows are cut as each statement's are)."""
     ref = _one(st, plan)
     if ref is None and not whole:
         return None
@@ -223,6 +225,5 @@ async def source(st: Statement, plan: Plan, params: list[Param], ctx: StatementC
         if len(calls) == 1:
             ctx.planned += 1
             st.services.guard.check_budget(ctx.planned)
-            return Lazy(plan, params, ctx, formats, calls[0],
-                        row_cut(st.services.limits, st.policy.row_limit))
+            return Lazy(plan, params, ctx, formats, calls[0], limit)
     return Whole(plan, params, ctx, formats) if whole else None

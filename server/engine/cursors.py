@@ -2,20 +2,21 @@
 
 ``DECLARE`` plans a SELECT (gated, checked by the sidecar, its keys and call budget
 checked) and calls nothing; ``FETCH`` and ``MOVE`` read it; ``CLOSE`` ends it. A
-``Cursor`` (``open_cursor``) is the small object a protocol portal may use as well:
-``next(st, n)`` for the next rows, ``fetch(st, Fetch)`` for any FETCH or MOVE,
-``close``.
+protocol portal's Execute with a row count reads through a ``Cursor`` too
+(``read``: its first Execute; ``Rest``: the next ones, ``Cursor.next``).
 
 Rules:
-- Lazy where it can be: a query that reads one resource through one call, row by
-  row (``cursor_statements.row_wise``: no ORDER BY, aggregate, DISTINCT, window,
-  LIMIT, join or subquery), keeps the tool's answer open (``pull.Opened``) and
-  pulls only the rows a FETCH needs, each part run on the sidecar as the query
-  over those rows. A paged resource is asked for pages as rows are read. Any other
-  query is run whole at its first FETCH, as a SELECT is.
+- Lazy where it can be (``cursor_reads.source``: a query that reads one resource
+  through one call, row by row, ``cursor_statements.row_wise``): the tool's answer
+  is kept open (``pull.Opened``) and only the rows a FETCH or an Execute needs are
+  pulled, each part run on the sidecar as the query over those rows. A paged
+  resource is asked for pages as rows are read. Any other query is run whole at
+  its first FETCH, as a SELECT is; a portal's, at its first Execute, paged from
+  memory by the portal.
 - Every call is made once per cursor, whatever it is fetched and moved: the rows
   read are kept (encoded, as Postgres gave them), so a scroll reads them again
-  rather than calling again.
+  rather than calling again; a NO SCROLL cursor (a portal's) keeps only the rows
+  ahead of it.
 - Positions, directions and counts are Postgres's own (``DoPortalRunFetch``,
   ``PortalRunSelect``): NO SCROLL refuses any backward step (55000);
   FETCH ABSOLUTE n before half the position rewinds. A FETCH whose Bind asks other
@@ -52,6 +53,7 @@ from . import temp as temp_tables
 from .context import StatementContext
 from .cursor_reads import Source
 from .result import Notice, Released, Result, ResultColumn
+from .shown import row_cut
 from .timeouts import timed_out
 from .transaction import TxState
 
@@ -358,8 +360,10 @@ async def read(st: Statement, plan: Plan, params: list[Param], ctx: StatementCon
     """A SELECT: the first ``st.request.fetch`` rows (a protocol portal's first Execute
     with a row count) of a read that may be answered in parts, a ``Partial``; else the
     whole read."""
-    source = (await cursor_reads.source(st, plan, params, ctx, tuple(formats), whole=False)
-              if st.request.fetch else None)
+    source = (await cursor_reads.source(
+        st, plan, params, ctx, tuple(formats), whole=False,
+        limit=row_cut(st.services.limits, st.policy.row_limit))
+        if st.request.fetch else None)
     if source is None:
         return await resolve.read(st, plan, params, ctx, formats)
     assert isinstance(source, cursor_reads.Lazy)
