@@ -66,8 +66,12 @@ class Source:
         return list(self.ctx.touched.values())
 
     def end(self) -> None:
-        """Nothing more is read (a generator it reads is closed)."""
+        """Nothing more is read (a generator it reads is closed, an async one in a task)."""
         self.exhausted = True
+
+    async def close(self) -> None:
+        """Nothing more is read: an async generator it reads is closed before it returns."""
+        self.end()
 
 
 @dataclass(eq=False)
@@ -193,6 +197,11 @@ class Lazy(Source):
         self.exhausted = True
         if self.opened is not None:
             self.opened.end()
+
+    async def close(self) -> None:
+        self.exhausted = True
+        if self.opened is not None:
+            await self.opened.close()
 
 
 def _one(st: Statement, plan: Plan) -> Reference | None:

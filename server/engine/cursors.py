@@ -270,7 +270,8 @@ class Cursor:
     async def close(self, st: Statement | None = None) -> None:
         """Nothing more is read; its table in the sidecar is dropped (``st``: the statement
         that closes it; at the session's end the pinned connection takes it along)."""
-        self.end()
+        self.rows = []
+        await self.source.close()
         kept, self.kept = self.kept, None
         if kept is not None and st is not None:
             await sidecar.pipeline(st, [Step(f"DROP TABLE IF EXISTS {kept[0]}", rows=False,
