@@ -111,6 +111,11 @@ class Cursor:
             self.size += sum(len(r.raw_body) for r in rows)
             if self.size > limit:
                 self.source.end()
+                if not self.name:  # a protocol portal's: it holds one Execute's rows
+                    raise errors.ProgramLimitExceeded(
+                        f"one Execute's rows come to over {limit} bytes, the most one "
+                        "result may keep", hint="Execute fewer rows at a time (a smaller "
+                        "fetch size), select fewer columns, or narrow the query.")
                 raise errors.ProgramLimitExceeded(
                     f'cursor "{self.name}" holds over {limit} bytes of rows, the most one '
                     "result may keep", hint="Select fewer columns, or narrow the query; a "
