@@ -2,20 +2,21 @@
 
 ``DECLARE`` plans a SELECT (gated, checked by the sidecar, its keys and call budget
 checked) and calls nothing; ``FETCH`` and ``MOVE`` read it; ``CLOSE`` ends it. A
-``Cursor`` (``open_cursor``) is the small object a protocol portal may use as well:
-``next(st, n)`` for the next rows, ``fetch(st, Fetch)`` for any FETCH or MOVE,
-``close``.
+protocol portal's Execute with a row count reads through a ``Cursor`` too
+(``read``: its first Execute; ``Rest``: the next ones, ``Cursor.next``).
 
 Rules:
-- Lazy where it can be: a query that reads one resource through one call, row by
-  row (``cursor_statements.row_wise``: no ORDER BY, aggregate, DISTINCT, window,
-  LIMIT, join or subquery), keeps the tool's answer open (``pull.Opened``) and
-  pulls only the rows a FETCH needs, each part run on the sidecar as the query
-  over those rows. A paged resource is asked for pages as rows are read. Any other
-  query is run whole at its first FETCH, as a SELECT is.
+- Lazy where it can be (``cursor_reads.source``: a query that reads one resource
+  through one call, row by row, ``cursor_statements.row_wise``): the tool's answer
+  is kept open (``pull.Opened``) and only the rows a FETCH or an Execute needs are
+  pulled, each part run on the sidecar as the query over those rows. A paged
+  resource is asked for pages as rows are read. Any other query is run whole at
+  its first FETCH, as a SELECT is; a portal's, at its first Execute, paged from
+  memory by the portal.
 - Every call is made once per cursor, whatever it is fetched and moved: the rows
   read are kept (encoded, as Postgres gave them), so a scroll reads them again
-  rather than calling again.
+  rather than calling again; a NO SCROLL cursor (a portal's) keeps only the rows
+  ahead of it.
 - Positions, directions and counts are Postgres's own (``DoPortalRunFetch``,
   ``PortalRunSelect``): NO SCROLL refuses any backward step (55000);
   FETCH ABSOLUTE n before half the position rewinds. A FETCH whose Bind asks other
@@ -34,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -42,131 +44,30 @@ from pglast import ast
 from glove_scratchpad import errors
 from glove_scratchpad.background import hold
 from glove_scratchpad.catalog import Step
-from glove_scratchpad.resources import Bindings
 from glove_scratchpad.wire import FieldDescription, Param
 
 from ..sql.analysis import Plan, deparse
-from ..sql.cursor_statements import FETCH_ALL, Declared, Fetch, declared, fetch_of, row_wise
+from ..sql.cursor_statements import FETCH_ALL, Declared, Fetch, declared, fetch_of
 from ..sql.parse import ParsedStatement, parse
-from . import resolve, sidecar
+from . import cursor_reads, resolve, sidecar
 from . import temp as temp_tables
 from .context import StatementContext
-from .cursor_view import PG_CURSORS
-from .messages import resolver_failed
-from .pull import Opened
+from .cursor_reads import Source
 from .result import Notice, Released, Result, ResultColumn
+from .shown import row_cut
+from .timeouts import timed_out
 from .transaction import TxState
 
 if TYPE_CHECKING:
     from .statement import Statement
 
-__all__ = ["Cursor", "Cursors", "open_cursor"]
+__all__ = ["Cursor", "Cursors", "Partial", "Rest", "open_cursor", "read"]
 
 _TABLES = itertools.count(1)  # the sidecar tables of held cursors' rows, numbered
 _INT8 = 20
 _MAX_PARAMS = 65535  # the protocol's limit of one statement's parameters
 _HOLD_HINT = ("Open a transaction first (BEGIN), or declare it WITH HOLD to keep it after "
               "the statement.")
-
-
-class _Source:
-    """A cursor's rows as they are read: ``more(st, n)`` gives about ``n`` more."""
-
-    exhausted = False
-    ctx: StatementContext
-
-    async def more(self, st: Statement, n: int) -> tuple[list[Any], list[Notice]]:
-        raise NotImplementedError
-
-    def touched(self) -> list[Any]:
-        """What its calls touched so far (``Result.touched``): a FETCH of an untrusted
-        resource's rows taints the session as a SELECT of them does."""
-        return list(self.ctx.touched.values())
-
-    async def close(self) -> None:
-        self.exhausted = True
-
-
-@dataclass(eq=False)
-class _Whole(_Source):
-    """A query run whole at the first read, as a SELECT is."""
-
-    plan: Plan
-    params: list[Param]
-    ctx: StatementContext
-    formats: tuple[int, ...]
-
-    async def more(self, st: Statement, n: int) -> tuple[list[Any], list[Notice]]:
-        self.exhausted = True
-        self.ctx.request = st.request
-        try:
-            result = await resolve.read(st, self.plan, self.params, self.ctx, self.formats)
-        finally:
-            if self.ctx.spilled:
-                st.services.kept.discard(self.ctx.spilled)
-        return result.data_rows, result.notices
-
-
-@dataclass(eq=False)
-class _Lazy(_Source):
-    """One resource's one call, read a part at a time; each part run as the query."""
-
-    plan: Plan
-    params: list[Param]
-    ctx: StatementContext
-    formats: tuple[int, ...]
-    call: Any  # the one call (``resolve.bindings``), worked out when it was declared
-    opened: Opened | None = None
-    pulled: int = 0
-
-    async def more(self, st: Statement, n: int) -> tuple[list[Any], list[Notice]]:
-        ref = self.plan.reads[0]
-        resource = ref.resource
-        ctx = self.ctx
-        ctx.request, ctx.notices = st.request, []
-        cap = st.services.limits.call_row_cap
-        out: list[Any] = []
-        while len(out) < n and not self.exhausted:
-            if self.opened is None:
-                self.opened = await self._open(st)
-            want = min(max(n - len(out), 1), cap - self.pulled)
-            try:
-                raw = await self.opened.take(want)
-            except errors.SqlError:
-                raise
-            except Exception as exc:
-                raise resolver_failed(resource, "select", exc) from exc
-            self.pulled += len(raw)
-            if self.opened.done or self.pulled >= cap:
-                if not self.opened.done:
-                    ctx.notices.append(Notice(
-                        f'resource "{resource.name}" gave more than {cap} rows in one call; '
-                        "the rest were cut", hint="Narrow the call with its keys and "
-                        f"filters (\\d+ {resource.name})."))
-                await self.close()
-            if not raw:
-                break
-            rows = resource.validate_rows(raw, self.call.keys, snapshot=False)
-            result = await sidecar.run(st, self.plan, {ref.id: rows}, self.params, ctx,
-                                       formats=self.formats)
-            out.extend(result.data_rows)
-        return out, ctx.notices
-
-    async def _open(self, st: Statement) -> Opened:
-        """The call, made now: its answer is read as rows are fetched."""
-        ref = self.plan.reads[0]
-        resource = ref.resource
-        call = self.call
-        b = Bindings(call.values(), resource.name, call.where, call.limit)
-        self.ctx.touch(resource.name, "select", call.shown(), called=True)
-        out = await resolve.invoke(st, resource, "select", (b,), call.shown(), self.ctx)
-        return Opened(out, lambda work: st.services.guard.read_more(
-            resource.name, resource.on_loop("select"), work))
-
-    async def close(self) -> None:
-        self.exhausted = True
-        if self.opened is not None:
-            await self.opened.close()
 
 
 @dataclass(eq=False)
@@ -178,12 +79,13 @@ class Cursor:
     declared: Declared
     fields: tuple[FieldDescription, ...]
     columns: list[ResultColumn]
-    source: _Source
+    source: Source
     tx_declared: bool  # declared inside the transaction now open
     level: int = 0  # the savepoints open when it was declared: ROLLBACK TO drops it past them
     created: datetime.datetime = field(default_factory=lambda: datetime.datetime.now(
         datetime.UTC))
     rows: list[Any] = field(default_factory=list)
+    base: int = 0  # the rows read and let go before ``rows`` (NO SCROLL: passed for good)
     size: int = 0  # the bytes of ``rows``
     kept: tuple[str, int] | None = None  # the sidecar's table of its rows, and how many
     pos: int = 0  # Postgres's portalPos: the row it stands on, 1-based; 0 before the first
@@ -198,19 +100,24 @@ class Cursor:
     @property
     def count(self) -> int:
         """The rows read so far: all of them once the source is exhausted."""
-        return self.kept[1] if self.kept is not None else len(self.rows)
+        return self.kept[1] if self.kept is not None else self.base + len(self.rows)
 
     async def _have(self, st: Statement, n: int) -> None:
         """At least ``n`` rows read, or all there are; kept whole, never past
         ``max_result_bytes``."""
         limit = st.services.limits.max_result_bytes
-        while len(self.rows) < n and not self.source.exhausted:
-            rows, notices = await self.source.more(st, min(n - len(self.rows), FETCH_ALL))
+        while self.count < n and not self.source.exhausted:
+            rows, notices = await self.source.more(st, min(n - self.count, FETCH_ALL))
             self.rows.extend(rows)
             self.notices.extend(x for x in notices if x not in self.notices)
             self.size += sum(len(r.raw_body) for r in rows)
             if self.size > limit:
-                await self.source.close()
+                self.source.end()
+                if not self.name:  # a protocol portal's: it holds one Execute's rows
+                    raise errors.ProgramLimitExceeded(
+                        f"one Execute's rows come to over {limit} bytes, the most one "
+                        "result may keep", hint="Execute fewer rows at a time (a smaller "
+                        "fetch size), select fewer columns, or narrow the query.")
                 raise errors.ProgramLimitExceeded(
                     f'cursor "{self.name}" holds over {limit} bytes of rows, the most one '
                     "result may keep", hint="Select fewer columns, or narrow the query; a "
@@ -219,7 +126,7 @@ class Cursor:
     async def _slice(self, st: Statement, lo: int, hi: int) -> list[Any]:
         """Rows ``lo`` to ``hi`` (0-based, ``hi`` left out), from memory or the sidecar."""
         if self.kept is None:
-            return self.rows[lo:hi]
+            return self.rows[lo - self.base:hi - self.base]
         width = len(self.fields)
         got = await sidecar.pipeline(st, [Step(
             f"SELECT {', '.join(f'column{i + 1}' for i in range(width))} FROM "
@@ -245,7 +152,7 @@ class Cursor:
             part = self.rows[start:start + per]
             values = ", ".join("(" + ", ".join(f"${i * width + j + 1}" for j in range(width))
                                + ")" for i in range(len(part)))
-            args = [p for n, row in enumerate(part, start + 1)
+            args = [p for n, row in enumerate(part, self.base + start + 1)
                     for p in (Param(str(n).encode(), 0, _INT8), *(
                         Param(v, f.format, f.type_oid)
                         for v, f in zip(row.values, self.fields, strict=True)))]
@@ -259,7 +166,7 @@ class Cursor:
                                         temp_tables.COMMIT], transaction="write")
         except errors.ConfigurationLimitExceeded:
             raise temp_tables.over_limit(limit) from None
-        self.kept, self.rows, self.size = (table, len(self.rows)), [], 0
+        self.kept, self.rows, self.size = (table, self.count), [], 0
     async def _select(self, st: Statement, forward: bool, count: int, out: list[Any] | None
                       ) -> int:
         """``PortalRunSelect``: up to ``count`` rows one way (FETCH_ALL: all), into ``out``
@@ -284,6 +191,8 @@ class Cursor:
             if done < count:
                 self.at_end = True
             self.pos += done
+            if self.declared.scroll is False and self.kept is None:
+                self._let_go(self.pos - 1)
         else:
             if done and self.at_end:
                 self.at_end = False
@@ -293,6 +202,15 @@ class Cursor:
             else:
                 self.pos -= done
         return done
+
+    def _let_go(self, upto: int) -> None:
+        """A NO SCROLL cursor's rows before ``upto`` are never read again: not kept (a
+        protocol portal reads any number of rows in parts, holding only those ahead)."""
+        drop = upto - self.base
+        if drop > 0:
+            self.size -= sum(len(r.raw_body) for r in self.rows[:drop])
+            del self.rows[:drop]
+            self.base = upto
 
     def _rewind(self) -> None:
         if self.at_start and not self.at_end:
@@ -367,6 +285,12 @@ class Cursor:
                                              own=True), temp_tables.COMMIT],
                                    transaction="write")
 
+    def end(self) -> None:
+        """Nothing more is read, from code that cannot wait (a portal let go): its call
+        ends (``Source.end``); a table of its rows goes with the session's connection."""
+        self.rows = []
+        self.source.end()
+
     def row(self) -> dict[str, Any]:
         """Its row of pg_cursors."""
         return {"name": self.name, "statement": self.statement,
@@ -392,20 +316,84 @@ async def open_cursor(st: Statement, query: ParsedStatement, params: list[Param]
     columns = [ResultColumn(f.name, f.type_oid, names.get(f.type_oid, str(f.type_oid)))
                for f in fields]
     ctx = StatementContext(st.request, statement, timed=False)
-    formats = (binary,)
-    resolve.check_keys(plan.reads, others=plan.reads)
-    source: _Source = _Whole(plan, params, ctx, formats)
-    if row_wise(query.node) and len(plan.reads) == 1 and len(plan.references) == 1 and (
-            not st.services.fns):
-        ref = plan.reads[0]
-        if ref.schema != st.services.schemas.system and ref.resource is not PG_CURSORS \
-                and not st.overlay.touches(ref.resource.name):
-            calls = await resolve.bindings(st, ref, params, ctx)
-            if len(calls) == 1:
-                ctx.planned = 1
-                st.services.guard.check_budget(ctx.planned)
-                source = _Lazy(plan, params, ctx, formats, calls[0])
+    source = await cursor_reads.source(st, plan, params, ctx, (binary,))
+    assert source is not None
     return Cursor(d.name, statement, d, fields, columns, source, tx_declared)
+
+
+@dataclass(slots=True)
+class Partial(Result):
+    """A portal's first Execute of a read in parts: its rows, and what reads the rest
+    (None: they are all here)."""
+
+    rest: Rest | None = None
+
+
+@dataclass(eq=False)
+class Rest:
+    """The rest of a portal's read in parts: the cursor its later Executes read, under
+    the statement that opened it (its timeout, its NOTICEs)."""
+
+    st: Statement
+    cursor: Cursor
+    told: int = 0  # the statement's NOTICEs sent so far (``news``)
+
+    @property
+    def done(self) -> bool:
+        """Nothing is left to give."""
+        c = self.cursor
+        return c.at_end or (c.source.exhausted and c.count <= c.pos)
+
+    async def fetch(self, count: int) -> list[Any]:
+        """The next ``count`` rows (<= 0: all that are left); fewer only at the end.
+        Under the statement timeout, as a statement's run is."""
+        try:
+            async with asyncio.timeout(self.st.timeout):
+                return await self.cursor.next(self.st, count if count > 0 else FETCH_ALL)
+        except TimeoutError:
+            raise timed_out() from None
+
+    def news(self) -> list[Notice]:
+        """The NOTICEs given since the last asked for (the first part's are its result's)."""
+        notices = self.cursor.source.ctx.notices
+        told, self.told = self.told, len(notices)
+        return notices[told:]
+
+    def close(self) -> None:
+        self.cursor.end()
+
+
+async def read(st: Statement, plan: Plan, params: list[Param], ctx: StatementContext,
+               formats: Sequence[int] = ()) -> Result:
+    """A SELECT: the first ``st.request.fetch`` rows (a protocol portal's first Execute
+    with a row count) of a read that may be answered in parts, a ``Partial``; else the
+    whole read."""
+    source = (await cursor_reads.source(
+        st, plan, params, ctx, tuple(formats), whole=False,
+        limit=row_cut(st.services.limits, st.policy.row_limit))
+        if st.request.fetch else None)
+    if source is None:
+        return await resolve.read(st, plan, params, ctx, formats)
+    assert isinstance(source, cursor_reads.Lazy)
+    cursor = Cursor("", ctx.sql, Declared("", False, False, False, plan.node), (), [],
+                    source, tx_declared=False)
+    rest = Rest(st, cursor)
+    try:
+        rows = await cursor.next(st, st.request.fetch)
+    except BaseException:
+        rest.close()
+        raise
+    first = source.first
+    assert first is not None  # the first read ran the statement once at least
+    result = Partial(command_tag=f"SELECT {len(rows)}", columns=first.columns,
+                     fields=first.fields, data_rows=rows, notices=ctx.notices,
+                     touched=source.touched())
+    if rest.done:
+        rest.close()
+    else:
+        result.rest = rest
+    rest.news()  # the first part's go with its result
+    return result
 
 
 def _in_format(f: FieldDescription, fmt: int) -> FieldDescription:

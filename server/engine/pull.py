@@ -10,11 +10,15 @@ Rules:
 - An error raised while pulling is the tool's own, as a resolver's error is;
   a generator left unfinished is closed.
 - ``Opened`` reads an answer a part at a time across statements (a cursor's
-  FETCHes): the iterator stays open between parts, until it ends or is closed.
+  FETCHes, a portal's Executes): the iterator stays open between parts, until it
+  ends or is ended (``end``: a plain generator closed at once, or by the pull still
+  running it in a worker thread; an async one in a task of its own).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
@@ -23,11 +27,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from glove_scratchpad import errors
+from glove_scratchpad.background import hold
 
 __all__ = ["Opened", "pull"]
 
 
 Reader = Callable[[Any], Awaitable[Any]]  # runs a pull: a plain function or an awaitable
+_CLOSING: set[asyncio.Task[Any]] = set()  # async generators being closed
 
 
 async def _here(work: Any) -> Any:
@@ -91,6 +97,7 @@ class Opened:
     def __init__(self, out: Any, read: Reader = _here) -> None:
         self.read = read
         self.done = False
+        self._abandoned = False  # ended: a pull still running in its thread closes it
         self._list: list[Any] | None = None
         self._it: Any = None
         if isinstance(out, list | tuple):
@@ -125,13 +132,20 @@ class Opened:
         return rows
 
     def _take_plain(self, n: int) -> list[Any]:
+        it = self._it
         rows: list[Any] = []
-        for _ in range(n):
-            try:
-                rows.append(next(self._it))
-            except StopIteration:
-                self.done = True
-                break
+        try:
+            for _ in range(n):
+                try:
+                    rows.append(next(it))
+                except StopIteration:
+                    self.done = True
+                    break
+        finally:
+            # Ended while this pull ran (a timeout, a cancel): the generator ends here.
+            if self._abandoned and inspect.isgenerator(it):
+                with contextlib.suppress(ValueError):
+                    it.close()
         return rows
 
     async def _take_async(self, n: int) -> list[Any]:
@@ -146,12 +160,24 @@ class Opened:
 
     async def close(self) -> None:
         """Nothing more will be read: a generator left unfinished is closed."""
-        self.done = True
-        it, self._it = self._it, None
-        try:
-            if inspect.isgenerator(it):
-                it.close()
-            elif it is not None and hasattr(it, "aclose"):
+        it = self._it
+        self.end(closing=False)
+        if it is not None and not inspect.isgenerator(it) and hasattr(it, "aclose"):
+            with contextlib.suppress(RuntimeError):  # still running: it ends alone
                 await it.aclose()
-        except (ValueError, RuntimeError):
-            pass  # still running in a worker thread a cancel left behind: it ends alone
+
+    def end(self, *, closing: bool = True) -> None:
+        """Nothing more will be read, from code that cannot wait: a plain generator is
+        closed now (or by the pull running it), an async one in a task (``closing``)."""
+        self.done, self._abandoned = True, True
+        it, self._it = self._it, None
+        if inspect.isgenerator(it):
+            with contextlib.suppress(ValueError):  # running in a thread: that pull closes it
+                it.close()
+        elif closing and it is not None and hasattr(it, "aclose"):
+            hold(_quietly(it.aclose()), _CLOSING)
+
+
+async def _quietly(work: Any) -> None:
+    with contextlib.suppress(Exception):  # a generator's error at its close: not wanted
+        await work

@@ -16,8 +16,10 @@ Rules:
 - ``FETCH_ALL`` is the grammar's count for ALL (LONG_MAX), kept as it is.
 - ``row_wise``: a query whose answer over some of its one table's rows, then over
   the rest, is its answer over all of them, in order: one relation in FROM, no
-  WITH, subquery, ORDER BY, aggregate, window, DISTINCT, GROUP BY, HAVING, LIMIT
-  or OFFSET. Only such a query can be run a part at a time (a lazy cursor).
+  WITH, subquery, function call (an aggregate is one), ORDER BY, window, DISTINCT,
+  GROUP BY, HAVING, LIMIT or OFFSET, locking clause, INTO or set operation. Only
+  such a query can be run a part at a time: a lazy cursor, or a protocol portal
+  read as its Executes ask (the one rule for both).
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from pglast import ast, enums
 from glove_scratchpad import errors
 
 from .nodes import walk
-from .values import aggregates
 
 __all__ = [
     "CURSOR_STATEMENTS",
@@ -117,10 +118,11 @@ def row_wise(query: Any) -> bool:
     one after another being its answer."""
     return (isinstance(query, ast.SelectStmt) and query.op == enums.SetOperation.SETOP_NONE
             and query.withClause is None and query.valuesLists is None
+            and query.intoClause is None
             and not (query.sortClause or query.groupClause or query.havingClause
                      or query.distinctClause or query.windowClause or query.limitCount
                      or query.limitOffset or query.lockingClause)
             and query.fromClause is not None and len(query.fromClause) == 1
             and isinstance(query.fromClause[0], ast.RangeVar)
-            and not aggregates(query.targetList)
-            and not any(isinstance(n, ast.SubLink) for n in walk(query)))
+            and not any(isinstance(n, ast.SubLink | ast.FuncCall | ast.RangeFunction)
+                        for n in walk(query)))
