@@ -24,23 +24,12 @@ from typing import Annotated, Any
 from fastapi import FastAPI, Query, Request, Response
 from pydantic import BaseModel, ConfigDict
 
+from .api_app import CursorPage, Item, OffsetPage  # the same pages as the tests' API
+
 ITEMS = 250
 PAGE = 20  # the most a page holds: each size parameter's maximum
 
 
-class Item(BaseModel):
-    n: int
-    label: str
-
-
-class CursorPage(BaseModel):
-    items: list[Item]
-    next_cursor: str | None = None
-
-
-class OffsetPage(BaseModel):
-    data: list[Item]
-    total: int
 
 
 class About(BaseModel):
