@@ -22,6 +22,7 @@ __all__ = ["MULTIPROCESS_ENV", "approval_decided", "approvals_pending", "call", 
            "sidecar_restart", "sidecar_round_trip", "statement", "transaction", "write"]
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+ROUND_TRIP_PURPOSES = ("describe", "run", "populate", "audit", "journal", "cache", "other")
 # Statements take from a fraction of a millisecond (a cached read) to minutes (a slow
 # tool): buckets from 0.5 ms to 2 min.
 _SECONDS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
@@ -97,6 +98,8 @@ class _Metrics:
             "(a statement checked, calling nothing), run (a statement run), populate (a kept "
             "call's rows written), audit, journal, cache (the kept calls' tables), other",
             ["purpose"])
+        # Counted on every exchange with the sidecar: the children looked up once.
+        self.round_trips = {p: self.sidecar_round_trips.labels(p) for p in ROUND_TRIP_PURPOSES}
 
 
 _metrics: _Metrics | None = None
@@ -216,4 +219,4 @@ def sidecar_round_trip(purpose: str) -> None:
     """One request sent to the sidecar and its whole reply read, for ``purpose``."""
     m = _metrics
     if m is not None:
-        m.sidecar_round_trips.labels(purpose).inc()
+        m.round_trips[purpose].inc()

@@ -6,7 +6,9 @@ import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import quote
 
+import asyncpg
 import psycopg
 
 from glove_scratchpad.server import Database
@@ -47,3 +49,15 @@ async def rows(conn: psycopg.AsyncConnection[Any], sql: str, *params: Any) -> li
     """Every row of one statement on ``conn``."""
     cur = await conn.execute(sql, params or None)
     return await cur.fetchall()
+
+
+async def sidecar_database(sidecar: Any, database: str) -> str:
+    """A database of its own on the session's sidecar (made once), as a ``--sidecar-dsn``
+    for a server subprocess."""
+    admin = await asyncpg.connect(sidecar.dsn, database="postgres")
+    try:
+        if not await admin.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", database):
+            await admin.execute(f"CREATE DATABASE {database}")
+    finally:
+        await admin.close()
+    return f"postgresql://postgres@/{database}?host={quote(sidecar.host)}&port={sidecar.port}"

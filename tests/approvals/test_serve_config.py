@@ -4,16 +4,14 @@ the served writes, and a misspelt key is refused before anything starts."""
 from __future__ import annotations
 
 import asyncio
-from urllib.parse import quote
 
-import asyncpg
 import psycopg
 import pytest
 
 from glove_scratchpad.server.config import load_config
 
 from ..fix_cli import cli_server
-from ..fix_server import free_port
+from ..fix_server import free_port, sidecar_database
 from .test_cli import _cli
 
 CONFIG = """
@@ -39,13 +37,7 @@ def test_a_misspelt_approvals_key_is_refused(tmp_path):
 
 async def test_the_config_files_rules_gate_the_served_writes(sidecar, tmp_path):
     database = "test_appr_serve"
-    admin = await asyncpg.connect(sidecar.dsn, database="postgres")
-    try:
-        if not await admin.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", database):
-            await admin.execute(f"CREATE DATABASE {database}")
-    finally:
-        await admin.close()
-    own = f"postgresql://postgres@/{database}?host={quote(sidecar.host)}&port={sidecar.port}"
+    own = await sidecar_database(sidecar, database)
     config = tmp_path / "glove.toml"
     config.write_text(CONFIG)
     port = free_port()

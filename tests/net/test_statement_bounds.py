@@ -12,9 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from typing import Any
-from urllib.parse import quote
 
-import asyncpg
 import psycopg
 import pytest
 
@@ -22,7 +20,7 @@ from glove_scratchpad.server.config import ServerConfig
 from glove_scratchpad.server.sql.parse import MAX_DEPTH
 
 from ..fix_cli import cli_server
-from ..fix_server import free_port
+from ..fix_server import free_port, sidecar_database
 
 MAX_BYTES = ServerConfig.model_fields["max_statement_bytes"].default
 MAX_NODES = ServerConfig.model_fields["max_statement_nodes"].default
@@ -60,13 +58,7 @@ async def test_a_chain_of_50000_terms_is_refused_and_the_process_serves_on(sidec
     """Walked up to the byte limit: answered while shallow, 54001 once deeper than
     MAX_DEPTH; the server's own process survives every one."""
     port, database = free_port(), "test_statement_bounds"
-    admin = await asyncpg.connect(sidecar.dsn, database="postgres")
-    try:
-        if not await admin.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", database):
-            await admin.execute(f"CREATE DATABASE {database}")
-    finally:
-        await admin.close()
-    own = f"postgresql://postgres@/{database}?host={quote(sidecar.host)}&port={sidecar.port}"
+    own = await sidecar_database(sidecar, database)
     async with cli_server("--port", str(port), "--sidecar-dsn", own) as running:
         dsn = f"postgresql://agent@127.0.0.1:{port}/scratchpad"
         async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
