@@ -30,13 +30,21 @@ GATE = 64  # connections opened (and checked) at once: below the server's listen
 
 
 async def _open_all(ep: Endpoint, n: int) -> list[SimpleClient]:
+    """``n`` clients signed in; when one cannot be, those that were are closed, so that
+    a failed run leaves no connection behind for the benchmarks after it."""
     gate = asyncio.Semaphore(GATE)
 
     async def one() -> SimpleClient:
         async with gate:
             return await SimpleClient.connect(ep)
 
-    return list(await asyncio.gather(*(one() for _ in range(n))))
+    opened = await asyncio.gather(*(one() for _ in range(n)), return_exceptions=True)
+    clients = [c for c in opened if isinstance(c, SimpleClient)]
+    failed = [e for e in opened if isinstance(e, BaseException)]
+    if failed:
+        await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
+        raise failed[0]
+    return clients
 
 
 async def _check_all(clients: list[SimpleClient]) -> None:
