@@ -35,13 +35,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from glove_scratchpad import errors, metrics
 from glove_scratchpad.background import hold
-from glove_scratchpad.catalog import JournalEntry, as_json
+from glove_scratchpad.catalog import JournalEntry, as_json, unreachable
 from glove_scratchpad.redaction import redact_error
 from glove_scratchpad.resources import Bindings, Resource
 
@@ -60,7 +59,6 @@ __all__ = ["commit", "fire_decided", "fire_one", "fire_writes", "in_doubt_hint",
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-JOURNAL_WAIT = 5.0  # seconds a COMMIT waits for the journal (a sidecar restarting) to answer
 _SHOWN = 500  # characters of a tool's answer a NOTICE shows
 _ABANDONING: set[asyncio.Task[None]] = set()  # journal updates of canceled COMMITs
 _FIRING: set[asyncio.Future[Any]] = set()  # writes firing, whether or not a client waits
@@ -125,44 +123,38 @@ def _deferred(write: StagedWrite) -> bool:
 async def _open(st: Statement, staged: list[StagedWrite], txid: int | None = None,
                 first: int = 1) -> int | None:
     """The writes in the journal, before any of them fires, from seq ``first`` of
-    transaction ``txid`` (a new one when None); retried while the sidecar restarts."""
+    transaction ``txid`` (a new one when None); the journal waits for a sidecar that
+    restarts."""
     journal = st.services.journal
     entries = _entries(staged)
     if not entries:
         return txid
-    deadline = time.monotonic() + JOURNAL_WAIT
-    delay = 0.1
     fresh = txid is None
-    while True:
-        try:
-            # One txid for every attempt: an attempt whose reply was lost may have written
-            # its rows, and a second txid would leave them firing forever.
-            if txid is None:
-                txid = await journal.new_txid()
-            return await journal.open(st.user, entries, txid, first=first)
-        except asyncio.CancelledError:
-            if fresh:
-                journal.abandon(txid)  # canceled before anything fired: ``not run``
-            raise
-        except Exception as exc:
-            if not journal.unavailable(exc):
-                if fresh:
-                    journal.abandon(txid)
-                log.error("the journal refused a COMMIT's writes", exc_info=exc)
-                raise errors.InternalError(
-                    "COMMIT could not journal its writes, so none of them fired",
-                    hint="The transaction is over and nothing was called. Report this to "
-                    "the server's operator.") from exc
-            if time.monotonic() + delay > deadline:
-                if fresh:
-                    journal.abandon(txid)
-                raise errors.InvalidTransactionState(
-                    "COMMIT could not journal its writes, so none of them fired: "
-                    f"{type(exc).__name__}: {exc}"[:1000],
-                    hint="The transaction is over and nothing was called. Run it again in "
-                    "a moment.") from exc
-            await asyncio.sleep(delay)
-            delay *= 2
+    try:
+        # One txid for every attempt: an attempt whose reply was lost may have written
+        # its rows, and a second txid would leave them firing forever. The journal
+        # waits for a sidecar that restarts (catalog's one reconnect policy).
+        if txid is None:
+            txid = await journal.new_txid()
+        return await journal.open(st.user, entries, txid, first=first)
+    except asyncio.CancelledError:
+        if fresh:
+            journal.abandon(txid)  # canceled before anything fired: ``not run``
+        raise
+    except errors.SqlError as exc:
+        if fresh:
+            journal.abandon(txid)
+        if not unreachable(exc):
+            log.error("the journal refused a COMMIT's writes", exc_info=exc)
+            raise errors.InternalError(
+                "COMMIT could not journal its writes, so none of them fired",
+                hint="The transaction is over and nothing was called. Report this to "
+                "the server's operator.") from exc
+        raise errors.InvalidTransactionState(
+            "COMMIT could not journal its writes, so none of them fired: "
+            f"{type(exc).__name__}: {exc.message}"[:1000],
+            hint="The transaction is over and nothing was called. Run it again in "
+            "a moment.") from exc
 
 
 def _segments(staged: list[StagedWrite]) -> list[list[StagedWrite]]:
