@@ -15,7 +15,7 @@ Rules:
   answer that does not fit the table (or that the tool warned of) is a WARNING,
   and the write is ``fired``.
 - Writes, once a COMMIT starts them, run to the end in a task of their own
-  (``_FIRING``), shielded from the statement's cancellation: a client that goes
+  (``background.hold``), shielded from the statement's cancellation: a client that goes
   away mid-COMMIT (its connection's task is cancelled) stops none of them half
   way, and the journal ends with each one's outcome. Only the server's loop
   ending (a shutdown past its grace) cancels a write that fires: ``in doubt``.
@@ -61,7 +61,7 @@ T = TypeVar("T")
 
 _SHOWN = 500  # characters of a tool's answer a NOTICE shows
 _ABANDONING: set[asyncio.Task[None]] = set()  # journal updates of canceled COMMITs
-_FIRING: set[asyncio.Future[Any]] = set()  # writes firing, whether or not a client waits
+_FIRING: set[asyncio.Task[Any]] = set()  # writes firing, whether or not a client waits
 
 
 class _Gate:
@@ -286,9 +286,7 @@ async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: Statemen
     it has left, the cancel is too late: this waits for the outcome, which is the
     answer (``st.late_cancel`` set). A second cancel (a shutdown past its grace, a
     client gone) stops the waiting, not the write."""
-    task = asyncio.ensure_future(fire_writes(st, staged, ctx, gate))
-    _FIRING.add(task)
-    task.add_done_callback(_fired)
+    task = hold(fire_writes(st, staged, ctx, gate), _FIRING, awaited=False)
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
@@ -327,12 +325,6 @@ async def fire_decided(st: Statement, staged: list[StagedWrite], ctx: StatementC
     except _Stopped as stop:
         return stop.txid, stop.error.message
     return txid, None
-
-
-def _fired(task: asyncio.Future[Any]) -> None:
-    _FIRING.discard(task)
-    if not task.cancelled():
-        task.exception()  # retrieved: nobody waits for a COMMIT whose client has gone
 
 
 async def _abandon(st: Statement, txid: int | None, seq: int) -> None:
