@@ -410,22 +410,21 @@ class SidecarConnection:
             pass
 
     async def describe(self, sql: str, param_oids: Sequence[int] = (),
-                       settings: Sequence[tuple[str, str]] = ()
+                       before: Step | None = None
                        ) -> tuple[tuple[int, ...], tuple[FieldDescription, ...] | None]:
         """Parameter types and result columns of a statement, without running it.
 
-        ``settings`` are set (locally, in the same implicit transaction) before it is
-        parsed: a literal's type is fixed at parse time, so DateStyle decides whether
-        ``'13/01/2024'`` is a date."""
+        ``before`` runs first, in the same implicit transaction (the session's settings,
+        set locally): a literal's type is fixed at parse time, so DateStyle decides
+        whether ``'13/01/2024'`` is a date."""
         params: tuple[int, ...] = ()
         fields: tuple[FieldDescription, ...] | None = None
         error = None
         messages: list[Any] = []
-        if settings:
-            setter = "SELECT " + ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)"
-                                           for i in range(len(settings)))
-            values = tuple(x.encode() for pair in settings for x in pair)
-            messages += [Parse("", setter, ()), Bind("", "", (), values, ()), Execute("", 0)]
+        if before is not None:
+            messages += [Parse("", before.sql, tuple(p.oid for p in before.params)),
+                         Bind("", "", tuple(p.format for p in before.params),
+                              tuple(p.value for p in before.params), ()), Execute("", 0)]
         try:
             metrics.sidecar_round_trip("describe")
             self._send(*messages, Parse("", sql, tuple(param_oids)), Describe("S"), Sync())
