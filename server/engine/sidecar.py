@@ -150,12 +150,10 @@ def _exchange(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
               prelude: Step | Sequence[Step] | None = None, formats: Sequence[int] = (),
               twin: bool = False, calls: Sequence[tuple[int, int, str]] = ()) -> _Exchange:
     """The steps that run a planned statement over its references' rows (``materialize``'s
-    arguments, and the edits of its function ``calls``)."""
+    arguments, and the text's edits: its function ``calls``, and the identity functions
+    answered for the user, ``who_edits``, which a compiled read has none of)."""
     param_of, args, tables = materialized
     params = args[:plan.max_param]
-    who = who_edits(st, plan)
-    if who:  # current_user and its kin answer the connecting role, not the agent role
-        calls = (*calls, *who)
     spilled = any(isinstance(r, Kept) and not r.lasting for r in rows.values())
     rw = _rewritten(st, plan, param_of, tables, returning=returning, twin=twin,
                     calls=calls, again=not (calls or spilled))
@@ -194,6 +192,9 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
     materialized = materialize(plan, rows, params)
     calls = (await substitute(plan, params, materialized[1], ctx)
              if substitute is not None else ())
+    who = who_edits(st, plan)
+    if who:  # current_user and its kin answer the connecting role, not the agent role
+        calls = (*calls, *who)
     ex = _exchange(st, plan, rows, materialized, ctx, returning=returning, prelude=prelude,
                    formats=formats, twin=twin, calls=calls)
     if ex.temp:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -64,43 +65,48 @@ async def kept(conn: Any, within: float = 10.0) -> list[tuple[Any, ...]]:
         await asyncio.sleep(0.2)
 
 
+@pytest.fixture(scope="module")
+async def external(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[EmbeddedSidecar]:
+    """A sidecar of this module's own, which the tests stop and start (the session's is
+    shared): the server reaches it by DSN, so it waits for it and never restarts it."""
+    sidecar = EmbeddedSidecar(tmp_path_factory.mktemp("restart") / "pgdata")
+    await sidecar.start()
+    yield sidecar
+    await sidecar.stop()
+
+
 @pytest.mark.parametrize("path", sorted(PATHS))
-async def test_each_path_survives_a_sidecar_restart_the_same_way(tmp_path, path):
-    external = EmbeddedSidecar(tmp_path / "ext")
-    await external.start()
+async def test_each_path_survives_a_sidecar_restart_the_same_way(external, path):
     notes, shelf_calls = Notes(), []
-    try:
-        db = await Database.create([notes.resource(), shelf_resource(shelf_calls)],
-                                   writes=True, sidecar_dsn=external.dsn,
-                                   database="restart_db", limits=Limits(cache_min_rows=20))
-        async with serve_db(db) as served:
-            conn, root = await served.connect(), await served.connect("root")
-            sql = PATHS[path]
-            await rows(conn, sql)  # its text is known: a statement's first exchange is a run
-            if path == "cache":
-                assert await kept(conn) == [("shelf",)]
+    db = await Database.create([notes.resource(), shelf_resource(shelf_calls)],
+                               writes=True, sidecar_dsn=external.dsn,
+                               database=f"restart_{path}", limits=Limits(cache_min_rows=20))
+    async with serve_db(db) as served:
+        conn, root = await served.connect(), await served.connect("root")
+        sql = PATHS[path]
+        await rows(conn, sql)  # its text is known: a statement's first exchange is a run
+        if path == "cache":
+            assert await kept(conn) == [("shelf",)]
 
-            await asyncio.to_thread(external._stop_cluster)  # a clean stop: 57P01 to all
-            back = threading.Timer(DOWN, external.restart_blocking)
-            back.start()
-            try:
-                # Sent while the sidecar is down: its tools are called at once, its
-                # sidecar exchanges wait for the sidecar, and it gets its answer.
-                assert await rows(conn, sql) == ANSWERS[path]
-            finally:
-                back.join()
-
-            # Works again after, and nothing was lost or doubled.
+        await asyncio.to_thread(external._stop_cluster)  # a clean stop: 57P01 to all
+        back = threading.Timer(DOWN, external.restart_blocking)
+        back.start()
+        try:
+            # Sent while the sidecar is down: its tools are called at once, its
+            # sidecar exchanges wait for the sidecar, and it gets its answer.
             assert await rows(conn, sql) == ANSWERS[path]
-            if path == "cache":
-                assert await kept(conn) == [("shelf",)]
-            await asyncio.sleep(0.5)  # the audit's batch, written in the background
-            audited = await rows(root, "SELECT resource, verb FROM scratchpad.calls"
-                                       " WHERE resource IN ('notes', 'shelf')")
-            made = [("notes", verb) for verb, *_ in notes.calls]
-            assert sorted(audited) == sorted(made + [("shelf", "select")] * len(shelf_calls))
-            journal = await rows(root, "SELECT txid, seq, status FROM scratchpad.journal")
-            assert [s for _, _, s in journal] == ["fired"] * len(notes.writes())
-            assert len({(t, s) for t, s, _ in journal}) == len(journal)
-    finally:
-        await external.stop()
+        finally:
+            back.join()
+
+        # Works again after, and nothing was lost or doubled.
+        assert await rows(conn, sql) == ANSWERS[path]
+        if path == "cache":
+            assert await kept(conn) == [("shelf",)]
+        await asyncio.sleep(0.5)  # the audit's batch, written in the background
+        audited = await rows(root, "SELECT resource, verb FROM scratchpad.calls"
+                                   " WHERE resource IN ('notes', 'shelf')")
+        made = [("notes", verb) for verb, *_ in notes.calls]
+        assert sorted(audited) == sorted(made + [("shelf", "select")] * len(shelf_calls))
+        journal = await rows(root, "SELECT txid, seq, status FROM scratchpad.journal")
+        assert [s for _, _, s in journal] == ["fired"] * len(notes.writes())
+        assert len({(t, s) for t, s, _ in journal}) == len(journal)
