@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import random
 import time
@@ -95,9 +96,11 @@ def translate(exc: BaseException) -> errors.SqlError | None:
 
 
 async def reconnecting(exchange: Callable[[], Awaitable[T]], *,
-                       wait: float = RECONNECT_WAIT) -> T:
+                       wait: float = RECONNECT_WAIT,
+                       closing: Callable[[], bool] | None = None) -> T:
     """``exchange()``; while the sidecar cannot be reached, tried again with exponential
-    backoff and jitter for up to ``wait`` seconds. Its errors as ``errors.SqlError``."""
+    backoff and jitter for up to ``wait`` seconds (not once ``closing()`` says its
+    owner is being closed). Its errors as ``errors.SqlError``."""
     deadline = time.monotonic() + wait
     delay = RECONNECT_FIRST
     while True:
@@ -106,7 +109,7 @@ async def reconnecting(exchange: Callable[[], Awaitable[T]], *,
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            if not unreachable(exc):
+            if not unreachable(exc) or (closing is not None and closing()):
                 _raise(exc)
             if time.monotonic() + delay > deadline:
                 raise errors.ConnectionFailure(
@@ -145,7 +148,9 @@ class Access:
 
     def __init__(self, target: asyncpg.Pool | asyncpg.Connection, purpose: str) -> None:
         self._target = counted(target, purpose)
-        self._run = reconnecting if isinstance(target, asyncpg.Pool) else _translated
+        self._run: Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]] = _translated
+        if isinstance(target, asyncpg.Pool):  # a closed pool is not a sidecar to wait for
+            self._run = functools.partial(reconnecting, closing=target.is_closing)
 
     async def execute(self, sql: str, *args: Any) -> str:
         return await self._run(lambda: self._target.execute(sql, *args))

@@ -78,3 +78,13 @@ async def test_only_an_unreachable_sidecar_is_waited_for(sidecar):
         assert unreachable(ConnectionRefusedError())
     finally:
         await pool.close()
+
+
+async def test_a_closed_pool_is_not_waited_for(sidecar):
+    pool = await _pool(sidecar)
+    access = Access(pool, "audit")
+    await pool.close()  # the server closing: nothing of its own comes back
+    with pytest.raises(errors.ConnectionFailure) as caught:
+        await access.fetch("SELECT 1")
+    # Told at once ("could not reach"), not after the wait ("could not connect").
+    assert caught.value.message.startswith("could not reach the sidecar: ")
