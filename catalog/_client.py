@@ -30,7 +30,7 @@ running it again is always safe.
 
 A reply is read by the task that awaits ``pipeline``, or, for a compiled read
 answered in the transports' callbacks (``start``), by the socket's own callback:
-the same reading (``_Reply``) either way.
+the same reading (``_steps.Reply``) either way.
 
 Parameters travel as the client sent them (bytes, format code, type OID) and
 rows come back as Postgres encoded them, in the formats asked for: DataRow
@@ -98,8 +98,7 @@ from ._sidecar import Sidecar
 from ._steps import READY as _READY
 from ._steps import ROW_DESCRIPTION as _ROW_DESCRIPTION
 from ._steps import Prepared as _Prepared
-from ._steps import Reply as _Reply
-from ._steps import Step, StepResult
+from ._steps import Reply, Step, StepResult
 
 __all__ = ["SidecarConnection", "Step", "StepResult"]
 
@@ -148,7 +147,7 @@ class SidecarConnection:
         self._seen: dict[_Prepared, None] = {}  # run once, not prepared
         self._names = itertools.count(1)
         self._fields: dict[bytes, tuple[FieldDescription, ...]] = {}  # RowDescriptions seen
-        self._reply: _Reply | None = None  # ``start``'s, until it ends
+        self._reply: Reply | None = None  # ``start``'s, until it ends
 
     @classmethod
     async def connect(cls, sidecar: Sidecar, database: str, user: str | None = None,
@@ -336,7 +335,7 @@ class SidecarConnection:
             reply.stream.end()
 
     def _request(self, steps: Sequence[Step], transaction: str, parsed_under: tuple[Any, ...]
-                 ) -> _Reply:
+                 ) -> Reply:
         """Send the steps' messages in one write; the reply that will answer them."""
         metrics.sidecar_round_trip("run")
         parts: list[bytes] = []
@@ -377,9 +376,9 @@ class SidecarConnection:
             parts.append(_DESCRIBE_EXECUTE if step.rows else _EXECUTE)
         parts.append(_END if wrapped else _SYNC)
         self._transport.write(b"".join(parts))
-        return _Reply(self, steps, wrapped, parsed)
+        return Reply(self, steps, wrapped, parsed)
 
-    def _results(self, reply: _Reply) -> list[StepResult]:
+    def _results(self, reply: Reply) -> list[StepResult]:
         """A whole reply's results; its first error raised."""
         if reply.error is not None:
             raise reply.error
