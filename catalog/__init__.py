@@ -9,6 +9,7 @@ here knows the server or its clients.
 
 from glove_scratchpad.names import DEFAULT_NAME, DEFAULT_SCHEMAS, Schemas, check_name, schema_names
 
+from ._access import reconnecting, translate, unreachable
 from ._approvals import APPROVAL_COLUMNS, ApprovalStore
 from ._audit import AUDIT_COLUMNS, Audit
 from ._cache import CACHE_LOCK, CacheStore, cache_schema
@@ -105,6 +106,7 @@ __all__ = [
     "populate_sql",
     "qualified",
     "quote_ident",
+    "reconnecting",
     "resource_filters",
     "resource_group",
     "resource_row",
@@ -114,4 +116,6 @@ __all__ = [
     "schema_names",
     "shell_ddl",
     "short_description",
+    "translate",
+    "unreachable",
 ]

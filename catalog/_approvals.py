@@ -26,6 +26,7 @@ import asyncpg
 
 from glove_scratchpad.names import quote_ident
 
+from ._access import Access
 from ._journal import as_json
 
 __all__ = ["APPROVAL_COLUMNS", "ApprovalStore"]
@@ -62,7 +63,7 @@ class ApprovalStore:
     """The requests' table, through the server's own connections."""
 
     def __init__(self, pool: asyncpg.Pool | None, schema: str) -> None:
-        self._pool = pool
+        self._pool = None if pool is None else Access(pool, "other")
         self.table = f"{quote_ident(schema)}.approvals"
 
     @staticmethod
@@ -87,7 +88,7 @@ class ApprovalStore:
     def enabled(self) -> bool:
         return self._pool is not None
 
-    def _pool_now(self) -> asyncpg.Pool:
+    def _pool_now(self) -> Access:
         if self._pool is None:
             raise RuntimeError("this server keeps no approvals")
         return self._pool

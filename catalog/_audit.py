@@ -6,7 +6,9 @@ Rules:
 - ``read`` flushes first: a session reads back its own calls at once.
 - A user reads their own calls (an administrator: everyone's); session ids are
   unique across processes, so one user's calls never carry another's session.
-- A failed write is logged and dropped; it never fails a statement.
+- A batch waits for a sidecar that restarts (the one access layer,
+  ``_access.Access``); one that fails even so is logged and dropped: it never
+  fails a statement.
 - ``prune`` forgets calls older than the server's ``retention_days`` (if set).
 - The table is in the server's private schema (``Schemas.private``): servers of
   other names on the same database keep audits of their own.
@@ -24,10 +26,11 @@ from typing import Any
 
 import asyncpg
 
+from glove_scratchpad import errors
 from glove_scratchpad.names import quote_ident
 
+from ._access import Access
 from ._journal import PRIVATE_SCHEMA
-from ._trips import counted
 
 __all__ = ["AUDIT_COLUMNS", "Audit"]
 
@@ -47,7 +50,7 @@ class Audit:
     """Tool calls, recorded in the sidecar in the background."""
 
     def __init__(self, pool: asyncpg.Pool | None, schema: str = PRIVATE_SCHEMA) -> None:
-        self._pool = None if pool is None else counted(pool, "audit")
+        self._pool = None if pool is None else Access(pool, "audit")
         self.schema = schema
         self.table = _table(schema)
         self._pending: list[tuple[Any, ...]] = []
@@ -101,7 +104,7 @@ class Audit:
             await self._pool.copy_records_to_table(
                 "calls", schema_name=self.schema, records=[_audit_row(r) for r in batch],
                 columns=[n for n, _ in AUDIT_COLUMNS])
-        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError):
+        except errors.SqlError:
             log.warning("could not write %d audit records", len(batch), exc_info=True)
 
     async def flush(self) -> None:

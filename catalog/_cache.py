@@ -47,14 +47,15 @@ from typing import Any
 
 import asyncpg
 
+from glove_scratchpad import errors
 from glove_scratchpad.background import hold
 from glove_scratchpad.names import Schemas
 from glove_scratchpad.resources import Resource
 
+from ._access import Access, unreachable
 from ._catalog import AS_WRITTEN, qualified, quote_ident, quote_literal
 from ._rows import populate_sql, rows_params
 from ._sidecar import Sidecar
-from ._trips import counted
 
 __all__ = ["CACHE_LOCK", "CacheStore", "cache_schema"]
 
@@ -67,6 +68,9 @@ _BINARY = frozenset((
     "date", "timestamp", "timestamp with time zone", "timestamptz", "time", "uuid",
     "bytea", "interval", "numeric"))
 _JSON = frozenset(("json", "jsonb"))
+# What servers of one name starting at once may meet making the schema and registry:
+# unique_violation, duplicate_object, duplicate_schema, duplicate_table.
+_RACED = frozenset(("23505", "42710", "42P06", "42P07"))
 
 
 def cache_schema(schemas: Schemas) -> str:
@@ -79,9 +83,10 @@ class CacheStore:
 
     def __init__(self, conn: asyncpg.Connection, schemas: Schemas, instance: int,
                  agent_user: str | None, owner: str | None = None) -> None:
-        self.conn = counted(conn, "cache")
+        self.conn = conn  # its own: closed with the store, watched for a restart
+        self._sql = Access(conn, "cache")  # its exchanges (errors as ``errors.*``)
         # A kept call's rows written: its table made, filled and indexed.
-        self._populate = counted(conn, "populate")
+        self._populate = Access(conn, "populate")
         self.owner = owner
         self.schemas = schemas
         self.schema = cache_schema(schemas)
@@ -125,7 +130,7 @@ class CacheStore:
         return CACHE_LOCK, f"{self.schemas.name}/{instance}"
 
     async def _setup(self) -> None:
-        conn, schema = self.conn, quote_ident(self.schema)
+        conn, schema = self._sql, quote_ident(self.schema)
         for attempt in range(3):  # servers of one name starting at once race on IF NOT EXISTS
             try:
                 async with conn.transaction():
@@ -137,9 +142,8 @@ class CacheStore:
                         await conn.execute(f"GRANT USAGE ON SCHEMA {schema} TO "
                                            f"{quote_ident(self.agent_user)}")
                 break
-            except (asyncpg.UniqueViolationError, asyncpg.DuplicateObjectError,
-                    asyncpg.DuplicateSchemaError, asyncpg.DuplicateTableError):
-                if attempt == 2:
+            except errors.SqlError as exc:
+                if exc.sqlstate not in _RACED or attempt == 2:
                     raise
         await conn.execute("SELECT pg_advisory_lock($1, hashtext($2))",
                            *self._lock_args(self.instance))
@@ -147,20 +151,20 @@ class CacheStore:
     async def sweep(self) -> list[str]:
         """Drop the tables of instances that are not running; the names dropped."""
         async with self.lock:
-            rows = await self.conn.fetch(
+            rows = await self._sql.fetch(
                 f"SELECT instance, array_agg(name) AS names FROM {self._registry}"
                 " WHERE instance <> $1 GROUP BY instance", self.instance)
             dropped: list[str] = []
             for row in rows:
                 args = self._lock_args(row["instance"])
-                if not await self.conn.fetchval(
+                if not await self._sql.fetchval(
                         "SELECT pg_try_advisory_lock($1, hashtext($2))", *args):
                     continue  # that server runs: its tables are its own
                 try:
                     await self._drop(row["names"])
                     dropped += row["names"]
                 finally:
-                    await self.conn.execute("SELECT pg_advisory_unlock($1, hashtext($2))",
+                    await self._sql.execute("SELECT pg_advisory_unlock($1, hashtext($2))",
                                             *args)
             return dropped
 
@@ -233,9 +237,9 @@ class CacheStore:
             async with self.lock:
                 if self.closing:
                     return
-                await self.conn.execute(self._create_sql(name, columns))
+                await self._sql.execute(self._create_sql(name, columns))
             self._ready[columns] = name
-        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
+        except errors.SqlError as exc:
             log.info("no spill table made ahead: %s", exc)  # the next spill makes its own
         finally:
             self._readying.discard(columns)
@@ -246,18 +250,19 @@ class CacheStore:
         the table's size in bytes after."""
         table = self.qualified(name)
         async with self.lock:
-            await self.conn.execute(
+            await self._sql.execute(
                 f"CREATE INDEX ON {table} ({', '.join(map(quote_ident, columns))})")
-            await self.conn.execute(f"ANALYZE {table}")
-            return int(await self.conn.fetchval("SELECT pg_total_relation_size($1::regclass)",
+            await self._sql.execute(f"ANALYZE {table}")
+            return int(await self._sql.fetchval("SELECT pg_total_relation_size($1::regclass)",
                                                 table))
 
     async def _analyze(self, table: str) -> None:
         try:
             async with self.lock:
-                await self.conn.execute(f"ANALYZE {table}")
-        except (asyncpg.UndefinedTableError, asyncpg.InterfaceError, OSError):
-            pass  # dropped already, or the store is closing
+                await self._sql.execute(f"ANALYZE {table}")
+        except errors.SqlError as exc:
+            if not (isinstance(exc, errors.UndefinedTable) or unreachable(exc)):
+                raise  # else: dropped already, or the store is closing
 
     async def _fill(self, table: str, name: str, resource: Resource,
                     rows: Sequence[dict[str, Any]]) -> None:
@@ -277,7 +282,9 @@ class CacheStore:
                     await conn.copy_records_to_table(name, records=records, columns=names,
                                                      schema_name=self.schema)
                 return
-            except (asyncpg.DataError, TypeError, ValueError, OverflowError, KeyError) as exc:
+            except (errors.SqlError, TypeError, ValueError, OverflowError, KeyError) as exc:
+                if isinstance(exc, errors.SqlError) and exc.sqlstate[:2] != "22":
+                    raise  # not a value the binary path refused
                 log.debug("binary COPY into %s failed (%s): the text path", table, exc)
         params = rows_params(resource, rows)
         await conn.execute(f"INSERT INTO {table} SELECT * FROM "
@@ -290,7 +297,7 @@ class CacheStore:
 
     async def _drop(self, names: Sequence[str]) -> None:
         # One round trip: a simple query's statements are one transaction.
-        await self.conn.execute(
+        await self._sql.execute(
             f"DROP TABLE IF EXISTS {', '.join(map(self.qualified, names))}; "
             f"DELETE FROM {self._registry} WHERE name IN ({', '.join(map(quote_literal, names))})")
 
@@ -303,12 +310,12 @@ class CacheStore:
             return
         try:
             async with self.lock:
-                names = await self.conn.fetchval(
+                names = await self._sql.fetchval(
                     f"SELECT array_agg(name) FROM {self._registry} WHERE instance = $1",
                     self.instance)
                 if names:
                     await self._drop(names)
-        except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as exc:
+        except errors.SqlError as exc:
             log.warning("kept tables of instance %s not dropped: %s", self.instance, exc)
         finally:
             await self.conn.close()

@@ -24,13 +24,13 @@ step whose tag is not that of a plain query (``SELECT``, ``INSERT``, ``UPDATE``,
 A sidecar that goes away (its postmaster killed, a network gone) costs the
 statements in flight a clean error: the backend's own 57P01, or 08006, each with
 a HINT to run the statement again. Connections found closed are dropped from the
-pool, and new ones are retried with backoff (``_pool.RECONNECT_WAIT``) while the
-sidecar restarts. Nothing a statement did in the sidecar outlives it, so running
-it again is always safe.
+pool, and new ones are retried as the one reconnect policy says
+(``_access.reconnecting``). Nothing a statement did in the sidecar outlives it, so
+running it again is always safe.
 
 A reply is read by the task that awaits ``pipeline``, or, for a compiled read
 answered in the transports' callbacks (``start``), by the socket's own callback:
-the same reading (``_Reply``) either way.
+the same reading (``_steps.Reply``) either way.
 
 Parameters travel as the client sent them (bytes, format code, type OID) and
 rows come back as Postgres encoded them, in the formats asked for: DataRow
@@ -55,11 +55,10 @@ import itertools
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from glove_scratchpad import errors, metrics
-from glove_scratchpad.stream import STREAM_AT, CodecProtocol, Stream
+from glove_scratchpad.stream import CodecProtocol, Stream
 from glove_scratchpad.wire import (
     NEED_DATA,
     AuthenticationCleartextPassword,
@@ -74,13 +73,11 @@ from glove_scratchpad.wire import (
     CancelRequest,
     ClientConnection,
     Close,
-    DataRow,
     Describe,
     ErrorResponse,
     Execute,
     FieldDescription,
     NoData,
-    Param,
     ParameterDescription,
     ParameterStatus,
     Parse,
@@ -96,11 +93,15 @@ from glove_scratchpad.wire import (
     decode_backend,
 )
 
+from ._access import lost
 from ._sidecar import Sidecar
+from ._steps import READY as _READY
+from ._steps import ROW_DESCRIPTION as _ROW_DESCRIPTION
+from ._steps import Prepared as _Prepared
+from ._steps import Reply, Step, StepResult
 
-__all__ = ["SidecarConnection", "Step", "StepResult", "lost"]
+__all__ = ["SidecarConnection", "Step", "StepResult"]
 
-_Prepared = tuple[str, tuple[int, ...], tuple[Any, ...]]  # SQL, parameter types, settings
 
 log = logging.getLogger(__name__)
 
@@ -110,37 +111,6 @@ MAX_SEEN = 4096  # statements remembered as run once, so a second run prepares t
 # Command tags of the statements a client's SQL may become; any other retires the
 # connection that ran it (a PREPARE, SET or DECLARE that slipped past the gate).
 PLAIN_TAGS = frozenset(("SELECT", "INSERT", "UPDATE", "DELETE", "EXPLAIN"))
-RETRY_HINT = ("The connection to the sidecar was lost (it is being restarted); nothing ran. "
-              "Run the statement again in a moment.")
-
-
-def lost(received: errors.SqlError | None = None) -> errors.SqlError:
-    """The error a statement gets when its sidecar connection ends under it: the
-    backend's own (57P01 …), if it said why, else 08006; as an ERROR, with a HINT."""
-    if received is not None and received.sqlstate[:2] in ("57", "08"):
-        return received.replaced(severity="ERROR", hint=received.hint or RETRY_HINT)
-    return errors.ConnectionFailure("the connection to the sidecar was lost",
-                                    hint=RETRY_HINT)
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One statement of a pipeline."""
-
-    sql: str
-    params: Sequence[Param] = ()
-    result_formats: Sequence[int] = ()
-    rows: bool = True  # Describe the portal and keep its rows
-    own: bool = False  # the server's own SQL (not a client's): any command tag is fine
-
-
-@dataclass(slots=True)
-class StepResult:
-    fields: tuple[FieldDescription, ...] = ()
-    description: bytes = b""  # the RowDescription's body, as it came
-    rows: list[DataRow] = field(default_factory=list)
-    tag: str = ""
-    stream: Stream | None = None  # its rows past STREAM_AT bytes: relayed, or capped
 
 
 def _encoded(*msgs: object) -> bytes:
@@ -160,78 +130,6 @@ _DESCRIBE_EXECUTE = _encoded(Describe("P"), Execute())
 _SYNC = _encoded(Sync())
 
 
-_DATA_ROW, _ROW_DESCRIPTION, _COMMAND_COMPLETE = ord("D"), ord("T"), ord("C")
-_ERROR, _READY, _PARSE_COMPLETE = ord("E"), ord("Z"), ord("1")
-_STEP_ENDS = frozenset({_COMMAND_COMPLETE, ord("I"), ord("s")})  # also EmptyQuery, Suspended
-
-
-class _Reply:
-    """A pipeline's reply, read frame by frame as its bytes come.
-
-    Frames are read undecoded: rows pass through as they are, acknowledgements are
-    skipped, and only descriptions, tags, errors and ReadyForQuery are decoded."""
-
-    __slots__ = ("_conn", "_current", "_index", "_parsed", "_prepared", "error", "held",
-                 "make", "ready", "results", "status", "steps", "stream")
-
-    def __init__(self, conn: SidecarConnection, steps: Sequence[Step], wrapped: bool,
-                 parsed: Sequence[tuple[_Prepared, str]]) -> None:
-        self._conn, self.steps, self._parsed = conn, steps, parsed
-        self.results = [StepResult() for _ in steps]
-        self._index = -1 if wrapped else 0  # -1: the BEGIN
-        self._current = self.results[0] if self.results and not wrapped else None
-        self._prepared = 0
-        self.error: errors.SqlError | None = None
-        self.ready = False
-        self.status = b""  # ReadyForQuery's transaction status, once it came
-        self.stream: Stream | None = None  # the last step's rows, relayed as they come
-        self.make: Callable[[], Stream] | None = None  # makes it, once they pass STREAM_AT
-        self.held = 0  # bytes of the rows' bodies kept, counted as they come
-
-    def feed(self, frames: list[tuple[int, bytes]]) -> bool:
-        """Read frames of the reply; whether its ReadyForQuery came."""
-        current = self._current
-        held = self.held
-        for kind, body in frames:
-            if kind == _DATA_ROW:
-                if current is not None:
-                    current.rows.append(DataRow.raw(body))
-                    held += len(body)
-            elif kind in _STEP_ENDS:
-                if current is not None and kind == _COMMAND_COMPLETE:
-                    current.tag = body[:-1].decode()
-                self._index += 1
-                index = self._index
-                current = self.results[index] if 0 <= index < len(self.results) else None
-            elif kind == _ROW_DESCRIPTION:
-                if current is not None:
-                    current.fields = self._conn._describe_row(body)
-                    current.description = body
-            elif kind == _PARSE_COMPLETE:
-                key, name = self._parsed[self._prepared]
-                if name:
-                    self._conn._prepared[key] = name  # it exists now, whatever fails later
-                self._prepared += 1
-            elif kind == _ERROR:
-                if self.error is None:
-                    msg = decode_backend(kind, body)
-                    self.error = errors.SqlError.from_fields(msg.fields)  # type: ignore[attr-defined]
-                    self.error.step = self._index  # type: ignore[attr-defined]
-            elif kind == _READY:
-                self.ready, self.status = True, body
-            # Anything else (BindComplete, CloseComplete, NoData, notices and parameter
-            # statuses of our own BEGIN/ROLLBACK and settings) is nothing for the client.
-        self._current = current
-        stream = self.stream
-        if stream is None and held >= STREAM_AT and self.make is not None:
-            stream = self.stream = self.results[-1].stream = self.make()
-        if stream is not None and (held >= STREAM_AT or stream.started or stream.over):
-            last = self.results[-1]
-            held = stream.take(last.rows, held, last.description, self._conn._socket)
-        self.held = held
-        return self.ready
-
-
 class SidecarConnection:
     """One connection to the sidecar, speaking through the sans-I/O ClientConnection."""
 
@@ -249,7 +147,7 @@ class SidecarConnection:
         self._seen: dict[_Prepared, None] = {}  # run once, not prepared
         self._names = itertools.count(1)
         self._fields: dict[bytes, tuple[FieldDescription, ...]] = {}  # RowDescriptions seen
-        self._reply: _Reply | None = None  # ``start``'s, until it ends
+        self._reply: Reply | None = None  # ``start``'s, until it ends
 
     @classmethod
     async def connect(cls, sidecar: Sidecar, database: str, user: str | None = None,
@@ -437,7 +335,7 @@ class SidecarConnection:
             reply.stream.end()
 
     def _request(self, steps: Sequence[Step], transaction: str, parsed_under: tuple[Any, ...]
-                 ) -> _Reply:
+                 ) -> Reply:
         """Send the steps' messages in one write; the reply that will answer them."""
         metrics.sidecar_round_trip("run")
         parts: list[bytes] = []
@@ -478,9 +376,9 @@ class SidecarConnection:
             parts.append(_DESCRIBE_EXECUTE if step.rows else _EXECUTE)
         parts.append(_END if wrapped else _SYNC)
         self._transport.write(b"".join(parts))
-        return _Reply(self, steps, wrapped, parsed)
+        return Reply(self, steps, wrapped, parsed)
 
-    def _results(self, reply: _Reply) -> list[StepResult]:
+    def _results(self, reply: Reply) -> list[StepResult]:
         """A whole reply's results; its first error raised."""
         if reply.error is not None:
             raise reply.error
@@ -511,22 +409,21 @@ class SidecarConnection:
             pass
 
     async def describe(self, sql: str, param_oids: Sequence[int] = (),
-                       settings: Sequence[tuple[str, str]] = ()
+                       before: Step | None = None
                        ) -> tuple[tuple[int, ...], tuple[FieldDescription, ...] | None]:
         """Parameter types and result columns of a statement, without running it.
 
-        ``settings`` are set (locally, in the same implicit transaction) before it is
-        parsed: a literal's type is fixed at parse time, so DateStyle decides whether
-        ``'13/01/2024'`` is a date."""
+        ``before`` runs first, in the same implicit transaction (the session's settings,
+        set locally): a literal's type is fixed at parse time, so DateStyle decides
+        whether ``'13/01/2024'`` is a date."""
         params: tuple[int, ...] = ()
         fields: tuple[FieldDescription, ...] | None = None
         error = None
         messages: list[Any] = []
-        if settings:
-            setter = "SELECT " + ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)"
-                                           for i in range(len(settings)))
-            values = tuple(x.encode() for pair in settings for x in pair)
-            messages += [Parse("", setter, ()), Bind("", "", (), values, ()), Execute("", 0)]
+        if before is not None:
+            messages += [Parse("", before.sql, tuple(p.oid for p in before.params)),
+                         Bind("", "", tuple(p.format for p in before.params),
+                              tuple(p.value for p in before.params), ()), Execute("", 0)]
         try:
             metrics.sidecar_round_trip("describe")
             self._send(*messages, Parse("", sql, tuple(param_oids)), Describe("S"), Sync())

@@ -39,7 +39,8 @@ from glove_scratchpad.wire import (
     Sync,
 )
 
-from ._client import SidecarConnection, Step, StepResult, lost
+from ._access import lost
+from ._client import SidecarConnection, Step, StepResult
 
 __all__ = ["CopyChannel", "copy_in", "copy_out"]
 

@@ -20,8 +20,10 @@ Rules:
 - ``idempotency_key`` is the write's own, made when it was staged: a restaged
   write keeps it, so a tool can tell a retry from a new request.
 - A user reads their own rows (an administrator: everyone's).
-- A status the journal could not record (the sidecar gone) is kept and tried
-  again with the next change; it never fails a write that fired.
+- Every exchange goes through the one access layer (``_access.Access``): while the
+  sidecar restarts it is waited for, and its errors are ``errors.SqlError``. A
+  status the journal could not record even so (the sidecar gone for good) is kept
+  and tried again with the next change; it never fails a write that fired.
 """
 
 from __future__ import annotations
@@ -39,10 +41,11 @@ import asyncpg
 from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
+from glove_scratchpad import errors
 from glove_scratchpad.names import quote_ident
 
+from ._access import Access
 from ._claim import INSTANCE_LOCK
-from ._trips import counted
 
 __all__ = ["FINAL_STATUSES", "JOURNAL_COLUMNS", "LOST_POLL", "Journal", "JournalEntry",
            "as_json"]
@@ -62,9 +65,6 @@ LOST_ERROR = "its server (instance %s) stopped while it ran"  # format()'s
 _RESULT_CHARS = 1_000_000  # a tool's answer kept in the journal, at most (as JSON text)
 
 _FIELDS = ", ".join(n for n, _ in JOURNAL_COLUMNS)
-# What a sidecar that is restarting, or a connection it dropped, raises.
-_UNREACHABLE = (asyncpg.PostgresError, OSError, asyncpg.InterfaceError,
-                asyncpg.InternalClientError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +118,7 @@ class Journal:
 
     def __init__(self, pool: asyncpg.Pool | None, schema: str = PRIVATE_SCHEMA, *,
                  name: str = "", instance: int | None = None) -> None:
-        self._pool = None if pool is None else counted(pool, "journal")
+        self._pool = None if pool is None else Access(pool, "journal")
         self.table, self._txids = _names(schema)
         self._calls = f"{quote_ident(schema)}.calls"  # the audit's table, beside it
         self.name = name  # the server's name and instance number: whose rows are whose
@@ -146,12 +146,6 @@ class Journal:
     @property
     def enabled(self) -> bool:
         return self._pool is not None
-
-    @staticmethod
-    def unavailable(exc: BaseException) -> bool:
-        """Whether an error means the sidecar could not be reached (worth waiting for)."""
-        return isinstance(exc, OSError | asyncpg.InterfaceError | asyncpg.InternalClientError
-                          | asyncpg.PostgresConnectionError | asyncpg.CannotConnectNowError)
 
     @staticmethod
     def recovery(schema: str = PRIVATE_SCHEMA) -> list[str]:
@@ -247,7 +241,7 @@ class Journal:
         await self._retry_unrecorded()
         try:
             await self._pool.execute(sql, *args)
-        except _UNREACHABLE:
+        except errors.SqlError:
             log.warning("could not journal a write's status; it is kept to be recorded later",
                         exc_info=True)
             return False
@@ -261,7 +255,7 @@ class Journal:
                 sql, args = self._unrecorded[0]
                 try:
                     await self._pool.execute(sql, *args)
-                except _UNREACHABLE:
+                except errors.SqlError:
                     return
                 self._unrecorded.pop(0)
 
@@ -313,7 +307,7 @@ class Journal:
         await self._retry_unrecorded()
         try:
             await self.settle_lost()
-        except _UNREACHABLE:  # the read says what it can
+        except errors.SqlError:  # the read says what it can
             log.info("could not look for the writes of stopped servers", exc_info=True)
         args: list[str | list[int]]
         where, args = [], []

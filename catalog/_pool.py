@@ -17,27 +17,17 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import random
-import time
 from collections.abc import Hashable
 
-from glove_scratchpad import errors
 from glove_scratchpad.background import hold
 
+from ._access import reconnecting
 from ._client import SidecarConnection
 from ._sidecar import Sidecar
 
 __all__ = ["Pool"]
 
 log = logging.getLogger(__name__)
-
-# A sidecar restarting (embedded: well under a second) or a network blip is waited
-# for this long, with exponential backoff between tries, before a statement fails.
-RECONNECT_WAIT = 15.0
-RECONNECT_FIRST, RECONNECT_MAX_DELAY = 0.05, 1.0
-# Errors of a connection attempt worth another try: starting up, shutting down, gone.
-RETRY_STATES = frozenset(("57P01", "57P02", "57P03", "08000", "08001", "08003", "08006"))
-
 
 class _Slots:
     """The pool's slots, shared fairly among their owners (users), each owner's waiters
@@ -159,23 +149,9 @@ class Pool:
 
     async def connect(self) -> SidecarConnection:
         """A new connection; while the sidecar cannot be reached (restarting), tried
-        again with exponential backoff and jitter for up to ``RECONNECT_WAIT``."""
-        deadline = time.monotonic() + RECONNECT_WAIT
-        delay = RECONNECT_FIRST
-        while True:
-            try:
-                return await SidecarConnection.connect(self.sidecar, self.database, self.user)
-            except (OSError, TimeoutError, errors.SqlError) as exc:
-                if isinstance(exc, errors.SqlError) and exc.sqlstate not in RETRY_STATES:
-                    raise
-                if time.monotonic() + delay > deadline:
-                    raise errors.ConnectionFailure(
-                        f"could not connect to the sidecar: {exc}"[:1000],
-                        hint="The sidecar is down or restarting, and the server keeps "
-                        "trying. Run the statement again in a moment.") from exc
-                log.info("the sidecar cannot be reached (%s): trying again", exc)
-            await asyncio.sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 2, RECONNECT_MAX_DELAY)
+        again as the one reconnect policy says (``_access.reconnecting``)."""
+        return await reconnecting(lambda: SidecarConnection.connect(
+            self.sidecar, self.database, self.user))
 
     def acquire(self, owner: Hashable = None) -> _Lease:
         """``async with pool.acquire(owner) as conn``: a connection for one statement of

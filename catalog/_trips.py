@@ -1,8 +1,9 @@
 """asyncpg's exchanges with the sidecar, counted as round trips by purpose.
 
 Rules:
-- The journal, the audit, the kept calls' tables and the catalog's own work reach the
-  sidecar through asyncpg; each holds its connection or pool through ``counted``, so
+- The journal, the audit, the approvals, the kept calls' tables and the catalog's own
+  work reach the sidecar through asyncpg; each holds its connection or pool through
+  ``counted`` (the first three and the kept tables by way of ``_access.Access``), so
   every exchange it makes is counted (``metrics.sidecar_round_trip``) where it is made,
   under the purpose it serves. The project's own client counts its own
   (``_client.py``).

@@ -11,11 +11,11 @@ Rules:
 - Each call passes its idempotency key (``CallContext.idempotency_key``), made
   when it was staged; writes are never retried by themselves.
 - The NOTICE of a fired write names its journal row and shows what the tool
-  returned. Once a tool has acted, nothing turns its write into a failure: an
-  answer that does not fit the table (or that the tool warned of) is a WARNING,
-  and the write is ``fired``.
+  returned (``fired.py``: what a fired write tells its client). Once a tool has
+  acted, nothing turns its write into a failure: an answer that does not fit the
+  table (or that the tool warned of) is a WARNING, and the write is ``fired``.
 - Writes, once a COMMIT starts them, run to the end in a task of their own
-  (``_FIRING``), shielded from the statement's cancellation: a client that goes
+  (``background.hold``), shielded from the statement's cancellation: a client that goes
   away mid-COMMIT (its connection's task is cancelled) stops none of them half
   way, and the journal ends with each one's outcome. Only the server's loop
   ending (a shutdown past its grace) cancels a write that fires: ``in doubt``.
@@ -35,18 +35,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from glove_scratchpad import errors, metrics
 from glove_scratchpad.background import hold
-from glove_scratchpad.catalog import JournalEntry, as_json
-from glove_scratchpad.redaction import redact_error
-from glove_scratchpad.resources import Bindings, Resource
+from glove_scratchpad.catalog import JournalEntry, unreachable
+from glove_scratchpad.resources import Bindings
 
 from . import approval_flow, resolve
 from .context import CallArgs, Request, StatementContext
+from .fired import fired_notice, in_doubt_hint, returned_rows, unread
 from .overlay import as_dict
 from .result import Call, Notice, Result, StagedWrite
 from .staged import folded_into, pending
@@ -60,10 +59,8 @@ __all__ = ["commit", "fire_decided", "fire_one", "fire_writes", "in_doubt_hint",
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-JOURNAL_WAIT = 5.0  # seconds a COMMIT waits for the journal (a sidecar restarting) to answer
-_SHOWN = 500  # characters of a tool's answer a NOTICE shows
 _ABANDONING: set[asyncio.Task[None]] = set()  # journal updates of canceled COMMITs
-_FIRING: set[asyncio.Future[Any]] = set()  # writes firing, whether or not a client waits
+_FIRING: set[asyncio.Task[Any]] = set()  # writes firing, whether or not a client waits
 
 
 class _Gate:
@@ -125,44 +122,38 @@ def _deferred(write: StagedWrite) -> bool:
 async def _open(st: Statement, staged: list[StagedWrite], txid: int | None = None,
                 first: int = 1) -> int | None:
     """The writes in the journal, before any of them fires, from seq ``first`` of
-    transaction ``txid`` (a new one when None); retried while the sidecar restarts."""
+    transaction ``txid`` (a new one when None); the journal waits for a sidecar that
+    restarts."""
     journal = st.services.journal
     entries = _entries(staged)
     if not entries:
         return txid
-    deadline = time.monotonic() + JOURNAL_WAIT
-    delay = 0.1
     fresh = txid is None
-    while True:
-        try:
-            # One txid for every attempt: an attempt whose reply was lost may have written
-            # its rows, and a second txid would leave them firing forever.
-            if txid is None:
-                txid = await journal.new_txid()
-            return await journal.open(st.user, entries, txid, first=first)
-        except asyncio.CancelledError:
-            if fresh:
-                journal.abandon(txid)  # canceled before anything fired: ``not run``
-            raise
-        except Exception as exc:
-            if not journal.unavailable(exc):
-                if fresh:
-                    journal.abandon(txid)
-                log.error("the journal refused a COMMIT's writes", exc_info=exc)
-                raise errors.InternalError(
-                    "COMMIT could not journal its writes, so none of them fired",
-                    hint="The transaction is over and nothing was called. Report this to "
-                    "the server's operator.") from exc
-            if time.monotonic() + delay > deadline:
-                if fresh:
-                    journal.abandon(txid)
-                raise errors.InvalidTransactionState(
-                    "COMMIT could not journal its writes, so none of them fired: "
-                    f"{type(exc).__name__}: {exc}"[:1000],
-                    hint="The transaction is over and nothing was called. Run it again in "
-                    "a moment.") from exc
-            await asyncio.sleep(delay)
-            delay *= 2
+    try:
+        # One txid for every attempt: an attempt whose reply was lost may have written
+        # its rows, and a second txid would leave them firing forever. The journal
+        # waits for a sidecar that restarts (catalog's one reconnect policy).
+        if txid is None:
+            txid = await journal.new_txid()
+        return await journal.open(st.user, entries, txid, first=first)
+    except asyncio.CancelledError:
+        if fresh:
+            journal.abandon(txid)  # canceled before anything fired: ``not run``
+        raise
+    except errors.SqlError as exc:
+        if fresh:
+            journal.abandon(txid)
+        if not unreachable(exc):
+            log.error("the journal refused a COMMIT's writes", exc_info=exc)
+            raise errors.InternalError(
+                "COMMIT could not journal its writes, so none of them fired",
+                hint="The transaction is over and nothing was called. Report this to "
+                "the server's operator.") from exc
+        raise errors.InvalidTransactionState(
+            "COMMIT could not journal its writes, so none of them fired: "
+            f"{type(exc).__name__}: {exc.message}"[:1000],
+            hint="The transaction is over and nothing was called. Run it again in "
+            "a moment.") from exc
 
 
 def _segments(staged: list[StagedWrite]) -> list[list[StagedWrite]]:
@@ -260,7 +251,7 @@ async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statemen
             # The tool may have run: the journal says so, and nothing after it fires.
             hold(_abandon(st, txid, seq), _ABANDONING)
             raise
-        rows = _returned_rows(st.services.resources[write.resource], call, out, ctx)
+        rows = returned_rows(st.services.resources[write.resource], call, out, ctx)
         returned[index[id(write)]].extend(rows)
         last = i == len(calls) - 1
         if last or calls[i + 1][0] is not write:
@@ -294,9 +285,7 @@ async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: Statemen
     it has left, the cancel is too late: this waits for the outcome, which is the
     answer (``st.late_cancel`` set). A second cancel (a shutdown past its grace, a
     client gone) stops the waiting, not the write."""
-    task = asyncio.ensure_future(fire_writes(st, staged, ctx, gate))
-    _FIRING.add(task)
-    task.add_done_callback(_fired)
+    task = hold(fire_writes(st, staged, ctx, gate), _FIRING, awaited=False)
     try:
         return await asyncio.shield(task)
     except asyncio.CancelledError:
@@ -337,12 +326,6 @@ async def fire_decided(st: Statement, staged: list[StagedWrite], ctx: StatementC
     return txid, None
 
 
-def _fired(task: asyncio.Future[Any]) -> None:
-    _FIRING.discard(task)
-    if not task.cancelled():
-        task.exception()  # retrieved: nobody waits for a COMMIT whose client has gone
-
-
 async def _abandon(st: Statement, txid: int | None, seq: int) -> None:
     await st.services.journal.settle(txid, seq, "in doubt", error="canceled while firing")
     await st.services.journal.not_run(txid, seq + 1)
@@ -371,43 +354,8 @@ async def _fire_call(st: Statement, write: StagedWrite, call: Call,
     try:
         st.overlay.remember(resource, call, out, write.id)
     except errors.SqlError as exc:  # fired all the same: its answer is only not laid over
-        ctx.notice(_unread(resource, call, exc))
+        ctx.notice(unread(resource, call, exc))
     return out
-
-
-def _returned_rows(resource: Resource, call: Call, out: Any, ctx: StatementContext
-                   ) -> list[dict]:
-    """The rows a fired write's tool gave back, checked; none (the rows as written
-    stand) when they do not fit the table: the write happened, so that is a WARNING,
-    never its failure."""
-    if isinstance(out, list | tuple) and out and call.verb != "delete":
-        try:
-            return resource.validate_rows(list(out))
-        except errors.SqlError as exc:
-            ctx.notice(_unread(resource, call, exc))
-    return []
-
-
-def _unread(resource: Resource, call: Call, exc: errors.SqlError) -> Notice:
-    # It quotes the tool's values: redacted, as a read's error is.
-    return Notice(f"{resource.name} {call.verb} fired, and what it returned does not fit "
-                  f"the table: {redact_error(exc).message}", "WARNING", "01000",
-                  hint="The write happened; RETURNING shows the row as written.")
-
-
-def fired_notice(write: StagedWrite, rows: list[dict], system: str) -> Notice:
-    """``fired #n: …``; its DETAIL names the write's journal row(s) and shows what the
-    tool returned."""
-    parts = []
-    if write.journal:
-        seqs = [s for _, s in write.journal]
-        place = f"seq {seqs[0]}" if len(seqs) == 1 else f"seqs {seqs[0]}-{seqs[-1]}"
-        parts.append(f"{system}.journal txid {write.journal[0][0]}, {place}")
-    if rows:
-        shown = as_json(rows)
-        parts.append("the tool returned: " + (shown if len(shown) <= _SHOWN
-                                              else shown[:_SHOWN] + "…"))
-    return Notice(f"fired #{write.id}: {write.summary}", detail="; ".join(parts) or None)
 
 
 async def commit(st: Statement, taken: list[StagedWrite]) -> Result:
@@ -482,15 +430,3 @@ async def past_cancel(st: Statement, work: Coroutine[Any, Any, T]) -> T:
     except asyncio.CancelledError:
         _too_late(st)
         return await asyncio.shield(task)
-
-
-def in_doubt_hint(st: Statement, txid: int | None) -> str:
-    """What to do about a write whose outcome is unknown: check, then restage by force."""
-    system = st.services.schemas.system
-    if txid is None:
-        return ("It may have fired: read the table to see whether it took effect before "
-                "sending it again.")
-    return (f"It may have fired: read the table to see whether it took effect. It is in "
-            f"doubt in {system}.journal (txid {txid}), and {system}.restage({txid}) refuses "
-            f"it; only if it did not take effect, SELECT {system}.restage({txid}, force => "
-            "true) stages it again, with the same idempotency key.")

@@ -50,7 +50,7 @@ from pglast import ast
 
 from glove_scratchpad import errors, metrics
 from glove_scratchpad.background import hold
-from glove_scratchpad.catalog import SYSTEM_VIEWS, CacheStore
+from glove_scratchpad.catalog import SYSTEM_VIEWS, CacheStore, reconnecting
 
 from .context import CallArgs, StatementContext
 from .result import Result
@@ -432,13 +432,12 @@ class KeptCalls:
         self._reopening = asyncio.ensure_future(self._reopen(reopen))
 
     async def _reopen(self, reopen: Callable[[], Awaitable[None]]) -> None:
-        for delay in (0.5, 1, 2, 5, 10):
-            await asyncio.sleep(delay)
-            try:
-                await reopen()
-                return
-            except (OSError, Exception) as exc:  # the sidecar is still down
-                log.warning("kept tables' store not reopened yet: %s", exc)
+        """The store opened again as every exchange with the sidecar waits for it
+        (catalog's one reconnect policy)."""
+        try:
+            await reconnecting(reopen)
+        except errors.SqlError as exc:  # the sidecar stayed down: calls are not kept
+            log.warning("kept tables' store not reopened: %s", exc)
 
     async def close(self) -> None:
         if self._reopening is not None:

@@ -24,6 +24,7 @@ Rules:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from glove_scratchpad import errors
@@ -42,6 +43,7 @@ from ..sql.analysis import Plan
 from ..sql.nodes import calls_any
 from ..sql.parse import parse
 from ..sql.rewrite import Rewritten, rewrite
+from ..sql.sidecar_text import read_settings, set_settings
 from . import fast
 from . import temp as temp_tables
 from .context import StatementContext
@@ -55,7 +57,7 @@ from .whoami import who_edits
 if TYPE_CHECKING:
     from .statement import Statement
 
-__all__ = ["Substitute", "check", "materialize", "pipeline", "pipeline_results", "result_of", "run",
+__all__ = ["Substitute", "check", "materialize", "pipeline", "result_of", "run",
            "start", "unguarded", "with_settings"]
 
 
@@ -117,8 +119,9 @@ async def check(st: Statement, sql: str, params: Sequence[Param]) -> Any:
     pinned = st.temp is not None and st.temp.pinned
     described = None if pinned else known.get((oids, settings))
     if described is None:
+        setter = _setter(settings) if settings else None
         async with temp_tables.lease(st) as conn:
-            described = await conn.describe(sql, oids, settings)
+            described = await conn.describe(sql, oids, setter)
         if not pinned:
             known.put((oids, settings), described)
             if described[0] != oids:
@@ -126,20 +129,31 @@ async def check(st: Statement, sql: str, params: Sequence[Param]) -> Any:
     return described
 
 
-async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
-              params: list[Param],
+@dataclass(frozen=True, slots=True)
+class _Exchange:
+    """One statement's exchange with the sidecar, built once whichever way it runs (a
+    task awaits it, ``run``; or the socket's callbacks answer it, ``start``)."""
+
+    steps: list[Step]  # the session's settings first (``_with_settings``), when any
+    main: Step  # the client's statement, rewritten
+    rewritten: Rewritten
+    parsed_under: tuple[Any, ...]  # the settings the steps are parsed under
+    transaction: str  # "write", "read" (rolled back) or "implicit" (``Pipeline``'s)
+    configs: list[tuple[str, bool]]  # its set_config calls, read back by the last step
+    temp: bool  # a temporary table's DDL or write: committed on the pinned connection
+    own: bool  # the client's own read, alone: its rows may go to the client as they come
+
+
+def _exchange(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
+              materialized: tuple[dict[int, int], list[Param], dict[int, str]],
               ctx: StatementContext, *, returning: str | None = None,
               prelude: Step | Sequence[Step] | None = None, formats: Sequence[int] = (),
-              twin: bool = False, substitute: Substitute | None = None) -> Result:
-    """Run a planned statement over its references' rows, after the ``prelude`` steps.
-    ``twin``: an UPDATE or DELETE changes the target's unconstrained twin (``pg_temp``,
-    which a prelude makes and fills) instead of its shell table. ``substitute`` puts the
-    results of its function calls in their places (``fns.substitute``)."""
-    param_of, args, tables = materialize(plan, rows, params)
-    calls = await substitute(plan, params, args, ctx) if substitute is not None else ()
-    who = who_edits(st, plan)
-    if who:  # current_user and its kin answer the connecting role, not the agent role
-        calls = (*calls, *who)
+              twin: bool = False, calls: Sequence[tuple[int, int, str]] = ()) -> _Exchange:
+    """The steps that run a planned statement over its references' rows (``materialize``'s
+    arguments, and the text's edits: its function ``calls``, and the identity functions
+    answered for the user, ``who_edits``, which a compiled read has none of)."""
+    param_of, args, tables = materialized
+    params = args[:plan.max_param]
     spilled = any(isinstance(r, Kept) and not r.lasting for r in rows.values())
     rw = _rewritten(st, plan, param_of, tables, returning=returning, twin=twin,
                     calls=calls, again=not (calls or spilled))
@@ -152,62 +166,79 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
     steps = [*before, main]
     configs = configured(plan.node, params) if plan.sets_config else []
     if configs:  # what its set_config calls set, read back in the same transaction
-        steps.append(Step("SELECT " + ", ".join(
-            f"current_setting(${i + 1})" for i in range(len(configs))),
-            [encode_param(name) for name, _ in configs]))
+        steps.append(Step(read_settings(len(configs)),
+                          [encode_param(name) for name, _ in configs]))
     if temp:
-        await st.temp.pin(st.view.pool, st.user)
-        limit = st.services.limits.temp_table_limit_mb
-        steps += [temp_tables.size_check(limit), temp_tables.COMMIT]
+        steps += [temp_tables.size_check(st.services.limits.temp_table_limit_mb),
+                  temp_tables.COMMIT]
     write = plan.target is not None or temp
     # A lone read that cannot change a setting leaves nothing a ROLLBACK would undo.
     implicit = not write and not before and not plan.sets_config
-    # The client's own read, alone: its rows may go to the client as they come.
-    own = implicit and not calls and ctx.sql == plan.sql and not prefix
+    steps, parsed_under = _with_settings(st, steps)
+    return _Exchange(steps, main, rw, parsed_under,
+                     "write" if write else "implicit" if implicit else "read", configs, temp,
+                     implicit and not calls and ctx.sql == plan.sql and not prefix)
+
+
+async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
+              params: list[Param],
+              ctx: StatementContext, *, returning: str | None = None,
+              prelude: Step | Sequence[Step] | None = None, formats: Sequence[int] = (),
+              twin: bool = False, substitute: Substitute | None = None) -> Result:
+    """Run a planned statement over its references' rows, after the ``prelude`` steps.
+    ``twin``: an UPDATE or DELETE changes the target's unconstrained twin (``pg_temp``,
+    which a prelude makes and fills) instead of its shell table. ``substitute`` puts the
+    results of its function calls in their places (``fns.substitute``)."""
+    materialized = materialize(plan, rows, params)
+    calls = (await substitute(plan, params, materialized[1], ctx)
+             if substitute is not None else ())
+    who = who_edits(st, plan)
+    if who:  # current_user and its kin answer the connecting role, not the agent role
+        calls = (*calls, *who)
+    ex = _exchange(st, plan, rows, materialized, ctx, returning=returning, prelude=prelude,
+                   formats=formats, twin=twin, calls=calls)
+    if ex.temp:
+        await st.temp.pin(st.view.pool, st.user)
+    own = ex.own
     try:
-        results = await pipeline_results(st, steps, main, transaction="write" if write else
-                                         "implicit" if implicit else "read", rewritten=rw,
-                                         stream=(lambda: _stream(st)) if own else None)
+        results = await _pipeline(st, ex, stream=(lambda: _stream(st)) if own else None)
     except errors.ConfigurationLimitExceeded:
-        if temp:  # the size check before COMMIT failed: rolled back
-            raise temp_tables.over_limit(limit) from None
+        if ex.temp:  # the size check before COMMIT failed: rolled back
+            raise temp_tables.over_limit(st.services.limits.temp_table_limit_mb) from None
         raise
-    out = results[steps.index(main) - len(steps)]  # counted from the end: settings go first
+    out = results[ex.steps.index(ex.main)]
     if own and not (st.temp and st.temp.pinned):
         fast.compile(st, plan)
-    result = result_of(st, out.tag, out, ctx) if temp else _result(st, out, ctx)
-    if temp:
+    result = result_of(st, out.tag, out, ctx) if ex.temp else _result(st, out, ctx)
+    if ex.temp:
         temp_tables.made(st, plan.node)
         said = temp_tables.notice(st)
         if said:
             result.notices.append(said)
-    if configs:
-        result.parameters = _remember_configured(st, configs, results[-1 - 2 * temp].rows[0]
-                                                 .values)
+    if ex.configs:
+        result.parameters = _remember_configured(
+            st, ex.configs, results[-1 - 2 * ex.temp].rows[0].values)
     return result
 
 
 def start(st: Statement, conn: SidecarConnection, plan: Plan,
           rows: dict[int, list[dict] | Kept], params: list[Param], ctx: StatementContext,
           done: Callable[[Result | StepResult | errors.SqlError], None]) -> Callable[[], None]:
-    """``run`` of a compiled read (``fast.py``) on ``conn`` (the pool's ``take_now``, for
-    its user),
-    answered from the sidecar socket's callbacks: ``done`` gets its result or error,
-    once, and the connection goes back to the pool. A result with nothing to cut at the
-    row limit and no notice is the sidecar's reply itself (a ``StepResult``: no
-    ``Result`` is made); any other is a ``Result``, for ``shown`` and ``bounded``. What
-    it returns abandons the run (a cancel, a timeout, a client gone): the connection is
-    closed after a cancel, and ``done`` is not called."""
-    param_of, args, tables = materialize(plan, rows, params)
-    rw = _rewritten(st, plan, param_of, tables)
-    main = Step(rw.sql, args, st.formats)
-    steps, parsed_under = _with_settings(st, [main])
+    """``run`` of a compiled read (``fast.py``: its own read, alone), the same exchange,
+    on ``conn`` (the pool's ``take_now``, for its user), answered from the sidecar
+    socket's callbacks: ``done`` gets its result or error, once, and the connection
+    goes back to the pool. A result with nothing to cut at the row limit and no notice
+    is the sidecar's reply itself (a ``StepResult``: no ``Result`` is made); any other
+    is a ``Result``, for ``shown`` and ``bounded``. What it returns abandons the run (a
+    cancel, a timeout, a client gone): the connection is closed after a cancel, and
+    ``done`` is not called."""
+    ex = _exchange(st, plan, rows, materialize(plan, rows, params), ctx, formats=st.formats)
     pool, owner = st.view.pool, st.user
 
     def replied(outcome: list[StepResult] | errors.SqlError) -> None:
         pool.give_back(conn, owner)
         if isinstance(outcome, errors.SqlError):
-            done(_mapped(outcome, steps.index(main), rw))
+            done(_mapped(outcome, ex))
             return
         out = outcome[-1]
         stream = out.stream
@@ -221,7 +252,7 @@ def start(st: Statement, conn: SidecarConnection, plan: Plan,
         conn.abandon()
         pool.give_back(conn, owner, cut=True)
 
-    conn.start(steps, parsed_under, replied, lambda: _stream(st))
+    conn.start(ex.steps, ex.parsed_under, replied, lambda: _stream(st))
     return abandon
 
 
@@ -263,14 +294,13 @@ def _rewritten(st: Statement, plan: Plan, param_of: dict[int, int], tables: dict
     return found
 
 
-def _mapped(exc: errors.SqlError, main: int, rewritten: Rewritten | None) -> errors.SqlError:
+def _mapped(exc: errors.SqlError, ex: _Exchange) -> errors.SqlError:
     """An error with its position in the client's text: kept when it points into the
-    step ``main`` (``rewritten``'s text), else dropped (a step of our own)."""
+    exchange's main step (its rewritten text), else dropped (a step of our own)."""
     if exc.position is None:
         return exc
-    in_main = getattr(exc, "step", None) == main
-    position = (rewritten.original_position(exc.position)
-                if in_main and rewritten is not None else None)
+    in_main = getattr(exc, "step", None) == ex.steps.index(ex.main)
+    position = ex.rewritten.original_position(exc.position) if in_main else None
     return exc.replaced(position=position)
 
 
@@ -286,28 +316,40 @@ def _remember_configured(st: Statement, configs: list[tuple[str, bool]],
     return reported_values(changes(before, settings.now), settings.now)[0]
 
 
-async def pipeline(st: Statement, steps: list[Step], *, transaction: str = "read",
-                   rewritten: Rewritten | None = None) -> StepResult:
-    """Run steps on a pooled sidecar connection; the last step's result is returned."""
-    results = await pipeline_results(st, steps, steps[-1], transaction=transaction,
-                                     rewritten=rewritten)
-    return results[-1]
-
-
-async def pipeline_results(st: Statement, steps: list[Step], main: Step, *,
-                           transaction: str, rewritten: Rewritten | None,
-                           stream: Callable[[], Stream] | None = None) -> list[StepResult]:
-    """Run steps on a pooled sidecar connection, each with its result. An error's
-    position in ``main`` (``rewritten``'s text) is mapped back to the client's text."""
+async def pipeline(st: Statement, steps: list[Step], *, transaction: str = "read"
+                   ) -> StepResult:
+    """Run the server's own steps on a pooled sidecar connection, with the session's
+    settings; the last step's result is returned."""
     steps, parsed_under = _with_settings(st, steps)
     async with temp_tables.lease(st) as conn:
         try:
-            return await conn.pipeline(steps, transaction=transaction,
-                                       parsed_under=parsed_under, stream=stream)
+            results = await conn.pipeline(steps, transaction=transaction,
+                                          parsed_under=parsed_under)
         except errors.SqlError as exc:
             if exc.position is None:
                 raise
-            raise _mapped(exc, steps.index(main), rewritten) from None
+            raise exc.replaced(position=None) from None  # a position in our own text
+    return results[-1]
+
+
+async def _pipeline(st: Statement, ex: _Exchange,
+                    stream: Callable[[], Stream] | None = None) -> list[StepResult]:
+    """An exchange's steps on a pooled sidecar connection, each with its result. An
+    error's position in its main step is mapped back to the client's text."""
+    async with temp_tables.lease(st) as conn:
+        try:
+            return await conn.pipeline(ex.steps, transaction=ex.transaction,
+                                       parsed_under=ex.parsed_under, stream=stream)
+        except errors.SqlError as exc:
+            if exc.position is None:
+                raise
+            raise _mapped(exc, ex) from None
+
+
+def _setter(settings: Sequence[tuple[str, str]]) -> Step:
+    """The step that sets ``settings`` for the transaction it runs in."""
+    return Step(set_settings(len(settings)),
+                [encode_param(x) for pair in settings for x in pair], rows=False)
 
 
 def _with_settings(st: Statement, steps: list[Step]) -> tuple[list[Step], tuple[Any, ...]]:
@@ -327,11 +369,8 @@ def _with_settings(st: Statement, steps: list[Step]) -> tuple[list[Step], tuple[
         # The session enforces the client's value under the server's cap; the sidecar gets
         # the effective one, never the raw 0 or "1h" that would lift its backstop.
         settings["statement_timeout"] = f"{max(1, int(st.timeout * 1000))}ms"
-    setter = Step(
-        "SELECT " + ", ".join(f"set_config(${2 * i + 1}, ${2 * i + 2}, true)"
-                              for i in range(len(names))),
-        [encode_param(x) for n in names for x in (n, settings[n])], rows=False)
-    return [setter, *steps], tuple((n, settings[n]) for n in names)
+    pairs = tuple((n, settings[n]) for n in names)
+    return [_setter(pairs), *steps], pairs
 
 
 with_settings = _with_settings  # a COPY's steps (``copy.py``) are set up as any statement's

@@ -66,7 +66,7 @@ async def test_pgbench_survives_the_sidecar_killed_and_no_write_is_lost_or_twice
         statuses = collections.Counter(r["status"] for r in rows)
         fired_keys = [r["idempotency_key"] for r in rows if r["status"] == "fired"]
         tool_keys = notes.keys()
-        # Every COMMIT's write fired, or (a COMMIT that waited past JOURNAL_WAIT for the
+        # Every COMMIT's write fired, or (a COMMIT that waited past RECONNECT_WAIT for the
         # sidecar to come back, on a slow machine) was refused with none of it called.
         assert set(statuses) <= {"fired", "not run"}, statuses
         assert len(tool_keys) == len(set(tool_keys))  # none fired twice
