@@ -1,0 +1,167 @@
+"""The tests mirror the house: every module of the package has a test file where a reader
+looks for it first.
+
+A module ``<folder>/<name>.py`` is tested in ``test_<name>.py`` or ``test_<name>_<more>.py``
+(a private module's leading ``_`` dropped) in the tests folder that mirrors its folder
+(``MIRROR``). ``UNTESTED`` lists the modules that have no such file yet. It only shrinks:
+a listed module that has its test file fails here until it leaves the list, and a module
+not listed fails until its test file exists. Tests of behaviours that cross many modules
+(reliability, exactly-once, differential runs, clients, security) keep folders of their
+own (tests/README.md).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# Source folder -> the tests folder that mirrors it. The four source folders of the package
+# (pyproject.toml's package-dir) and their sub-packages.
+MIRROR = {
+    "server/engine": "tests/engine",
+    "server/sql": "tests/sql",
+    "server/net": "tests/net",
+    "server/console": "tests/console",
+    "server": "tests/server",
+    "catalog": "tests/catalog",
+    "resources": "tests/resources",
+    "resources/openapi": "tests/openapi",
+    "resources/mcp": "tests/mcp",
+    "glove_scratchpad/wire": "tests/wire",
+    "glove_scratchpad": "tests",
+}
+SOURCES = ("server", "catalog", "resources", "glove_scratchpad")
+# The modules with no test file of their own yet. Remove a module from here when you give
+# it one; never add one (give a new module its test file instead).
+UNTESTED = frozenset({
+    # server/engine/
+    "server/engine/answering.py", "server/engine/approval_calls.py",
+    "server/engine/approval_flow.py", "server/engine/approval_rules.py",
+    "server/engine/approvals.py", "server/engine/backends.py", "server/engine/context.py",
+    "server/engine/copy.py", "server/engine/cursor_reads.py",
+    "server/engine/cursor_view.py", "server/engine/cursors.py",
+    "server/engine/explain_analyze.py", "server/engine/fns.py", "server/engine/policy.py",
+    "server/engine/prepared.py", "server/engine/restage.py", "server/engine/result.py",
+    "server/engine/services.py", "server/engine/session_settings.py",
+    "server/engine/settings.py", "server/engine/shown.py", "server/engine/sidecar.py",
+    "server/engine/staged.py", "server/engine/statement.py",
+    "server/engine/statement_log.py", "server/engine/suggest.py",
+    "server/engine/system_calls.py", "server/engine/temp.py", "server/engine/timeouts.py",
+    "server/engine/transaction.py", "server/engine/transaction_statements.py",
+    "server/engine/view.py",
+    # server/sql/
+    "server/sql/allowlist.py", "server/sql/copy.py", "server/sql/cursor_statements.py",
+    "server/sql/explain.py", "server/sql/feeds.py", "server/sql/fn_calls.py",
+    "server/sql/identity.py", "server/sql/nodes.py", "server/sql/own_functions.py",
+    "server/sql/parse.py", "server/sql/pg_settings_read.py", "server/sql/rewrite.py",
+    "server/sql/scopes.py", "server/sql/setting_rules.py", "server/sql/spans.py",
+    "server/sql/statement_kinds.py", "server/sql/system_calls.py",
+    "server/sql/temp_tables.py", "server/sql/values.py",
+    # server/net/
+    "server/net/auth.py", "server/net/connection.py", "server/net/copy.py",
+    "server/net/operator.py", "server/net/peers.py", "server/net/relay.py",
+    "server/net/server.py", "server/net/sink.py", "server/net/startup.py",
+    "server/net/state.py", "server/net/statements.py", "server/net/suspended.py",
+    # server/console/
+    "server/console/app.py", "server/console/port.py", "server/console/reads.py",
+    "server/console/signin.py",
+    # server/
+    "server/agent.py", "server/approvals_cli.py", "server/keys.py", "server/loader.py",
+    "server/logs.py", "server/mcp_http.py", "server/mcp_server.py", "server/preamble.py",
+    "server/supervisor.py",
+    # catalog/
+    "catalog/_approvals.py", "catalog/_audit.py", "catalog/_cache.py",
+    "catalog/_catalog.py", "catalog/_claim.py", "catalog/_client.py", "catalog/_confine.py",
+    "catalog/_copy.py", "catalog/_fns.py", "catalog/_journal.py", "catalog/_pool.py",
+    "catalog/_trips.py", "catalog/_values.py", "catalog/_views.py",
+    # resources/
+    "resources/_call.py", "resources/_fns.py", "resources/_json.py",
+    "resources/_resource.py", "resources/_schema.py", "resources/_sources.py",
+    # resources/openapi/
+    "resources/openapi/_bridge.py", "resources/openapi/_config.py",
+    "resources/openapi/_explain.py", "resources/openapi/_fetch.py",
+    "resources/openapi/_http.py", "resources/openapi/_lenient.py",
+    "resources/openapi/_mapping.py", "resources/openapi/_schemas.py",
+    "resources/openapi/_selection.py", "resources/openapi/_spec.py",
+    "resources/openapi/_table.py", "resources/openapi/_values.py",
+    # resources/mcp/
+    "resources/mcp/_bridge.py", "resources/mcp/_check.py", "resources/mcp/_config.py",
+    "resources/mcp/_connection.py", "resources/mcp/_errors.py", "resources/mcp/_http.py",
+    "resources/mcp/_schema.py", "resources/mcp/_session.py", "resources/mcp/_stdio.py",
+    "resources/mcp/_table.py", "resources/mcp/_tool.py", "resources/mcp/_values.py",
+    # glove_scratchpad/wire/
+    "glove_scratchpad/wire/backend.py", "glove_scratchpad/wire/buffer.py",
+    "glove_scratchpad/wire/connection.py", "glove_scratchpad/wire/errors.py",
+    "glove_scratchpad/wire/frontend.py", "glove_scratchpad/wire/states.py",
+    # glove_scratchpad/
+    "glove_scratchpad/background.py", "glove_scratchpad/errors.py",
+    "glove_scratchpad/metrics.py", "glove_scratchpad/names.py",
+    "glove_scratchpad/redaction.py", "glove_scratchpad/stream.py",
+    "glove_scratchpad/traces.py",
+})
+
+
+def _modules() -> list[str]:
+    """Every module of the package, by its path in the source tree, each once:
+    glove_scratchpad/server, catalog and resources are links to the root folders."""
+    found = []
+    for source in SOURCES:
+        for path in (ROOT / source).rglob("*.py"):
+            rel = path.relative_to(ROOT)
+            if path.name == "__init__.py" or any(
+                    (ROOT / Path(*rel.parts[:i])).is_symlink()
+                    for i in range(1, len(rel.parts))):
+                continue
+            if "node_modules" in rel.parts:
+                continue
+            found.append(rel.as_posix())
+    return sorted(found)
+
+
+MODULES = _modules()
+
+
+def _test_file(module: str) -> str:
+    folder, _, name = module.rpartition("/")
+    return f"{MIRROR[folder]}/test_{name.removesuffix('.py').removeprefix('_')}.py"
+
+
+def _has_test_file(module: str) -> bool:
+    wanted = ROOT / _test_file(module)
+    return wanted.exists() or any(wanted.parent.glob(f"{wanted.stem}_*.py"))
+
+
+def test_every_folder_of_the_package_has_a_mirror() -> None:
+    unmapped = sorted({m.rpartition("/")[0] for m in MODULES} - MIRROR.keys())
+    assert not unmapped, (
+        f"no tests folder mirrors {', '.join(unmapped)}: add each to MIRROR in "
+        f"tests/test_test_files.py, with its tests folder (tests/<last part>)")
+
+
+def test_every_module_has_a_test_file() -> None:
+    lacking = [m for m in MODULES
+               if m not in UNTESTED and m.rpartition("/")[0] in MIRROR
+               and not _has_test_file(m)]
+    assert not lacking, "modules without a test file; create: " + "; ".join(
+        f"{_test_file(m)} (for {m}: move its tests there, or write focused ones "
+        f"through the wire)" for m in lacking)
+
+
+def test_the_untested_list_only_shrinks() -> None:
+    tested = sorted(m for m in UNTESTED & set(MODULES) if _has_test_file(m))
+    assert not tested, (
+        "these modules have their test file now: remove them from UNTESTED in "
+        "tests/test_test_files.py: " + ", ".join(tested))
+
+
+def test_the_untested_list_names_real_modules() -> None:
+    gone = sorted(UNTESTED - set(MODULES))
+    assert not gone, (
+        "UNTESTED in tests/test_test_files.py names modules that no longer exist: "
+        "remove them (and give a module that took their place its test file): "
+        + ", ".join(gone))
+
+
+def test_the_rule_finds_every_module() -> None:
+    # A floor, so that a walk that silently finds nothing cannot pass.
+    assert len(MODULES) > 150, MODULES
