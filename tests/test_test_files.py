@@ -89,10 +89,6 @@ UNTESTED = frozenset({
     "resources/mcp/_connection.py", "resources/mcp/_errors.py", "resources/mcp/_http.py",
     "resources/mcp/_schema.py", "resources/mcp/_session.py", "resources/mcp/_stdio.py",
     "resources/mcp/_table.py", "resources/mcp/_tool.py", "resources/mcp/_values.py",
-    # glove_scratchpad/wire/
-    "glove_scratchpad/wire/backend.py", "glove_scratchpad/wire/buffer.py",
-    "glove_scratchpad/wire/connection.py", "glove_scratchpad/wire/errors.py",
-    "glove_scratchpad/wire/frontend.py", "glove_scratchpad/wire/states.py",
     # glove_scratchpad/
     "glove_scratchpad/background.py", "glove_scratchpad/errors.py",
     "glove_scratchpad/metrics.py", "glove_scratchpad/names.py",
