@@ -39,23 +39,21 @@ UNTESTED = frozenset({
     "server/engine/approval_flow.py", "server/engine/approval_rules.py",
     "server/engine/approvals.py", "server/engine/backends.py", "server/engine/context.py",
     "server/engine/copy.py", "server/engine/cursor_reads.py",
-    "server/engine/cursor_view.py", "server/engine/cursors.py",
-    "server/engine/explain_analyze.py", "server/engine/fns.py", "server/engine/policy.py",
-    "server/engine/prepared.py", "server/engine/restage.py", "server/engine/result.py",
-    "server/engine/services.py", "server/engine/session_settings.py",
-    "server/engine/settings.py", "server/engine/shown.py", "server/engine/sidecar.py",
-    "server/engine/staged.py", "server/engine/statement.py",
-    "server/engine/statement_log.py", "server/engine/suggest.py",
-    "server/engine/system_calls.py", "server/engine/temp.py", "server/engine/timeouts.py",
-    "server/engine/transaction.py", "server/engine/transaction_statements.py",
-    "server/engine/view.py",
+    "server/engine/cursor_view.py", "server/engine/cursors.py", "server/engine/fns.py",
+    "server/engine/policy.py", "server/engine/prepared.py", "server/engine/restage.py",
+    "server/engine/result.py", "server/engine/services.py",
+    "server/engine/session_settings.py", "server/engine/settings.py",
+    "server/engine/shown.py", "server/engine/sidecar.py", "server/engine/staged.py",
+    "server/engine/statement.py", "server/engine/statement_log.py",
+    "server/engine/suggest.py", "server/engine/system_calls.py",
+    "server/engine/timeouts.py", "server/engine/transaction.py",
+    "server/engine/transaction_statements.py", "server/engine/view.py",
     # server/sql/
     "server/sql/fn_calls.py", "server/sql/nodes.py",
     # server/net/
-    "server/net/auth.py", "server/net/connection.py", "server/net/copy.py",
-    "server/net/operator.py", "server/net/peers.py", "server/net/relay.py",
-    "server/net/server.py", "server/net/sink.py", "server/net/startup.py",
-    "server/net/state.py", "server/net/statements.py", "server/net/suspended.py",
+    "server/net/auth.py", "server/net/copy.py", "server/net/operator.py",
+    "server/net/peers.py", "server/net/relay.py", "server/net/startup.py",
+    "server/net/state.py", "server/net/suspended.py",
     # server/console/
     "server/console/app.py", "server/console/port.py", "server/console/reads.py",
     "server/console/signin.py",
@@ -86,8 +84,7 @@ UNTESTED = frozenset({
     # glove_scratchpad/
     "glove_scratchpad/background.py", "glove_scratchpad/errors.py",
     "glove_scratchpad/metrics.py", "glove_scratchpad/names.py",
-    "glove_scratchpad/redaction.py", "glove_scratchpad/stream.py",
-    "glove_scratchpad/traces.py",
+    "glove_scratchpad/redaction.py", "glove_scratchpad/traces.py",
 })
 
 
