@@ -12,7 +12,7 @@ writes it did not reach journaled ``not run``.
   ``force => true``; the retry then carries the first attempt's idempotency key.
 
 The journal's other rows: test_commit_journal.py; an HTTP API's write in doubt:
-tests/openapi/test_api_in_doubt.py; a peer server killed while it fires:
+tests/openapi/test_http_in_doubt.py; a peer server killed while it fires:
 tests/deploy/test_firing_peers.py.
 """
 
