@@ -57,12 +57,12 @@ UNTESTED = frozenset({
     "server/supervisor.py",
     # catalog/
     "catalog/_approvals.py", "catalog/_audit.py", "catalog/_cache.py",
-    "catalog/_catalog.py", "catalog/_claim.py", "catalog/_client.py", "catalog/_confine.py",
-    "catalog/_copy.py", "catalog/_fns.py", "catalog/_journal.py", "catalog/_pool.py",
-    "catalog/_trips.py", "catalog/_values.py", "catalog/_views.py",
+    "catalog/_catalog.py", "catalog/_claim.py", "catalog/_client.py", "catalog/_copy.py",
+    "catalog/_fns.py", "catalog/_journal.py", "catalog/_trips.py", "catalog/_values.py",
+    "catalog/_views.py",
     # resources/
-    "resources/_call.py", "resources/_fns.py", "resources/_json.py",
-    "resources/_resource.py", "resources/_schema.py", "resources/_sources.py",
+    "resources/_call.py", "resources/_fns.py", "resources/_json.py", "resources/_schema.py",
+    "resources/_sources.py",
     # resources/openapi/
     "resources/openapi/_bridge.py", "resources/openapi/_explain.py",
     "resources/openapi/_lenient.py", "resources/openapi/_schemas.py",
@@ -72,9 +72,8 @@ UNTESTED = frozenset({
     "resources/mcp/_session.py", "resources/mcp/_stdio.py", "resources/mcp/_table.py",
     "resources/mcp/_tool.py", "resources/mcp/_values.py",
     # glove_scratchpad/
-    "glove_scratchpad/background.py", "glove_scratchpad/errors.py",
-    "glove_scratchpad/metrics.py", "glove_scratchpad/names.py",
-    "glove_scratchpad/redaction.py", "glove_scratchpad/traces.py",
+    "glove_scratchpad/errors.py", "glove_scratchpad/metrics.py",
+    "glove_scratchpad/traces.py",
 })
 
 
