@@ -36,16 +36,11 @@ SOURCES = ("server", "catalog", "resources", "glove_scratchpad")
 UNTESTED = frozenset({
     # server/engine/
     "server/engine/answering.py", "server/engine/approval_rules.py",
-    "server/engine/context.py", "server/engine/cursor_reads.py",
-    "server/engine/cursor_view.py", "server/engine/cursors.py", "server/engine/fns.py",
-    "server/engine/policy.py", "server/engine/prepared.py", "server/engine/restage.py",
-    "server/engine/result.py", "server/engine/services.py",
-    "server/engine/session_settings.py", "server/engine/settings.py",
-    "server/engine/shown.py", "server/engine/sidecar.py", "server/engine/staged.py",
-    "server/engine/statement.py", "server/engine/statement_log.py",
-    "server/engine/suggest.py", "server/engine/system_calls.py",
-    "server/engine/timeouts.py", "server/engine/transaction.py",
-    "server/engine/transaction_statements.py", "server/engine/view.py",
+    "server/engine/context.py", "server/engine/cursor_reads.py", "server/engine/cursors.py",
+    "server/engine/fns.py", "server/engine/policy.py", "server/engine/prepared.py",
+    "server/engine/restage.py", "server/engine/result.py", "server/engine/services.py",
+    "server/engine/sidecar.py", "server/engine/staged.py", "server/engine/statement.py",
+    "server/engine/statement_log.py", "server/engine/view.py",
     # server/sql/
     "server/sql/fn_calls.py", "server/sql/nodes.py",
     # server/net/
