@@ -38,8 +38,8 @@ UNTESTED = frozenset({
     "server/engine/answering.py", "server/engine/approval_rules.py",
     "server/engine/context.py", "server/engine/cursor_reads.py", "server/engine/cursors.py",
     "server/engine/fns.py", "server/engine/policy.py", "server/engine/prepared.py",
-    "server/engine/restage.py", "server/engine/result.py", "server/engine/services.py",
-    "server/engine/sidecar.py", "server/engine/staged.py", "server/engine/statement.py",
+    "server/engine/result.py", "server/engine/services.py", "server/engine/sidecar.py",
+    "server/engine/staged.py", "server/engine/statement.py",
     "server/engine/statement_log.py", "server/engine/view.py",
     # server/sql/
     "server/sql/fn_calls.py", "server/sql/nodes.py",
@@ -48,15 +48,12 @@ UNTESTED = frozenset({
     # server/console/
     "server/console/port.py", "server/console/reads.py", "server/console/signin.py",
     # server/
-    "server/approvals_cli.py", "server/keys.py", "server/loader.py", "server/logs.py",
-    "server/supervisor.py",
+    "server/keys.py", "server/loader.py", "server/logs.py", "server/supervisor.py",
     # catalog/
-    "catalog/_approvals.py", "catalog/_audit.py", "catalog/_cache.py",
-    "catalog/_catalog.py", "catalog/_claim.py", "catalog/_client.py", "catalog/_copy.py",
-    "catalog/_fns.py", "catalog/_journal.py", "catalog/_trips.py", "catalog/_values.py",
-    "catalog/_views.py",
+    "catalog/_approvals.py", "catalog/_cache.py", "catalog/_claim.py", "catalog/_client.py",
+    "catalog/_copy.py", "catalog/_fns.py", "catalog/_trips.py", "catalog/_values.py",
     # resources/
-    "resources/_call.py", "resources/_fns.py", "resources/_json.py", "resources/_schema.py",
+    "resources/_fns.py", "resources/_json.py", "resources/_schema.py",
     "resources/_sources.py",
     # resources/openapi/
     "resources/openapi/_bridge.py", "resources/openapi/_explain.py",
