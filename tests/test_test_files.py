@@ -64,7 +64,6 @@ UNTESTED = frozenset({
     "resources/mcp/_session.py", "resources/mcp/_stdio.py", "resources/mcp/_table.py",
     "resources/mcp/_tool.py", "resources/mcp/_values.py",
     # glove_scratchpad/
-    "glove_scratchpad/errors.py", "glove_scratchpad/metrics.py",
     "glove_scratchpad/traces.py",
 })
 
