@@ -37,9 +37,8 @@ UNTESTED = frozenset({
     # server/engine/
     "server/engine/answering.py", "server/engine/approval_rules.py",
     "server/engine/context.py", "server/engine/cursor_reads.py", "server/engine/cursors.py",
-    "server/engine/fns.py", "server/engine/policy.py", "server/engine/prepared.py",
-    "server/engine/result.py", "server/engine/services.py", "server/engine/sidecar.py",
-    "server/engine/staged.py", "server/engine/statement.py",
+    "server/engine/fns.py", "server/engine/prepared.py", "server/engine/services.py",
+    "server/engine/sidecar.py", "server/engine/staged.py", "server/engine/statement.py",
     "server/engine/statement_log.py", "server/engine/view.py",
     # server/sql/
     "server/sql/fn_calls.py", "server/sql/nodes.py",
