@@ -52,8 +52,7 @@ UNTESTED = frozenset({
     "catalog/_approvals.py", "catalog/_cache.py", "catalog/_claim.py", "catalog/_client.py",
     "catalog/_copy.py", "catalog/_fns.py", "catalog/_trips.py", "catalog/_values.py",
     # resources/
-    "resources/_fns.py", "resources/_json.py", "resources/_schema.py",
-    "resources/_sources.py",
+    "resources/_fns.py",
     # resources/openapi/
     "resources/openapi/_bridge.py", "resources/openapi/_explain.py",
     "resources/openapi/_lenient.py", "resources/openapi/_schemas.py",
