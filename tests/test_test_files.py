@@ -38,8 +38,7 @@ UNTESTED = frozenset({
     "server/engine/answering.py", "server/engine/approval_rules.py",
     "server/engine/context.py", "server/engine/cursor_reads.py", "server/engine/cursors.py",
     "server/engine/fns.py", "server/engine/prepared.py", "server/engine/services.py",
-    "server/engine/sidecar.py", "server/engine/staged.py", "server/engine/statement.py",
-    "server/engine/statement_log.py", "server/engine/view.py",
+    "server/engine/sidecar.py", "server/engine/staged.py", "server/engine/view.py",
     # server/sql/
     "server/sql/nodes.py",
     # server/net/
@@ -47,7 +46,7 @@ UNTESTED = frozenset({
     # server/console/
     "server/console/port.py", "server/console/reads.py", "server/console/signin.py",
     # server/
-    "server/keys.py", "server/loader.py", "server/logs.py", "server/supervisor.py",
+    "server/keys.py", "server/loader.py", "server/supervisor.py",
     # catalog/
     "catalog/_approvals.py", "catalog/_cache.py", "catalog/_claim.py", "catalog/_client.py",
     "catalog/_copy.py", "catalog/_fns.py", "catalog/_trips.py", "catalog/_values.py",
@@ -58,9 +57,9 @@ UNTESTED = frozenset({
     "resources/openapi/_lenient.py", "resources/openapi/_schemas.py",
     "resources/openapi/_selection.py",
     # resources/mcp/
-    "resources/mcp/_check.py", "resources/mcp/_errors.py", "resources/mcp/_http.py",
-    "resources/mcp/_session.py", "resources/mcp/_stdio.py", "resources/mcp/_table.py",
-    "resources/mcp/_tool.py", "resources/mcp/_values.py",
+    "resources/mcp/_errors.py", "resources/mcp/_http.py", "resources/mcp/_session.py",
+    "resources/mcp/_stdio.py", "resources/mcp/_table.py", "resources/mcp/_tool.py",
+    "resources/mcp/_values.py",
     # glove_scratchpad/
     "glove_scratchpad/traces.py",
 })
