@@ -3,9 +3,10 @@ looks for it first.
 
 A module ``<folder>/<name>.py`` is tested in ``test_<name>.py`` or ``test_<name>_<more>.py``
 (a private module's leading ``_`` dropped) in the tests folder that mirrors its folder
-(``MIRROR``). ``UNTESTED`` lists the modules that have no such file yet. It only shrinks:
-a listed module that has its test file fails here until it leaves the list, and a module
-not listed fails until its test file exists. Tests of behaviours that cross many modules
+(``MIRROR``); a file is the test of the module of the longest name it spells.
+``UNTESTED`` lists the modules that have no such file yet. It only shrinks: a listed
+module that has its test file fails here until it leaves the list, and a module not
+listed fails until its test file exists. Tests of behaviours that cross many modules
 (reliability, exactly-once, differential runs, clients, security) keep folders of their
 own (tests/README.md).
 """
@@ -38,7 +39,8 @@ UNTESTED = frozenset({
     "server/engine/answering.py", "server/engine/approval_rules.py",
     "server/engine/context.py", "server/engine/cursor_reads.py", "server/engine/cursors.py",
     "server/engine/fns.py", "server/engine/prepared.py", "server/engine/services.py",
-    "server/engine/sidecar.py", "server/engine/staged.py", "server/engine/view.py",
+    "server/engine/sidecar.py", "server/engine/staged.py", "server/engine/statement.py",
+    "server/engine/view.py",
     # server/sql/
     "server/sql/nodes.py",
     # server/net/
@@ -85,14 +87,27 @@ def _modules() -> list[str]:
 MODULES = _modules()
 
 
+def _stem(module: str) -> str:
+    return module.rpartition("/")[2].removesuffix(".py").removeprefix("_")
+
+
 def _test_file(module: str) -> str:
-    folder, _, name = module.rpartition("/")
-    return f"{MIRROR[folder]}/test_{name.removesuffix('.py').removeprefix('_')}.py"
+    folder = module.rpartition("/")[0]
+    return f"{MIRROR[folder]}/test_{_stem(module)}.py"
 
 
 def _has_test_file(module: str) -> bool:
-    wanted = ROOT / _test_file(module)
-    return wanted.exists() or any(wanted.parent.glob(f"{wanted.stem}_*.py"))
+    """Whether a test file of the mirrored folder is about ``module``: a file belongs to the
+    module of the longest name it spells, so ``test_statement_log.py`` is statement_log's,
+    not statement's."""
+    folder = module.rpartition("/")[0]
+    stems = {_stem(m) for m in MODULES if m.rpartition("/")[0] == folder}
+    for path in (ROOT / MIRROR[folder]).glob("test_*.py"):
+        body = path.stem.removeprefix("test_")
+        named = [s for s in stems if body == s or body.startswith(s + "_")]
+        if named and max(named, key=len) == _stem(module):
+            return True
+    return False
 
 
 def test_every_folder_of_the_package_has_a_mirror() -> None:
