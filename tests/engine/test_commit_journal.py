@@ -167,6 +167,12 @@ async def _lose_the_name(sidecar, database: str) -> None:
         await admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
             "AND classid = $1::bigint::oid AND pid <> pg_backend_pid()", LIVE_LOCK)
+        # pg_terminate_backend only signals: the lock goes when the backend has ended.
+        async with asyncio.timeout(10):
+            while await admin.fetchval(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                    "AND classid = $1::bigint::oid AND pid <> pg_backend_pid()", LIVE_LOCK):
+                await asyncio.sleep(0.05)
     finally:
         await admin.close()
 
