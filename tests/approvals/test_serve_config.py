@@ -12,7 +12,7 @@ from glove_scratchpad.server.config import load_config
 
 from ..fix_cli import cli_server
 from ..fix_server import free_port, sidecar_database
-from .test_cli import _cli
+from ..server.test_approvals_cli import _cli
 
 CONFIG = """
 [server]

@@ -1,4 +1,4 @@
-"""Fixtures of the kept-call tests (test_cache_kept.py, test_fast_path.py): the served
+"""Fixtures of the kept-call tests (test_kept.py, test_fast.py): the served
 database over ``fix_kept.resources``, and the counts of its calls and injected rows."""
 
 from __future__ import annotations

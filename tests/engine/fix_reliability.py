@@ -1,5 +1,6 @@
 """Tools that are slow, flaky and rate-limited, served over the wire for the reliability
-tests (tests/engine/test_reliability_*.py).
+tests (tests/engine/test_commit*.py, test_guard*.py and others, and
+tests/behaviour/test_reliability_sidecar.py).
 
 ``serve(sidecar, resources)`` starts a ``Database`` on a sidecar database of its own
 (or a named one: a second server on the same name is the first one restarted) and a

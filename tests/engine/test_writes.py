@@ -175,27 +175,6 @@ async def test_error_in_transaction_aborts_it_until_rollback(make_db):
     assert (await s.execute("SELECT 1")).rows == [(1,)]
 
 
-async def test_commit_failure_reports_fired_failed_and_not_run(make_db):
-    rec = Recorder()
-    db = await make_db([notes(rec, [Note(id=1, title="a"), Note(id=2, title="b")])])
-    s = db.session()
-    await s.execute("BEGIN")
-    await s.execute("INSERT INTO notes (title) VALUES ('one')")
-    await s.execute("DELETE FROM notes WHERE id = 2")
-    await s.execute("UPDATE notes SET body = 'x' WHERE id = 1")
-    await s.execute("INSERT INTO notes (title) VALUES ('four')")
-    # Another session deletes note 1 meanwhile: at COMMIT the UPDATE's resolver raises.
-    await db.session().execute("DELETE FROM notes WHERE id = 1")
-    with pytest.raises(errors.ExternalRoutineError) as info:
-        await s.execute("COMMIT")
-    assert "#3" in info.value.message
-    assert "fired" in info.value.detail and "failed" in info.value.detail
-    assert "not run" in info.value.detail
-    # the 4th never ran
-    assert [w[0] for w in rec.writes] == ["delete", "insert", "delete", "update"]
-    assert s.tx_status == "I"
-
-
 async def test_savepoints_mark_the_staged_writes(make_db):
     # Drivers nest transactions with savepoints (SQLAlchemy's psycopg dialect on connect).
     rec = Recorder()

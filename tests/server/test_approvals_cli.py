@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 import psycopg
 import pytest
 
-from .fix_approvals import connect, pending, served
+from ..approvals.fix_approvals import connect, pending, served
 
 CLI = [sys.executable, "-m", "glove_scratchpad.server.cli", "approvals"]
 

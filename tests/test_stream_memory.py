@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator
 import psutil
 import pytest
 
-from ..fix_cli import Running, cli_server
-from ..fix_server import free_port
+from .fix_cli import Running, cli_server
+from .fix_server import free_port
 
 pytestmark = pytest.mark.timeout(120)
 

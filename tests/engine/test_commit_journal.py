@@ -4,8 +4,7 @@
   fires: ``firing`` is seen from another session of the same user while the tool
   runs, and ``fired``/``failed``/``not run`` after; ``result`` is what the tool
   returned, and the NOTICE of a fired write names its row.
-- ``SELECT scratchpad.restage(txid)`` stages again the writes of a failed COMMIT
-  that did not fire, with their idempotency keys: its COMMIT repeats nothing.
+- (A failed COMMIT's ``not run`` writes, and restaging them: test_commit.py.)
 - A write found ``firing`` when a server starts is ``in doubt``; restage refuses it
   unless forced, and then its retry carries the same key.
 - A user reads only their own calls and journal rows (an administrator: all),
@@ -89,51 +88,6 @@ async def test_a_write_reads_firing_from_another_session_while_its_tool_runs(sid
             await conn.close()
 
 
-async def test_restage_stages_what_a_failed_commit_did_not_fire(sidecar):
-    notes = Notes(fail_on={"bad"})
-    async with serve(sidecar, [notes.resource()]) as served:
-        conn = await served.connect()
-        await conn.execute("BEGIN")
-        for title in ("good", "bad", "later"):
-            await conn.execute("INSERT INTO notes (title) VALUES (%s)", [title])
-        with pytest.raises(psycopg.errors.ExternalRoutineException) as info:
-            await conn.execute("COMMIT")
-        hint = info.value.diag.message_hint or ""
-        txid = int(re.search(r"scratchpad\.restage\((\d+)\)", hint).group(1))
-        cur = await conn.execute(JOURNAL, [txid])
-        rows = await cur.fetchall()
-        assert [r[3] for r in rows] == ["fired", "failed", "not run"]
-        assert "the notes API refused" in rows[1][7]
-        keys = [r[6] for r in rows]
-        # The tool is fixed; the writes that did not fire are staged again, in a new
-        # transaction, with their keys.
-        notes.fail_on.clear()
-        conn.notices.clear()
-        cur = await conn.execute(f"SELECT scratchpad.restage({txid})")
-        assert (await cur.fetchone())[0].startswith(f"staged 2 writes of transaction {txid}")
-        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
-        assert [n[1].split(" (")[0] for n in conn.notices] == [
-            "staged #4 again: notes.insert(1 row)", "staged #5 again: notes.insert(1 row)"]
-        cur = await conn.execute("SELECT id, status FROM scratchpad.staged")
-        assert await cur.fetchall() == [(4, "staged"), (5, "staged")]
-        await conn.execute("COMMIT")
-        assert [d for v, d in notes.writes()] == [["good"], ["bad"], ["bad"], ["later"]]
-        assert notes.keys() == [keys[0], keys[1], keys[1], keys[2]]
-        # Nothing is left to stage: a second restage fires nothing twice.
-        cur = await conn.execute("SELECT scratchpad.restage(%s)", [txid])
-        assert (await cur.fetchone())[0].startswith("nothing to stage")
-        assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-        with pytest.raises(psycopg.errors.FeatureNotSupported):
-            await conn.execute("SELECT scratchpad.restage(1) FROM notes")
-        with pytest.raises(psycopg.errors.InvalidParameterValue):
-            await conn.execute("SELECT scratchpad.restage(987654321)")
-        bob = await served.connect("bob")
-        with pytest.raises(psycopg.errors.InvalidParameterValue):  # not bob's to restage
-            await bob.execute(f"SELECT scratchpad.restage({txid})")
-        await bob.close()
-        await conn.close()
-
-
 async def _commit_held(served: Served, notes: Notes, title: str) -> tuple[Any, Any]:
     """A connection whose COMMIT of one insert is firing, its tool call held by
     ``notes.gate``; and that COMMIT, to await once the gate is set."""
@@ -213,6 +167,12 @@ async def _lose_the_name(sidecar, database: str) -> None:
         await admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' "
             "AND classid = $1::bigint::oid AND pid <> pg_backend_pid()", LIVE_LOCK)
+        # pg_terminate_backend only signals: the lock goes when the backend has ended.
+        async with asyncio.timeout(10):
+            while await admin.fetchval(
+                    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                    "AND classid = $1::bigint::oid AND pid <> pg_backend_pid()", LIVE_LOCK):
+                await asyncio.sleep(0.05)
     finally:
         await admin.close()
 

@@ -19,7 +19,7 @@ import pytest
 from ..fix_http import http_served
 from ..fix_server import rows
 from .fix_api import Api, tables_of
-from .test_api_in_doubt import SlowNotes
+from .test_http_in_doubt import SlowNotes
 
 LAST = "SELECT status FROM scratchpad.journal ORDER BY txid DESC, seq DESC LIMIT 1"
 INSERT = "INSERT INTO t_list_notes (title) VALUES ('late')"

@@ -17,9 +17,9 @@ from glove_scratchpad.resources import Bindings, define_resource
 from glove_scratchpad.server import Database
 from glove_scratchpad.server.engine.guard import Limits
 
-from ..engine.fix_kept import database_name
 from ..fix_server import dsn as dsn_of
 from ..fix_server import serving
+from .fix_kept import database_name
 
 
 class Pick(BaseModel):

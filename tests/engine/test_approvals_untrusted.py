@@ -12,7 +12,7 @@ import pytest
 
 from glove_scratchpad.server.engine.approval_rules import ApprovalRules
 
-from .fix_approvals import PAYLOAD, connect, one, pending, served
+from ..approvals.fix_approvals import PAYLOAD, connect, one, pending, served
 
 RULES = ApprovalRules(untrusted=["web"], approvers=["ops"], wait_s=30)
 _INSERT = "INSERT INTO notes (text) SELECT body FROM web WHERE url = 'http://a.example/'"

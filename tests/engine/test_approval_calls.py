@@ -11,7 +11,7 @@ import pytest
 
 from glove_scratchpad.server.engine.approval_rules import ApprovalRules
 
-from .fix_approvals import connect, one, pending, served
+from ..approvals.fix_approvals import connect, one, pending, served
 
 
 async def _ask(dsn: str) -> asyncio.Future:

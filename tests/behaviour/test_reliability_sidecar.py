@@ -27,7 +27,7 @@ from glove_scratchpad.catalog import EmbeddedSidecar
 from glove_scratchpad.server import Database
 from soak.run import sever
 
-from .fix_reliability import Notes, restarted, serve, serve_db
+from ..engine.fix_reliability import Notes, restarted, serve, serve_db
 
 # Seconds of sidecar work that write nothing: a set-returning function in the target list
 # streams its rows, where one in FROM would spill gigabytes to a temporary file (which

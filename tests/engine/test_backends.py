@@ -13,7 +13,7 @@ import pytest
 
 from glove_scratchpad.resources import Bindings, define_resource
 
-from ..engine.fix_reliability import serve
+from .fix_reliability import serve
 
 
 def _stuck() -> tuple[Any, asyncio.Event]:
