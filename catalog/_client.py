@@ -97,7 +97,7 @@ from ._access import lost
 from ._sidecar import Sidecar
 from ._steps import READY as _READY
 from ._steps import ROW_DESCRIPTION as _ROW_DESCRIPTION
-from ._steps import Prepared as _Prepared
+from ._steps import StatementKey
 from ._steps import Reply, Step, StepResult
 
 __all__ = ["SidecarConnection", "Step", "StepResult"]
@@ -143,8 +143,8 @@ class SidecarConnection:
         self._sidecar: Sidecar | None = None
         # (SQL, parameter types, settings parsed under) -> name of the statement prepared
         # on this connection.
-        self._prepared: dict[_Prepared, str] = {}
-        self._seen: dict[_Prepared, None] = {}  # run once, not prepared
+        self._prepared: dict[StatementKey, str] = {}
+        self._seen: dict[StatementKey, None] = {}  # run once, not prepared
         self._names = itertools.count(1)
         self._fields: dict[bytes, tuple[FieldDescription, ...]] = {}  # RowDescriptions seen
         self._reply: Reply | None = None  # ``start``'s, until it ends
@@ -339,7 +339,7 @@ class SidecarConnection:
         """Send the steps' messages in one write; the reply that will answer them."""
         metrics.sidecar_round_trip("run")
         parts: list[bytes] = []
-        parsed: list[tuple[_Prepared, str]] = []
+        parsed: list[tuple[StatementKey, str]] = []
         if len(self._prepared) + len(steps) > MAX_PREPARED:
             parts.append(self._evict(len(steps)))
         wrapped = transaction != "implicit"

@@ -12,18 +12,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from glove_scratchpad import errors
 from glove_scratchpad.stream import STREAM_AT, Stream
 from glove_scratchpad.wire import DataRow, FieldDescription, Param, decode_backend
 
-if TYPE_CHECKING:
-    from ._client import SidecarConnection
+__all__ = ["READY", "ROW_DESCRIPTION", "Reply", "StatementKey", "Step", "StepResult"]
 
-__all__ = ["READY", "ROW_DESCRIPTION", "Prepared", "Reply", "Step", "StepResult"]
+StatementKey = tuple[str, tuple[int, ...], tuple[Any, ...]]  # SQL, parameter types, settings
 
-Prepared = tuple[str, tuple[int, ...], tuple[Any, ...]]  # SQL, parameter types, settings
+
+class Channel(Protocol):
+    """What a reply needs of the connection it came on (``SidecarConnection``): its
+    record of the statements the sidecar has prepared, a row description decoded once,
+    and the socket a stream of rows goes on from."""
+
+    _prepared: dict[StatementKey, str]
+    _socket: Any
+
+    def _describe_row(self, body: bytes) -> tuple[FieldDescription, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +68,8 @@ class Reply:
     __slots__ = ("_conn", "_current", "_index", "_parsed", "_prepared", "error", "held",
                  "make", "ready", "results", "status", "steps", "stream")
 
-    def __init__(self, conn: SidecarConnection, steps: Sequence[Step], wrapped: bool,
-                 parsed: Sequence[tuple[Prepared, str]]) -> None:
+    def __init__(self, conn: Channel, steps: Sequence[Step], wrapped: bool,
+                 parsed: Sequence[tuple[StatementKey, str]]) -> None:
         self._conn, self.steps, self._parsed = conn, steps, parsed
         self.results = [StepResult() for _ in steps]
         self._index = -1 if wrapped else 0  # -1: the BEGIN
