@@ -47,7 +47,7 @@ TOP = 15
 # Self time by component: the first rule whose prefix starts the (shortened) file path wins.
 _NET = "client connection (server/net: connection, portals, startup)"
 _GUARD = "limits and audit (server/engine/guard.py, catalog/_audit.py)"
-_KEEP = "kept calls (server/engine/kept.py, catalog/_cache.py)"
+_KEEP = "kept calls (server/engine/cache.py, catalog/_cache.py)"
 _CLIENT = "sidecar client (catalog/_client.py, _stream.py, _values.py)"
 _ASYNC = "asyncio / uvloop (event loop, socket I/O in C)"
 COMPONENTS = (
@@ -55,7 +55,7 @@ COMPONENTS = (
     ("server/net/", _NET),
     ("server/engine/guard.py", _GUARD),
     ("catalog/_audit.py", _GUARD),
-    ("server/engine/kept.py", _KEEP),
+    ("server/engine/cache.py", _KEEP),
     ("catalog/_cache.py", _KEEP),
     ("server/engine/", "interpreter (server/engine: session, resolve, run, …)"),
     ("server/sql/", "parse, gate, analysis and rewrite (server/sql)"),

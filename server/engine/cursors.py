@@ -54,7 +54,7 @@ from . import temp as temp_tables
 from .context import StatementContext
 from .cursor_reads import Source
 from .result import Notice, Released, Result, ResultColumn
-from .shown import row_cut
+from .result_limits import row_cut
 from .timeouts import timed_out
 from .transaction import TxState
 

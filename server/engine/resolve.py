@@ -39,8 +39,8 @@ from ..sql.parse import parse
 from . import fns as fn_calls
 from . import sidecar, suggest
 from .bindings import COUNT, calls_of, converted, exact, integer_bounds, pushed
+from .cache import Kept, lasting
 from .context import CallArgs, StatementContext
-from .kept import Kept, lasting
 from .messages import missing_key, missing_verb, resolver_failed
 from .pull import pull
 from .result import Notice, Result
@@ -109,7 +109,7 @@ def _feeder_hint(ref: Reference, key: str, others: Sequence[Reference]) -> str |
 
 async def resolve_all(st: Statement, refs: Sequence[Reference], params: list[Any],
                       ctx: StatementContext) -> dict[int, list[dict[str, Any]] | Kept]:
-    """Each reference's rows, or the kept table that holds them (``kept.py``)."""
+    """Each reference's rows, or the kept table that holds them (``cache.py``)."""
     check_keys(refs, others=refs)
     estimate = sum(math.prod(len(p.values) for p in ref.predicates) for ref in refs)
     st.services.guard.check_budget(ctx.planned + estimate)

@@ -46,25 +46,25 @@ from ..sql.analysis import Plan, deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, command_kind, is_script, parse
 from ..sql.statement_kinds import statement_name
-from . import backends, chains, cursors, fast, settings, sidecar, suggest, writes
+from . import activity, chains, cursors, fast, settings, sidecar, suggest, writes
 from . import copy as copying
 from . import fns as fn_calls
 from . import restage as restaging
 from . import temp as temp_tables
 from .answering import Answer, Done
+from .cache import system_call_name
 from .context import Request, StatementContext, WorkedOut
 from .cursors import Cursors
 from .explain import explain_statement
 from .explain_analyze import analyzing, explain_analyze
-from .kept import system_call_name
 from .messages import quoted_value
 from .overlay import Overlay
 from .policy import Policy
 from .prepared import Compiled, Prepared
 from .result import Result, StagedWrite
+from .result_limits import bounded, shown
 from .services import Services
 from .session_settings import SessionSettings
-from .shown import bounded, shown
 from .staged import pending, staged_view_rows
 from .statement import Endpoint, Statement, lookup
 from .statement_log import log_end, logs_ends
@@ -210,7 +210,7 @@ class Session:
             return tuple(param_oids), self.cursors.fields(node)
         backend = backend_call(node)
         if backend is not None:
-            return backends.described(backend, node.targetList[0], tuple(param_oids))
+            return activity.described(backend, node.targetList[0], tuple(param_oids))
         call = system_call(node, self.services.schemas.system)
         if call is not None:  # scratchpad.restage(txid[, force]), scratchpad.refresh(name)
             name = system_call_name(call)
@@ -267,10 +267,10 @@ class Session:
         return self.cursors.find(name).fields
 
     def activity_rows(self) -> list[dict[str, Any]]:
-        return backends.visible(self.services.sessions, self.user, self.policy.admin)
+        return activity.visible(self.services.sessions, self.user, self.policy.admin)
 
     def activity_row(self) -> dict[str, Any]:
-        return backends.activity_row(self.pid, self.user, self.tx.state, self.current,
+        return activity.activity_row(self.pid, self.user, self.tx.state, self.current,
                                      self.query, self.query_start, self.backend_start)
 
     def close(self) -> None:
@@ -515,7 +515,7 @@ class Session:
         services = self.services
         backend = backend_call(node)
         if backend is not None:  # SELECT pg_backend_pid(), pg_cancel_backend(pid): alone
-            return await backends.answer(st, backend, node.targetList[0], params,
+            return await activity.answer(st, backend, node.targetList[0], params,
                                          services.sessions)
         call = system_call(node, services.schemas.system)
         if call is not None:  # the gate let it through alone: SELECT scratchpad.restage(…)

@@ -29,7 +29,7 @@ from glove_scratchpad.catalog import SYSTEM_VIEWS, Step
 from glove_scratchpad.wire import FieldDescription
 
 from . import sidecar
-from .kept import call_number
+from .cache import call_number
 from .result import Notice, Result
 from .transaction import TxState
 
