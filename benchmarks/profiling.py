@@ -48,7 +48,7 @@ TOP = 15
 _NET = "client connection (server/net: connection, portals, startup)"
 _GUARD = "limits and audit (server/engine/guard.py, catalog/_audit.py)"
 _KEEP = "kept calls (server/engine/cache.py, catalog/_cache.py)"
-_CLIENT = "sidecar client (catalog/_client.py, _stream.py, _values.py)"
+_CLIENT = "sidecar client (catalog/_client.py, _values.py)"
 _ASYNC = "asyncio / uvloop (event loop, socket I/O in C)"
 COMPONENTS = (
     ("glove_scratchpad/wire/", "wire codec (glove_scratchpad/wire)"),
@@ -62,7 +62,6 @@ COMPONENTS = (
     ("server/", "other server code"),
     ("glove_scratchpad/", "other server code"),
     ("catalog/_client.py", _CLIENT),
-    ("catalog/_stream.py", _CLIENT),
     ("catalog/_values.py", _CLIENT),
     ("catalog/_rows.py", "rows as parameters (catalog/_rows.py)"),
     ("catalog/", "other catalog code"),

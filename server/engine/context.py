@@ -147,7 +147,7 @@ class StatementContext:
     notices: list[Notice] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)  # its timeout counts from here
     timed: bool = True  # under the statement timeout (a COMMIT's writes are not)
-    spilled: list[Any] = field(default_factory=list)  # tables of its own (keep.py's Kept)
+    spilled: list[Any] = field(default_factory=list)  # tables of its own (cache.py's Kept)
     formats: tuple[int, ...] = ()  # its result columns' format codes (the Bind rule)
 
     def notice(self, notice: Notice) -> None:
