@@ -117,7 +117,8 @@ RETRY_HINT = ("The connection to the sidecar was lost (it is being restarted); n
 def lost(received: errors.SqlError | None = None) -> errors.SqlError:
     """The error a statement gets when its sidecar connection ends under it: the
     backend's own (57P01 …), if it said why, else 08006; as an ERROR, with a HINT."""
-    if received is not None and received.sqlstate[:2] in ("57", "08"):
+    if received is not None and errors.sqlstate_class(received.sqlstate) in (
+            errors.CLASS_OPERATOR_INTERVENTION, errors.CLASS_CONNECTION_EXCEPTION):
         return received.replaced(severity="ERROR", hint=received.hint or RETRY_HINT)
     return errors.ConnectionFailure("the connection to the sidecar was lost",
                                     hint=RETRY_HINT)

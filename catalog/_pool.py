@@ -36,7 +36,10 @@ log = logging.getLogger(__name__)
 RECONNECT_WAIT = 15.0
 RECONNECT_FIRST, RECONNECT_MAX_DELAY = 0.05, 1.0
 # Errors of a connection attempt worth another try: starting up, shutting down, gone.
-RETRY_STATES = frozenset(("57P01", "57P02", "57P03", "08000", "08001", "08003", "08006"))
+RETRY_STATES = frozenset(e.sqlstate for e in (
+    errors.AdminShutdown, errors.CrashShutdown, errors.CannotConnectNow, errors.ConnectionException,
+    errors.SqlclientUnableToEstablishSqlconnection, errors.ConnectionDoesNotExist,
+    errors.ConnectionFailure))
 
 
 class _Slots:

@@ -140,7 +140,7 @@ def _cancel(st: Statement, pid: int, sessions: Iterable[Backend], notices: list[
                 hint="SELECT pid, usename, query FROM scratchpad.activity lists the "
                 "sessions you may cancel: your own.")
         return session.cancel_running()
-    notices.append(Notice(f"PID {pid} is not a session of this server", "WARNING", "01000",
+    notices.append(Notice(f"PID {pid} is not a session of this server", "WARNING", errors.WARNING,
                           hint="SELECT pid, state, query FROM scratchpad.activity lists "
                           "them."))
     return False

@@ -428,7 +428,7 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
 def _warner(ctx: StatementContext, severity: str = "WARNING") -> Callable[..., None]:
     """What a resolver tells the client a WARNING (or a NOTICE) with
     (``CallContext.warn``, ``CallContext.notice``)."""
-    code = "01000" if severity == "WARNING" else "00000"
+    code = errors.WARNING if severity == "WARNING" else errors.SUCCESSFUL_COMPLETION
 
     def warn(message: str, hint: str | None = None) -> None:
         # It may quote what the tool was answered: every configured secret redacted.

@@ -311,7 +311,8 @@ class Session:
                         request: Request, formats: tuple[int, ...]) -> Result:
         """One statement, counted (metrics), logged (its end) and run."""
         token = CURRENT_VIEW_SOURCE.set(self)
-        started, outcome, was_open = time.perf_counter(), "00", self.tx.state is not TxState.IDLE
+        started, outcome = time.perf_counter(), errors.CLASS_SUCCESSFUL_COMPLETION
+        was_open = self.tx.state is not TxState.IDLE
         st: Statement | None = None
         try:
             node = stmt.node
@@ -331,10 +332,11 @@ class Session:
                 await suggest.hint_search(st, exc)
                 raise
         except errors.SqlError as exc:
-            outcome = exc.sqlstate[:2]
+            outcome = errors.sqlstate_class(exc.sqlstate)
             raise
         except asyncio.CancelledError:
-            outcome = "57"  # canceled: by the client, a shutdown or a client gone
+            # canceled: by the client, a shutdown or a client gone
+            outcome = errors.CLASS_OPERATOR_INTERVENTION
             raise
         finally:
             CURRENT_VIEW_SOURCE.reset(token)
@@ -416,16 +418,16 @@ class Session:
 
     async def _fast_read(self, stmt: ParsedStatement, st: Statement,
                          work: Coroutine[Any, Any, Result]) -> Result:
-        started, outcome = time.perf_counter(), "00"
+        started, outcome = time.perf_counter(), errors.CLASS_SUCCESSFUL_COMPLETION
         self.current, self.query, self.query_start = st, stmt.sql, time.time()
         try:
             return await self._timed(st, work)
         except errors.SqlError as exc:
             self.tx.fail()
-            outcome = exc.sqlstate[:2]
+            outcome = errors.sqlstate_class(exc.sqlstate)
             raise
         except asyncio.CancelledError:
-            outcome = "57"
+            outcome = errors.CLASS_OPERATOR_INTERVENTION
             raise
         finally:
             self._ended(stmt, st, outcome, started, False)
