@@ -46,7 +46,7 @@ from ..sql.analysis import Plan, deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, command_kind, is_script, parse
 from ..sql.statement_kinds import statement_name
-from . import activity, chains, cursors, fast, settings, sidecar, suggest, writes
+from . import activity, chains, fast, portal_parts, settings, sidecar, suggest, writes
 from . import copy as copying
 from . import fns as fn_calls
 from . import restage as restaging
@@ -559,7 +559,7 @@ class Session:
         ctx = StatementContext(st.request, stmt.sql, formats=st.formats)
         try:
             if isinstance(stmt.node, ast.SelectStmt) or temp:
-                return await cursors.read(st, plan, params, ctx, st.formats)
+                return await portal_parts.read(st, plan, params, ctx, st.formats)
             return await writes.write(st, plan, params, ctx)
         finally:
             if ctx.spilled:
