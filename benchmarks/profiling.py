@@ -47,22 +47,21 @@ TOP = 15
 # Self time by component: the first rule whose prefix starts the (shortened) file path wins.
 _NET = "client connection (server/net: connection, portals, startup)"
 _GUARD = "limits and audit (server/engine/guard.py, catalog/_audit.py)"
-_KEEP = "kept calls (server/engine/kept.py, catalog/_cache.py)"
-_CLIENT = "sidecar client (catalog/_client.py, _stream.py, _values.py)"
+_KEEP = "kept calls (server/engine/cache.py, catalog/_cache.py)"
+_CLIENT = "sidecar client (catalog/_client.py, _values.py)"
 _ASYNC = "asyncio / uvloop (event loop, socket I/O in C)"
 COMPONENTS = (
     ("glove_scratchpad/wire/", "wire codec (glove_scratchpad/wire)"),
     ("server/net/", _NET),
     ("server/engine/guard.py", _GUARD),
     ("catalog/_audit.py", _GUARD),
-    ("server/engine/kept.py", _KEEP),
+    ("server/engine/cache.py", _KEEP),
     ("catalog/_cache.py", _KEEP),
     ("server/engine/", "interpreter (server/engine: session, resolve, run, …)"),
     ("server/sql/", "parse, gate, analysis and rewrite (server/sql)"),
     ("server/", "other server code"),
     ("glove_scratchpad/", "other server code"),
     ("catalog/_client.py", _CLIENT),
-    ("catalog/_stream.py", _CLIENT),
     ("catalog/_values.py", _CLIENT),
     ("catalog/_rows.py", "rows as parameters (catalog/_rows.py)"),
     ("catalog/", "other catalog code"),

@@ -50,7 +50,10 @@ T = TypeVar("T")
 RECONNECT_WAIT = 15.0
 RECONNECT_FIRST, RECONNECT_MAX_DELAY = 0.05, 1.0
 # The sidecar's answers that mean it is starting, shutting down or gone.
-RETRY_STATES = frozenset(("57P01", "57P02", "57P03", "08000", "08001", "08003", "08006"))
+RETRY_STATES = frozenset(e.sqlstate for e in (
+    errors.AdminShutdown, errors.CrashShutdown, errors.CannotConnectNow, errors.ConnectionException,
+    errors.SqlclientUnableToEstablishSqlconnection, errors.ConnectionDoesNotExist,
+    errors.ConnectionFailure))
 RETRY_HINT = ("The connection to the sidecar was lost (it is being restarted); nothing ran. "
               "Run the statement again in a moment.")
 DOWN_HINT = ("The sidecar is down or restarting, and the server keeps trying. Run the "
@@ -71,7 +74,8 @@ def unreachable(exc: BaseException) -> bool:
 def lost(received: errors.SqlError | None = None) -> errors.SqlError:
     """The error a statement gets when its sidecar connection ends under it: the
     backend's own (57P01 …), if it said why, else 08006; as an ERROR, with a HINT."""
-    if received is not None and received.sqlstate[:2] in ("57", "08"):
+    if received is not None and errors.sqlstate_class(received.sqlstate) in (
+            errors.CLASS_OPERATOR_INTERVENTION, errors.CLASS_CONNECTION_EXCEPTION):
         return received.replaced(severity="ERROR", hint=received.hint or RETRY_HINT)
     return errors.ConnectionFailure("the connection to the sidecar was lost",
                                     hint=RETRY_HINT)

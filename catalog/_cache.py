@@ -4,7 +4,7 @@ A call whose rows last (immutable, or stable with a ttl) is materialized once as
 a table that later statements read in place of rows sent with them. This module
 is the sidecar's side of that: the schema, the tables, and the registry that
 says whose they are. Which calls are kept, for how long, and when they go is the
-engine's (``server/engine/keep.py``).
+engine's (``server/engine/cache.py``).
 
 Rules:
 - The tables live in ``cache_schema(schemas)`` (``_gs_cache`` for the default

@@ -97,8 +97,7 @@ from ._access import lost
 from ._sidecar import Sidecar
 from ._steps import READY as _READY
 from ._steps import ROW_DESCRIPTION as _ROW_DESCRIPTION
-from ._steps import StatementKey
-from ._steps import Reply, Step, StepResult
+from ._steps import Reply, StatementKey, Step, StepResult
 
 __all__ = ["SidecarConnection", "Step", "StepResult"]
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from glove_scratchpad import errors
 from glove_scratchpad.names import FN_SCHEMA, quote_literal
 from glove_scratchpad.resources import Fn
 from glove_scratchpad.resources._fns import ARGS
@@ -47,8 +48,8 @@ def fn_ddl(fn: Fn, schema: str = FN_SCHEMA) -> list[str]:
         f"    RETURN jsonb_build_array({values});\n"
         "  END IF;\n"
         f"  RAISE EXCEPTION 'function {shown}() was not evaluated by the server'\n"
-        "    USING ERRCODE = 'XX000', HINT = 'Calls of fn.* functions are evaluated before"
-        " the statement runs; send the statement again.';\n"
+        f"    USING ERRCODE = '{errors.InternalError.sqlstate}', HINT = 'Calls of fn.*"
+        " functions are evaluated before the statement runs; send the statement again.';\n"
         "END"
     )
     types = ", ".join(["jsonb", *(p.pg_type for p in fn.params)])

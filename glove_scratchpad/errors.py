@@ -347,6 +347,26 @@ class AdminShutdown(SqlError, code="57P01"):
     """The sidecar's backend was terminated (its postmaster died or shut down)."""
 
 
+class CrashShutdown(SqlError, code="57P02"):
+    """The sidecar's backend ended because another one crashed."""
+
+
+class CannotConnectNow(SqlError, code="57P03"):
+    """The sidecar is starting up or shutting down."""
+
+
+class ConnectionException(SqlError, code="08000"):
+    pass
+
+
+class SqlclientUnableToEstablishSqlconnection(SqlError, code="08001"):
+    pass
+
+
+class ConnectionDoesNotExist(SqlError, code="08003"):
+    pass
+
+
 class ConnectionFailure(SqlError, code="08006"):
     """The connection to the sidecar was lost, or could not be made again in time."""
 
@@ -366,3 +386,21 @@ class InternalError(SqlError, code="XX000"):
 
 class StatementTooComplex(SqlError, code="54001"):
     """A statement nested too deeply, or with too many parts, to be judged safely."""
+
+
+# -- Codes that are not raised -------------------------------------------------------
+# A notice carries a SQLSTATE too (``Notice.code``), and an outcome is counted, logged
+# and decided by its class: a code's first two characters (``sqlstate_class``). Named
+# as in Postgres' "PostgreSQL Error Codes" appendix.
+SUCCESSFUL_COMPLETION = "00000"
+WARNING = "01000"
+CLASS_SUCCESSFUL_COMPLETION = "00"
+CLASS_CONNECTION_EXCEPTION = "08"
+CLASS_DATA_EXCEPTION = "22"
+CLASS_INTEGRITY_CONSTRAINT_VIOLATION = "23"
+CLASS_OPERATOR_INTERVENTION = "57"
+
+
+def sqlstate_class(code: str) -> str:
+    """A SQLSTATE's class: its first two characters (``"08"`` of ``"08006"``)."""
+    return code[:2]

@@ -1,12 +1,13 @@
 """An asyncio protocol that feeds a transport's bytes straight into a sans-I/O codec.
 
-Both ends of the server use it: the client connection (``protocol.ClientHandler``)
-and each sidecar connection (``runner.SidecarConnection``). The task that reads
-events from the codec waits, when it needs more bytes, on ``more_data()``; after
-writing, on ``drain()`` while the transport's buffer is full. No StreamReader
-copy, and one wake-up per arrival. Bytes can also be answered in the callback
-itself: a sidecar connection's reply is heard by its ``listener``, and a client
-connection reads its portal runs in its own ``data_received``.
+Both ends of the server use it: the client connection (``server.net.connection``'s
+``ClientHandler``) and each sidecar connection (``catalog._client``'s
+``SidecarConnection``). The task that reads events from the codec waits, when it
+needs more bytes, on ``more_data()``; after writing, on ``drain()`` while the
+transport's buffer is full. No StreamReader copy, and one wake-up per arrival.
+Bytes can also be answered in the callback itself: a sidecar connection's reply
+is heard by its ``listener``, and a client connection reads its portal runs in
+its own ``data_received``.
 
 Rules:
 - Memory with a ceiling, both ways. Bytes a client sent that are not yet events

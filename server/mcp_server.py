@@ -63,6 +63,7 @@ from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from glove_scratchpad import errors
 from glove_scratchpad.resources import Fn, Resource
 
 from . import agent
@@ -299,7 +300,8 @@ def _stateless_refusal(session: Session, reply: agent.ToolReply) -> agent.ToolRe
                                "with this call; nothing it staged fired.", is_error=True)
     detail = (f"\nDETAIL: {staged} staged write{'s' if staged != 1 else ''} discarded; nothing "
               "fired." if staged else "")
-    return agent.ToolReply("ERROR 25000: a transaction cannot stay open after this call"
+    return agent.ToolReply(f"ERROR {errors.InvalidTransactionState.sqlstate}: a transaction "
+                           "cannot stay open after this call"
                            + detail + f"\nHINT: {_STATELESS_HINT}", is_error=True)
 
 

@@ -9,6 +9,7 @@ and the direction of the layers (docs/architecture.md).
 - The engine's rooms take a ``Statement`` (or less), never the ``Session``; only the
   database, which makes sessions, imports the session.
 - The network layer uses the session through its contract (``NET_CONTRACT``) alone.
+- docs/architecture.md names every module in its folder's row of "The rooms".
 """
 
 from __future__ import annotations
@@ -250,3 +251,24 @@ def test_mypy_reads_our_own_modules_and_finds_nothing():
     done = subprocess.run([sys.executable, "-m", "mypy"], capture_output=True, text=True,
                           cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+def _room_rows() -> dict[str, str]:
+    """docs/architecture.md's table of rooms: each row by its first cell's path."""
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    return {line.split("`")[1]: line for line in doc.splitlines() if line.startswith("| `")}
+
+
+ROOM_ROWS = _room_rows()
+
+
+@pytest.mark.parametrize("name", sorted(n for n in MODULES if not _is_package(n)))
+def test_every_module_is_a_room_of_the_architecture(name):
+    path = MODULES[name].relative_to(ROOT)
+    folder, stem = path.parent.as_posix(), path.stem
+    row = (ROOM_ROWS.get(path.as_posix()) or ROOM_ROWS.get(f"{folder}/")
+           or ROOM_ROWS.get(f"{folder}/*.py"))
+    assert row is not None, f"docs/architecture.md has no row of the rooms for {path}"
+    assert row.startswith(f"| `{path.as_posix()}`") or f"`{stem}`" in row, (
+        f"docs/architecture.md does not name {path} (`{stem}`) in the row of {folder}/: "
+        "say there what it holds")

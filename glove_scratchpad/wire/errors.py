@@ -13,7 +13,9 @@ Rules:
 
 from __future__ import annotations
 
-PROTOCOL_VIOLATION = "08P01"
+from glove_scratchpad.errors import ProtocolViolation
+
+PROTOCOL_VIOLATION = ProtocolViolation.sqlstate
 
 
 class ProtocolError(Exception):

@@ -39,6 +39,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from glove_scratchpad import errors
+
 from .reads import CALLS_SHOWN, Reads, Refused
 from .signin import ConsoleSession, SignInFailed, Signins
 
@@ -202,7 +204,7 @@ def console_app(signins: Signins, schema: str, *, listen_host: str | None) -> AS
         try:
             listed = await reads.approvals(session.conn)
         except Refused as exc:
-            if exc.sqlstate != "42P01":
+            if exc.sqlstate != errors.UndefinedTable.sqlstate:
                 raise
             listed, missing = [], exc  # this server gates no write: it has no such view
         return page(request, "approvals.html", session, requests=listed, missing=missing,

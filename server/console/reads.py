@@ -18,6 +18,7 @@ from typing import Any
 
 import asyncpg
 
+from glove_scratchpad import errors
 from glove_scratchpad.catalog import SYSTEM_VIEWS
 from glove_scratchpad.names import quote_ident
 
@@ -40,7 +41,7 @@ class Refused(Exception):
 
     @classmethod
     def of(cls, exc: asyncpg.PostgresError) -> Refused:
-        return cls(str(getattr(exc, "sqlstate", None) or "XX000"),
+        return cls(str(getattr(exc, "sqlstate", None) or errors.InternalError.sqlstate),
                    str(getattr(exc, "message", None) or exc),
                    getattr(exc, "detail", None), getattr(exc, "hint", None))
 

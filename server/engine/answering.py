@@ -58,7 +58,8 @@ class Answer:
                 outcome = self._shape(outcome)
             except errors.SqlError as exc:
                 outcome = exc
-        self._end(outcome.sqlstate[:2] if isinstance(outcome, errors.SqlError) else "00")
+        self._end(errors.sqlstate_class(outcome.sqlstate) if isinstance(outcome, errors.SqlError)
+                  else errors.CLASS_SUCCESSFUL_COMPLETION)
         self._done(outcome)
 
     def stop(self, error: errors.SqlError | None) -> None:
@@ -69,7 +70,7 @@ class Answer:
         self._timer.cancel()
         if self.abandon is not None:
             self.abandon()
-        self._end("57")
+        self._end(errors.CLASS_OPERATOR_INTERVENTION)
         if error is not None:
             self._done(error)
 

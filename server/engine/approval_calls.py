@@ -29,8 +29,8 @@ from pglast import ast
 from glove_scratchpad import errors, metrics
 
 from . import commit
+from .cache import call_number, system_call_name
 from .context import Request, StatementContext
-from .kept import call_number, system_call_name
 from .overlay import Overlay
 from .restage import restaged_write
 from .result import Notice, Result

@@ -200,7 +200,7 @@ def _limit(ref: Reference, values: dict[int, list[Any]]) -> int | None:
 def converted(value: Value, column: Any, params: Sequence[Any]) -> list[Any] | None:
     """A pushed-down value converted in Python, when it can be (a constant, a text
     parameter that converts, a binary one whose cast changes nothing); None when
-    Postgres must convert it (``resolve.evaluate``)."""
+    Postgres must convert it (``resolve.evaluate_value``)."""
     if value.is_set:
         return None
     if value.is_const:

@@ -212,7 +212,8 @@ async def _part(st: Statement, chain: Chain, part: Part, formats: Sequence[int],
         except errors.SqlError as exc:
             # Planned as the transaction sees it, a deferred part may read NULL where the
             # tool will assign a value: COMMIT plans it again, and says then what fails.
-            if not deferred or exc.sqlstate[:2] not in ("22", "23"):
+            if not deferred or errors.sqlstate_class(exc.sqlstate) not in (
+                    errors.CLASS_DATA_EXCEPTION, errors.CLASS_INTEGRITY_CONSTRAINT_VIOLATION):
                 raise
             result = writes.stage_unplanned(st, plan, ctx, link, exc)
     finally:

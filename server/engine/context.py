@@ -127,7 +127,7 @@ class Request:
     stable: dict[CallKey, asyncio.Future[Any]] = field(default_factory=dict)
     copy: Any = None  # the client's side of a COPY (``catalog.CopyChannel``), if it can
     # The rows the Execute running asks for (0: all): a read may give those alone, and
-    # leave the rest to the portal's next Executes (``cursors.read``).
+    # leave the rest to the portal's next Executes (``portal_parts.read``).
     fetch: int = 0
     # A simple Query (or an in-process ``execute``): a FETCH's rows then come in its
     # cursor's format (BINARY or text), as Postgres sends them; through Bind, in the Bind's.
@@ -147,7 +147,7 @@ class StatementContext:
     notices: list[Notice] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)  # its timeout counts from here
     timed: bool = True  # under the statement timeout (a COMMIT's writes are not)
-    spilled: list[Any] = field(default_factory=list)  # tables of its own (keep.py's Kept)
+    spilled: list[Any] = field(default_factory=list)  # tables of its own (cache.py's Kept)
     formats: tuple[int, ...] = ()  # its result columns' format codes (the Bind rule)
 
     def notice(self, notice: Notice) -> None:

@@ -3,7 +3,7 @@
 ``DECLARE`` plans a SELECT (gated, checked by the sidecar, its keys and call budget
 checked) and calls nothing; ``FETCH`` and ``MOVE`` read it; ``CLOSE`` ends it. A
 protocol portal's Execute with a row count reads through a ``Cursor`` too
-(``read``: its first Execute; ``Rest``: the next ones, ``Cursor.next``).
+(``portal_parts.py``: ``Cursor.next``).
 
 Rules:
 - Lazy where it can be (``cursor_reads.source``: a query that reads one resource
@@ -35,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import itertools
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,22 +45,20 @@ from glove_scratchpad.background import hold
 from glove_scratchpad.catalog import Step
 from glove_scratchpad.wire import FieldDescription, Param
 
-from ..sql.analysis import Plan, deparse
+from ..sql.analysis import deparse
 from ..sql.cursor_statements import FETCH_ALL, Declared, Fetch, declared, fetch_of
 from ..sql.parse import ParsedStatement, parse
-from . import cursor_reads, resolve, sidecar
+from . import cursor_reads, sidecar
 from . import temp as temp_tables
 from .context import StatementContext
 from .cursor_reads import Source
 from .result import Notice, Released, Result, ResultColumn
-from .shown import row_cut
-from .timeouts import timed_out
 from .transaction import TxState
 
 if TYPE_CHECKING:
     from .statement import Statement
 
-__all__ = ["Cursor", "Cursors", "Partial", "Rest", "open_cursor", "read"]
+__all__ = ["Cursor", "Cursors", "open_cursor"]
 
 _TABLES = itertools.count(1)  # the sidecar tables of held cursors' rows, numbered
 _INT8 = 20
@@ -319,81 +316,6 @@ async def open_cursor(st: Statement, query: ParsedStatement, params: list[Param]
     source = await cursor_reads.source(st, plan, params, ctx, (binary,))
     assert source is not None
     return Cursor(d.name, statement, d, fields, columns, source, tx_declared)
-
-
-@dataclass(slots=True)
-class Partial(Result):
-    """A portal's first Execute of a read in parts: its rows, and what reads the rest
-    (None: they are all here)."""
-
-    rest: Rest | None = None
-
-
-@dataclass(eq=False)
-class Rest:
-    """The rest of a portal's read in parts: the cursor its later Executes read, under
-    the statement that opened it (its timeout, its NOTICEs)."""
-
-    st: Statement
-    cursor: Cursor
-    told: int = 0  # the statement's NOTICEs sent so far (``news``)
-
-    @property
-    def done(self) -> bool:
-        """Nothing is left to give."""
-        c = self.cursor
-        return c.at_end or (c.source.exhausted and c.count <= c.pos)
-
-    async def fetch(self, count: int) -> list[Any]:
-        """The next ``count`` rows (<= 0: all that are left); fewer only at the end.
-        Under the statement timeout, as a statement's run is."""
-        try:
-            async with asyncio.timeout(self.st.timeout):
-                return await self.cursor.next(self.st, count if count > 0 else FETCH_ALL)
-        except TimeoutError:
-            raise timed_out() from None
-
-    def news(self) -> list[Notice]:
-        """The NOTICEs given since the last asked for (the first part's are its result's)."""
-        notices = self.cursor.source.ctx.notices
-        told, self.told = self.told, len(notices)
-        return notices[told:]
-
-    def close(self) -> None:
-        self.cursor.end()
-
-
-async def read(st: Statement, plan: Plan, params: list[Param], ctx: StatementContext,
-               formats: Sequence[int] = ()) -> Result:
-    """A SELECT: the first ``st.request.fetch`` rows (a protocol portal's first Execute
-    with a row count) of a read that may be answered in parts, a ``Partial``; else the
-    whole read."""
-    source = (await cursor_reads.source(
-        st, plan, params, ctx, tuple(formats), whole=False,
-        limit=row_cut(st.services.limits, st.policy.row_limit))
-        if st.request.fetch else None)
-    if source is None:
-        return await resolve.read(st, plan, params, ctx, formats)
-    assert isinstance(source, cursor_reads.Lazy)
-    cursor = Cursor("", ctx.sql, Declared("", False, False, False, plan.node), (), [],
-                    source, tx_declared=False)
-    rest = Rest(st, cursor)
-    try:
-        rows = await cursor.next(st, st.request.fetch)
-    except BaseException:
-        rest.close()
-        raise
-    first = source.first
-    assert first is not None  # the first read ran the statement once at least
-    result = Partial(command_tag=f"SELECT {len(rows)}", columns=first.columns,
-                     fields=first.fields, data_rows=rows, notices=ctx.notices,
-                     touched=source.touched())
-    if rest.done:
-        rest.close()
-    else:
-        result.rest = rest
-    rest.news()  # the first part's go with its result
-    return result
 
 
 def _in_format(f: FieldDescription, fmt: int) -> FieldDescription:

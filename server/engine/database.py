@@ -5,7 +5,7 @@ Rules:
   database of its own, so a hidden resource is absent from ``pg_catalog`` too.
 - ``immutable`` calls are kept for the Database's life (until a write through
   their resource), at most ``IMMUTABLE_CACHE_SIZE``, least recently used out.
-- Large lasting calls are kept as sidecar tables (``kept.py``), in every sidecar
+- Large lasting calls are kept as sidecar tables (``cache.py``), in every sidecar
   database a view uses; each database's store sweeps, when it opens, the kept
   tables of servers of this name that are no longer running.
 - What a server of this name that is gone (its instance lock free) left firing is
@@ -48,8 +48,8 @@ from glove_scratchpad.resources import Fn, FnCatalog, Resource
 
 from .approval_rules import ApprovalRules
 from .approvals import Approvals
+from .cache import KeptCalls
 from .guard import Guard, Limits
-from .kept import KeptCalls
 from .policy import Policy
 from .result import Result, StagedWrite
 from .session import Session

@@ -53,7 +53,8 @@ def _limit_lines(st: Statement, refs: list[dict[str, Any]]) -> list[str]:
     lines = []
     if counted > budget:
         lines.append(f"WARNING: this plan makes {counted} resolver calls; the call budget is "
-                     f"{budget} per statement, so running it is refused (54000): narrow the "
+                     f"{budget} per statement, so running it is refused "
+                     f"({errors.ProgramLimitExceeded.sqlstate}): narrow the "
                      "IN lists that fan out, or split the work into several statements")
     elif fed:
         lines.append(f"Call budget: {budget} per statement; the calls of "

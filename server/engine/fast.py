@@ -3,7 +3,7 @@
 A SELECT whose references are all lasting resources (immutable, or stable with a
 ttl), each making one call whose arguments are constants or the statement's own
 parameters (no IN list on a key, no sub-query, no join feeding them), can be
-answered from its calls' caches alone: a kept call's table (``kept.py``), or the
+answered from its calls' caches alone: a kept call's table (``cache.py``), or the
 rows kept in memory. Once such a text has run the full path, ``compile`` records
 its plan. When it comes again, ``reads`` converts its arguments in Python
 (``bindings.bindings_now``) and finds each call's cached answer, and the statement
@@ -35,8 +35,8 @@ from glove_scratchpad import metrics
 from glove_scratchpad.wire import Param
 
 from .bindings import bindings_now, pushed
+from .cache import Kept, lasting
 from .context import StatementContext, WorkedOut
-from .kept import Kept, lasting
 from .prepared import CachedCall, Compiled
 from .transaction import TxState
 from .whoami import asks_who

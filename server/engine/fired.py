@@ -47,7 +47,7 @@ def returned_rows(resource: Resource, call: Call, out: Any, ctx: StatementContex
 def unread(resource: Resource, call: Call, exc: errors.SqlError) -> Notice:
     # It quotes the tool's values: redacted, as a read's error is.
     return Notice(f"{resource.name} {call.verb} fired, and what it returned does not fit "
-                  f"the table: {redact_error(exc).message}", "WARNING", "01000",
+                  f"the table: {redact_error(exc).message}", "WARNING", errors.WARNING,
                   hint="The write happened; RETURNING shows the row as written.")
 
 

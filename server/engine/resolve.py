@@ -39,8 +39,8 @@ from ..sql.parse import parse
 from . import fns as fn_calls
 from . import sidecar, suggest
 from .bindings import COUNT, calls_of, converted, exact, integer_bounds, pushed
+from .cache import Kept, lasting
 from .context import CallArgs, StatementContext
-from .kept import Kept, lasting
 from .messages import missing_key, missing_verb, resolver_failed
 from .pull import pull
 from .result import Notice, Result
@@ -109,7 +109,7 @@ def _feeder_hint(ref: Reference, key: str, others: Sequence[Reference]) -> str |
 
 async def resolve_all(st: Statement, refs: Sequence[Reference], params: list[Any],
                       ctx: StatementContext) -> dict[int, list[dict[str, Any]] | Kept]:
-    """Each reference's rows, or the kept table that holds them (``kept.py``)."""
+    """Each reference's rows, or the kept table that holds them (``cache.py``)."""
     check_keys(refs, others=refs)
     estimate = sum(math.prod(len(p.values) for p in ref.predicates) for ref in refs)
     st.services.guard.check_budget(ctx.planned + estimate)
@@ -428,7 +428,7 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
 def _warner(ctx: StatementContext, severity: str = "WARNING") -> Callable[..., None]:
     """What a resolver tells the client a WARNING (or a NOTICE) with
     (``CallContext.warn``, ``CallContext.notice``)."""
-    code = "01000" if severity == "WARNING" else "00000"
+    code = errors.WARNING if severity == "WARNING" else errors.SUCCESSFUL_COMPLETION
 
     def warn(message: str, hint: str | None = None) -> None:
         # It may quote what the tool was answered: every configured secret redacted.

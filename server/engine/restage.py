@@ -25,7 +25,7 @@ from pglast import ast
 from glove_scratchpad import errors
 from glove_scratchpad.resources import Resource
 
-from .kept import call_number
+from .cache import call_number
 from .result import Call, Notice, Result, StagedWrite
 from .transaction import TxState
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from glove_scratchpad.catalog import decode_row
-from glove_scratchpad.errors import message_fields
+from glove_scratchpad.errors import SUCCESSFUL_COMPLETION, message_fields
 from glove_scratchpad.wire import DataRow, FieldDescription
 
 TEXT_OID = 25
@@ -39,7 +39,7 @@ class Notice:
 
     message: str
     severity: str = "NOTICE"
-    code: str = "00000"
+    code: str = SUCCESSFUL_COMPLETION
     detail: str | None = None
     hint: str | None = None
 

@@ -16,8 +16,8 @@ from glove_scratchpad.catalog import Audit, Journal, Schemas
 from glove_scratchpad.resources import FnCatalog, Resource
 
 from .approvals import Approvals
+from .cache import KeptCalls
 from .guard import Guard, Limits
-from .kept import KeptCalls
 
 __all__ = ["Services"]
 

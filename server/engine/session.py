@@ -46,25 +46,25 @@ from ..sql.analysis import Plan, deparse
 from ..sql.nodes import SETTING_FUNCTIONS, calls_any
 from ..sql.parse import ParsedStatement, command_kind, is_script, parse
 from ..sql.statement_kinds import statement_name
-from . import backends, chains, cursors, fast, settings, sidecar, suggest, writes
+from . import activity, chains, fast, portal_parts, settings, sidecar, suggest, writes
 from . import copy as copying
 from . import fns as fn_calls
 from . import restage as restaging
 from . import temp as temp_tables
 from .answering import Answer, Done
+from .cache import system_call_name
 from .context import Request, StatementContext, WorkedOut
 from .cursors import Cursors
 from .explain import explain_statement
 from .explain_analyze import analyzing, explain_analyze
-from .kept import system_call_name
 from .messages import quoted_value
 from .overlay import Overlay
 from .policy import Policy
 from .prepared import Compiled, Prepared
 from .result import Result, StagedWrite
+from .result_limits import bounded, shown
 from .services import Services
 from .session_settings import SessionSettings
-from .shown import bounded, shown
 from .staged import pending, staged_view_rows
 from .statement import Endpoint, Statement, lookup
 from .statement_log import log_end, logs_ends
@@ -210,7 +210,7 @@ class Session:
             return tuple(param_oids), self.cursors.fields(node)
         backend = backend_call(node)
         if backend is not None:
-            return backends.described(backend, node.targetList[0], tuple(param_oids))
+            return activity.described(backend, node.targetList[0], tuple(param_oids))
         call = system_call(node, self.services.schemas.system)
         if call is not None:  # scratchpad.restage(txid[, force]), scratchpad.refresh(name)
             name = system_call_name(call)
@@ -267,10 +267,10 @@ class Session:
         return self.cursors.find(name).fields
 
     def activity_rows(self) -> list[dict[str, Any]]:
-        return backends.visible(self.services.sessions, self.user, self.policy.admin)
+        return activity.visible(self.services.sessions, self.user, self.policy.admin)
 
     def activity_row(self) -> dict[str, Any]:
-        return backends.activity_row(self.pid, self.user, self.tx.state, self.current,
+        return activity.activity_row(self.pid, self.user, self.tx.state, self.current,
                                      self.query, self.query_start, self.backend_start)
 
     def close(self) -> None:
@@ -311,7 +311,8 @@ class Session:
                         request: Request, formats: tuple[int, ...]) -> Result:
         """One statement, counted (metrics), logged (its end) and run."""
         token = CURRENT_VIEW_SOURCE.set(self)
-        started, outcome, was_open = time.perf_counter(), "00", self.tx.state is not TxState.IDLE
+        started, outcome = time.perf_counter(), errors.CLASS_SUCCESSFUL_COMPLETION
+        was_open = self.tx.state is not TxState.IDLE
         st: Statement | None = None
         try:
             node = stmt.node
@@ -331,10 +332,11 @@ class Session:
                 await suggest.hint_search(st, exc)
                 raise
         except errors.SqlError as exc:
-            outcome = exc.sqlstate[:2]
+            outcome = errors.sqlstate_class(exc.sqlstate)
             raise
         except asyncio.CancelledError:
-            outcome = "57"  # canceled: by the client, a shutdown or a client gone
+            # canceled: by the client, a shutdown or a client gone
+            outcome = errors.CLASS_OPERATOR_INTERVENTION
             raise
         finally:
             CURRENT_VIEW_SOURCE.reset(token)
@@ -416,16 +418,16 @@ class Session:
 
     async def _fast_read(self, stmt: ParsedStatement, st: Statement,
                          work: Coroutine[Any, Any, Result]) -> Result:
-        started, outcome = time.perf_counter(), "00"
+        started, outcome = time.perf_counter(), errors.CLASS_SUCCESSFUL_COMPLETION
         self.current, self.query, self.query_start = st, stmt.sql, time.time()
         try:
             return await self._timed(st, work)
         except errors.SqlError as exc:
             self.tx.fail()
-            outcome = exc.sqlstate[:2]
+            outcome = errors.sqlstate_class(exc.sqlstate)
             raise
         except asyncio.CancelledError:
-            outcome = "57"
+            outcome = errors.CLASS_OPERATOR_INTERVENTION
             raise
         finally:
             self._ended(stmt, st, outcome, started, False)
@@ -515,7 +517,7 @@ class Session:
         services = self.services
         backend = backend_call(node)
         if backend is not None:  # SELECT pg_backend_pid(), pg_cancel_backend(pid): alone
-            return await backends.answer(st, backend, node.targetList[0], params,
+            return await activity.answer(st, backend, node.targetList[0], params,
                                          services.sessions)
         call = system_call(node, services.schemas.system)
         if call is not None:  # the gate let it through alone: SELECT scratchpad.restage(…)
@@ -557,7 +559,7 @@ class Session:
         ctx = StatementContext(st.request, stmt.sql, formats=st.formats)
         try:
             if isinstance(stmt.node, ast.SelectStmt) or temp:
-                return await cursors.read(st, plan, params, ctx, st.formats)
+                return await portal_parts.read(st, plan, params, ctx, st.formats)
             return await writes.write(st, plan, params, ctx)
         finally:
             if ctx.spilled:

@@ -124,11 +124,11 @@ async def setting(st: Statement, node: Any, sql: str) -> Result:
     if name in _NOT_ENFORCED and kind != k.VAR_RESET_ALL:
         result.notices.append(Notice(
             f'{name} is accepted but not enforced here: {_NOT_ENFORCED[name]}', "WARNING",
-            "01000", hint="statement_timeout bounds each statement; SHOW statement_timeout "
+            errors.WARNING, hint="statement_timeout bounds each statement; SHOW statement_timeout "
             "says what it is."))
     if local and st.tx.state is TxState.IDLE:
         result.notices.append(Notice("SET LOCAL can only be used in transaction blocks",
-                                     "WARNING", "25P01"))
+                                     "WARNING", errors.NoActiveSqlTransaction.sqlstate))
         return result
     if kind == k.VAR_RESET_ALL:
         changed = settings.reset_all()
@@ -200,7 +200,7 @@ def _capped(st: Statement) -> Notice | None:
              else "the server's")
     return Notice(
         f"statement_timeout is {shown_duration(limit)} here, {whose} limit: {asked} does not "
-        "take effect", "WARNING", "01000",
+        "take effect", "WARNING", errors.WARNING,
         hint=f"A statement is canceled after {shown_duration(limit)}; SET a lower value to "
         "cancel sooner. SHOW statement_timeout says what is enforced.")
 

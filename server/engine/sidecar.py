@@ -3,7 +3,7 @@
 Rules:
 - A statement's arguments are its own parameters, then each read reference's
   rows (``catalog.rows_params``); the rewrite points each reference at them. A
-  reference whose call is kept (``kept.py``) sends no rows: it reads its table.
+  reference whose call is kept (``cache.py``) sends no rows: it reads its table.
 - Everything runs on a pooled connection, in one pipelined round trip, inside a
   transaction that is rolled back, or one that is read-only: nothing a statement
   does there outlives it.
@@ -46,11 +46,11 @@ from ..sql.rewrite import Rewritten, rewrite
 from ..sql.sidecar_text import read_settings, set_settings
 from . import fast
 from . import temp as temp_tables
+from .cache import Kept
 from .context import StatementContext
-from .kept import Kept
 from .result import Result, ResultColumn
+from .result_limits import row_cut, within
 from .session_settings import SHOWN_ONLY, changes, configured, reported_values
-from .shown import row_cut, within
 from .transaction import TxState
 from .whoami import who_edits
 

@@ -12,7 +12,7 @@ from glove_scratchpad import errors
 from ..sql.system_calls import DECISION_FUNCTIONS
 from . import approval_calls
 from . import restage as restaging
-from .kept import system_call_name, system_call_text
+from .cache import system_call_name, system_call_text
 from .result import Result
 
 if TYPE_CHECKING:

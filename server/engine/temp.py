@@ -121,7 +121,8 @@ def size_check(limit_mb: int) -> Step:
     return Step(
         "DO $$BEGIN IF (SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM "
         "pg_class c WHERE c.relnamespace = pg_my_temp_schema() AND c.relkind = 'r') > "
-        f"{int(limit_mb) * 1024 * 1024} THEN RAISE EXCEPTION 'over' USING ERRCODE = '53400'; "
+        f"{int(limit_mb) * 1024 * 1024} THEN RAISE EXCEPTION 'over' USING ERRCODE = "
+        f"'{errors.ConfigurationLimitExceeded.sqlstate}'; "
         "END IF; END$$", rows=False, own=True)
 
 

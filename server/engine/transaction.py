@@ -62,7 +62,8 @@ class Transaction:
     def begin(self, read_only: bool, isolation: str | None = None) -> Result:
         if self.state is not TxState.IDLE:
             return Result("BEGIN", notices=[Notice(
-                "there is already a transaction in progress", "WARNING", "25001")])
+                "there is already a transaction in progress", "WARNING",
+                errors.ActiveSqlTransaction.sqlstate)])
         self.state, self.read_only, self.isolation = TxState.OPEN, read_only, isolation
         self.settings.begin()
         return Result("BEGIN")
@@ -70,7 +71,8 @@ class Transaction:
     def rollback(self) -> Result:
         if self.state is TxState.IDLE:
             return Result("ROLLBACK", notices=[Notice(
-                "there is no transaction in progress", "WARNING", "25P01")])
+                "there is no transaction in progress", "WARNING",
+                errors.NoActiveSqlTransaction.sqlstate)])
         discarded = len(self.staged)
         self._end(committed=False)
         return Result("ROLLBACK", notices=_discarded(discarded))
@@ -80,7 +82,8 @@ class Transaction:
         whole answer when there is nothing to fire (no transaction, or a failed one)."""
         if self.state is TxState.IDLE:
             return Result("COMMIT", notices=[Notice(
-                "there is no transaction in progress", "WARNING", "25P01")])
+                "there is no transaction in progress", "WARNING",
+                errors.NoActiveSqlTransaction.sqlstate)])
         if self.state is TxState.FAILED:
             self._end(committed=False)
             return Result("ROLLBACK")

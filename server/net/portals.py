@@ -92,7 +92,7 @@ class Portal:
     result: Result | None = None
     sent: int = 0  # rows already sent, for Execute with max_rows
     done: bool = False
-    rest: Any = None  # a read in parts: what pulls its next rows (``engine.cursors.Rest``)
+    rest: Any = None  # a read in parts: what pulls its next rows (``engine.portal_parts.Rest``)
 
     def row_description(self, fields: Sequence[FieldDescription]) -> RowDescription:
         """The statement's fields in this portal's result formats (kept per formats)."""

@@ -3,7 +3,7 @@
 pgjdbc's fetch size, node-postgres' ``Cursor`` and asyncpg's cursors read a large
 result this way. This module answers each Execute of a portal and keeps its portals;
 ``connection`` hands it the messages, and what a read pulls lazily is the engine's:
-a cursor's (``engine/cursors.py``, ``cursors.read``), as a DECLARE's is read.
+a cursor's (``engine/portal_parts.py``, ``portal_parts.read``), as a DECLARE's is read.
 
 Rules:
 - A portal runs its statement at its first Execute, which asks the session for that
@@ -34,7 +34,7 @@ from glove_scratchpad.wire import (
     PortalSuspended,
 )
 
-from ..engine.cursors import Rest
+from ..engine.portal_parts import Rest
 from . import portals as p
 from .sink import nothing
 

@@ -90,7 +90,7 @@ class Reference:
     keys_only: bool = False  # with limit: WHERE binds keys only, the server may stop
     # The columns Postgres looks its rows up by: compared with a value or another table's
     # column by =, IN, = ANY ("eq"), or <, <=, >, >=, BETWEEN ("range"), in WHERE or ON.
-    # A kept call's table is indexed for them (kept.py).
+    # A kept call's table is indexed for them (cache.py).
     lookups: list[tuple[str, str]] = field(default_factory=list)
     resource: Any = field(default=None, repr=False)
 

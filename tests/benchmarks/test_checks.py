@@ -116,7 +116,7 @@ def test_the_profile_names_each_frames_component() -> None:
 
     assert _component("glove_scratchpad/server/net/connection.py").startswith("client connection")
     assert _component("glove_scratchpad/catalog/_client.py").startswith("sidecar client")
-    assert _component("glove_scratchpad/server/engine/kept.py").startswith("kept calls")
+    assert _component("glove_scratchpad/server/engine/cache.py").startswith("kept calls")
     assert _component("glove_scratchpad/server/engine/fast.py").startswith("interpreter")
     assert _component("glove_scratchpad/wire/_codec.py").startswith("wire codec")
     assert _component("glove_scratchpad/stream.py") == "other server code"

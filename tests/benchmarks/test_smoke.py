@@ -100,7 +100,7 @@ async def test_smoke_run_measures_every_benchmark(tmp_path: Path) -> None:
         assert f"== {name} ==" in text, f"{name} did not run:\n{text[-4000:]}"
         assert f"PASS  {_answers(name)}" in text, f"{name} checked no answer:\n{text[-4000:]}"
     assert "failed" not in text.splitlines()[-1], text[-4000:]
-    # big was called once; big_ttl again after its ttl (kept.py checks both bounds)
+    # big was called once; big_ttl again after its ttl (cache.py checks both bounds)
     calls = re.search(r"calls: big (\d+) .*, big_ttl (\d+) over", text)
     assert calls is not None and calls[1] == "1" and int(calls[2]) >= 2, text[-4000:]
     written = report.read_text()

@@ -29,7 +29,7 @@ from glove_scratchpad.catalog import SYSTEM_VIEWS, Step
 from glove_scratchpad.wire import FieldDescription
 
 from . import sidecar
-from .kept import call_number
+from .cache import call_number
 from .result import Notice, Result
 from .transaction import TxState
 
@@ -140,7 +140,7 @@ def _cancel(st: Statement, pid: int, sessions: Iterable[Backend], notices: list[
                 hint="SELECT pid, usename, query FROM scratchpad.activity lists the "
                 "sessions you may cancel: your own.")
         return session.cancel_running()
-    notices.append(Notice(f"PID {pid} is not a session of this server", "WARNING", "01000",
+    notices.append(Notice(f"PID {pid} is not a session of this server", "WARNING", errors.WARNING,
                           hint="SELECT pid, state, query FROM scratchpad.activity lists "
                           "them."))
     return False
