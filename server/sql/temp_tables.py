@@ -33,8 +33,8 @@ from .allowlist import DISCOVER
 from .known import Known
 from .statement_kinds import statement_name
 
-__all__ = ["TEMP_HINT", "check", "check_known", "is_temp_statement", "judge", "query_of", "query_start",
-           "temp_into", "temp_names"]
+__all__ = ["TEMP_HINT", "check", "check_known", "is_temp_statement", "judge", "query_of",
+           "query_start", "temp_into", "temp_names"]
 
 TEMP_HINT = ("Temporary tables hold a session's intermediate results: CREATE TEMP TABLE name "
              "(…) or CREATE TEMP TABLE name AS SELECT …; DROP TABLE and TRUNCATE take only "

@@ -155,15 +155,13 @@ async def test_no_two_folders_call_each_other_both_ways(make_db):
             # The COMMIT of that INSERT: a spelling of COMMIT not seen before.
             walks["COMMIT"] = await _traced(lambda: conn.execute("commit"))
 
-            for cursor, count in (("warm_c", 2), ("traced_c", 1)):
-                async with conn.transaction():
-                    await conn.execute(
-                        f"DECLARE {cursor} CURSOR FOR SELECT label FROM things WHERE id = 3")
-                    fetch = f"FETCH {count} FROM {cursor}"
-                    if cursor == "warm_c":
-                        await conn.fetch(fetch)
-                    else:
-                        walks["FETCH"] = await _traced(lambda: conn.fetch(fetch))
+            declare = "DECLARE {} CURSOR FOR SELECT label FROM things WHERE id = 3"
+            async with conn.transaction():
+                await conn.execute(declare.format("warm_c"))
+                await conn.fetch("FETCH 2 FROM warm_c")
+            async with conn.transaction():
+                await conn.execute(declare.format("traced_c"))
+                walks["FETCH"] = await _traced(lambda: conn.fetch("FETCH 1 FROM traced_c"))
 
             async def copy_out(literal: str) -> None:
                 async with pconn.cursor().copy(
