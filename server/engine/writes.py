@@ -98,11 +98,6 @@ def check_allowed(st: Statement, plan: Plan) -> Resource:
                 hint="Make the INSERT, UPDATE or DELETE the statement itself; WITH may "
                 "hold SELECTs.",
             )
-    if isinstance(node, ast.InsertStmt) and node.onConflictClause is not None:
-        raise errors.FeatureNotSupported(
-            "INSERT … ON CONFLICT is not supported on resources",
-            hint="Read first, then INSERT only what is new.",
-        )
     return resource
 
 

@@ -2,7 +2,8 @@
 
 A scope is one SELECT level (or a write's top level): the references and other FROM
 items it names, the CTEs visible in it, its conjuncts, and the references an outer
-join has made nullable so far. ``analysis`` walks a statement scope by scope.
+join has made nullable so far. ``analysis`` walks a statement scope by scope. The
+gate keeps less: the CTE names visible at each point (``CteScope``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,26 @@ from typing import Any
 
 from pglast import ast, enums
 
-__all__ = ["Item", "Scope", "column_of", "conjuncts", "item_columns", "item_of", "may_rescan"]
+__all__ = ["CteScope", "Item", "Scope", "column_of", "conjuncts", "item_columns", "item_of",
+           "may_rescan"]
+
+
+class CteScope:
+    """The CTE names visible at one point of a statement."""
+
+    __slots__ = ("ctes", "parent")
+
+    def __init__(self, parent: CteScope | None, ctes: Iterable[str] = ()) -> None:
+        self.parent = parent
+        self.ctes = frozenset(ctes)
+
+    def has_cte(self, name: str) -> bool:
+        scope: CteScope | None = self
+        while scope is not None:
+            if name in scope.ctes:
+                return True
+            scope = scope.parent
+        return False
 
 
 @dataclass(eq=False, slots=True)

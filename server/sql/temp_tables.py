@@ -103,10 +103,10 @@ def check(node: Any, *, is_resource: gate.IsResource,
         return is_resource(schema, name) or (schema is None and temp(name))
 
     if not is_temp_statement(node):
-        gate.check(node, is_resource=seen, **kw)
+        gate.check(node, is_resource=seen, is_temp=temp, **kw)
         return
     for part in judge(node, is_resource, temp):
-        gate.check(part, is_resource=seen, **kw)
+        gate.check(part, is_resource=seen, is_temp=temp, **kw)
 
 
 def check_known(node: Any, known: Known, **kw: Any) -> None:
