@@ -35,6 +35,7 @@ from glove_scratchpad.resources import Bindings, CallContext, Resource
 from glove_scratchpad.wire import Param
 
 from ..sql.analysis import Plan, Reference, Value, deparse, renumber_params
+from ..sql.engine_statements import value_select
 from ..sql.parse import parse
 from . import fns as fn_calls
 from . import sidecar, suggest
@@ -265,14 +266,7 @@ async def evaluate_value(st: Statement, value: Value, column: Any, params: list[
         pg_type = "numeric"
     else:
         pg_type, bounds = column.pg_type, None
-    if value.is_set and value.has_subquery:
-        sql = f"SELECT (_gs_v)::{pg_type} FROM ({expr}) AS _gs_s(_gs_v)"
-    elif value.is_set:
-        # The array cast types a bare $n, as Postgres infers it for col = ANY($n).
-        sql = (f"SELECT (_gs_v)::{pg_type}"
-               f" FROM unnest(({expr})::{pg_type}[]) AS _gs_s(_gs_v)")
-    else:
-        sql = f"SELECT ({expr})::{pg_type}"
+    sql = value_select(expr, pg_type, is_set=value.is_set, has_subquery=value.has_subquery)
     stmt = parse(sql)[0]
     # Binary where we can: text would follow the client's DateStyle, extra_float_digits…
     try:
