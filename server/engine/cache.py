@@ -240,7 +240,7 @@ class KeptCalls:
         self.index_for(made, ref.lookups, ref.resource.keys)
         return made
 
-    def index_for(self, kept: Kept, lookups: list[tuple[str, str]],
+    def index_for(self, kept: Kept, lookups: Sequence[tuple[str, str]],
                   keys: Sequence[str] = ()) -> None:
         """Build, in the background, the index a statement's lookups of a kept table want
         (the equality columns, then one range column), unless one leads with its first

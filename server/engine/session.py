@@ -66,7 +66,7 @@ from .result_limits import bounded, shown
 from .services import Services
 from .session_settings import SessionSettings
 from .staged import pending, staged_view_rows
-from .statement import Endpoint, Statement, lookup
+from .statement import Endpoint, Statement, known, lookup
 from .statement_log import log_end, logs_ends
 from .system_calls import approval_rows, run_system_call
 from .timeouts import late_noticed, timed_out
@@ -500,11 +500,8 @@ class Session:
         values = None if params is None else [
             p.value if p.value is None or (p.format and p.oid not in _TEXT_OIDS)
             else p.value.decode("utf-8", "replace") for p in params]
-        temp_gate.check(stmt.node, is_resource=lambda schema, name: self.lookup(schema, name)
-                   is not None, params=values,
-                   is_function=lambda schema, name: name in self.services.fns,
-                   values_later=params is None, schemas=self.services.schemas,
-                   is_temp=self.temp.has)
+        temp_gate.check_known(stmt.node, known(self.services, self.view).with_temps(
+            self.temp.names), params=values, values_later=params is None)
         if params is None or self.temp.names or temp_tables.is_temp_statement(stmt.node):
             return
         # Parameter values matter to the gate only as setting names of these two.

@@ -13,7 +13,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +23,7 @@ from glove_scratchpad.stream import RowSink
 
 from ..sql.analysis import Plan, analyze
 from ..sql.fn_calls import find_calls
+from ..sql.known import Known
 from ..sql.parse import ParsedStatement
 from .context import Request, WorkedOut
 from .cursor_view import PG_CURSORS
@@ -35,20 +36,26 @@ from .timeouts import timeout
 from .transaction import Transaction
 from .view import View
 
-__all__ = ["Endpoint", "Statement", "lookup"]
+__all__ = ["Endpoint", "Statement", "known", "lookup"]
+
+
+def known(services: Services, view: View) -> Known:
+    """The names a view's statements may use, as the gate and the planner read them: made
+    once per view (resources never change while they are served)."""
+    found = view.known
+    if found is None:
+        visible = {n: r for n, r in services.resources.items() if n in view.visible}
+        # pg_cursors: the session's own cursors, not the sidecar's.
+        found = view.known = Known(services.schemas, visible, SYSTEM_VIEWS,
+                                   {"pg_cursors": PG_CURSORS}, services.fns)
+    return found
 
 
 def lookup(services: Services, view: View, schema: str | None, name: str) -> Resource | None:
     """The resource a (schema, name) means in a view: a system view, a resource the view
     sees, or None."""
-    schemas = services.schemas
-    if name == "pg_cursors" and schema in (None, "pg_catalog"):
-        return PG_CURSORS  # the session's own cursors, not the sidecar's
-    if schema == schemas.system:
-        return SYSTEM_VIEWS.get(name)
-    if schema in (None, schemas.served) and name in view.visible:
-        return services.resources.get(name)
-    return None
+    found: Resource | None = known(services, view).resource(schema, name)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +128,17 @@ class Statement:
     def next_write_id(self) -> int:
         return next(self.write_ids)
 
-    def lookup(self, schema: str | None, name: str) -> Resource | None:
-        """The resource a name in the statement means, as this view sees it; or None."""
-        return lookup(self.services, self.view, schema, name)
+    @property
+    def known(self) -> Known:
+        """The names this statement may use (``known``)."""
+        return known(self.services, self.view)
+
+    @property
+    def lookup(self) -> Callable[[str | None, str], Resource | None]:
+        """The resource a (schema, name) in the statement means, as this view sees it, or
+        None: the view's record's own lookup, which the planner may call (it is data, not
+        a way back into the engine)."""
+        return self.known.resource
 
     def record(self, sql: str) -> Prepared:
         """The view's record of a text: the client's, looked up once per statement, or one
@@ -137,7 +152,7 @@ class Statement:
         prepared = self.record(stmt.sql)
         plan = prepared.plan
         if plan is None:
-            plan = analyze(stmt.sql, stmt.node, self.lookup)
+            plan = analyze(stmt.sql, stmt.node, self.known.resource)
             if self.services.fns:
                 # Arguments that are not values: refused now.
                 find_calls(stmt.sql, stmt.node, self.services.schemas.fns)

@@ -18,6 +18,7 @@ from cachetools import LRUCache
 
 from glove_scratchpad.catalog import Pool
 
+from ..sql.known import Known
 from .prepared import Prepared
 
 __all__ = ["PLAN_CACHE_SIZE", "View"]
@@ -33,6 +34,9 @@ class View:
     visible: frozenset[str]
     database: str
     pool: Pool
+    # The names its statements may use, as the gate and the planner read them
+    # (``statement.known``): made on first use, then kept.
+    known: Known | None = None
     texts: LRUCache[str, Prepared] = field(default_factory=lambda: LRUCache(PLAN_CACHE_SIZE))
     # A result's columns by its RowDescription's bytes (hashed at C speed), else its fields.
     columns: LRUCache[bytes | tuple[Any, ...], tuple[Any, ...]] = field(

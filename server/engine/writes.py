@@ -30,8 +30,6 @@ from glove_scratchpad.catalog import (
     Step,
     encode_param,
     populate_sql,
-    qualified,
-    quote_ident,
     result_format,
     rows_params,
     shell_ddl,
@@ -40,6 +38,7 @@ from glove_scratchpad.resources import Resource
 from glove_scratchpad.wire import Param
 
 from ..sql.analysis import Plan, Reference, deparse, renumber_params
+from ..sql.engine_statements import RETURNING_ALL, fill_table, returning_alias, returning_over
 from ..sql.parse import parse
 from . import commit, resolve, sidecar
 from .context import StatementContext
@@ -98,11 +97,6 @@ def check_allowed(st: Statement, plan: Plan) -> Resource:
                 hint="Make the INSERT, UPDATE or DELETE the statement itself; WITH may "
                 "hold SELECTs.",
             )
-    if isinstance(node, ast.InsertStmt) and node.onConflictClause is not None:
-        raise errors.FeatureNotSupported(
-            "INSERT … ON CONFLICT is not supported on resources",
-            hint="Read first, then INSERT only what is new.",
-        )
     return resource
 
 
@@ -209,7 +203,7 @@ async def _plan_insert(st: Statement, plan: Plan, params: list[Any], ctx: Statem
     resource: Resource = plan.target.resource  # type: ignore[union-attr]
     rows = await resolve.resolve_all(st, plan.reads, params, ctx)
     twin = Step(shell_ddl(resource, INSERT_SCHEMA)[0], rows=False, own=True)
-    result = await sidecar.run(st, plan, rows, params, ctx, returning="RETURNING *",
+    result = await sidecar.run(st, plan, rows, params, ctx, returning=RETURNING_ALL,
                                prelude=twin, formats=_read_formats(resource),
                                substitute=resolve.functions(st))
     names = result.column_names
@@ -337,14 +331,15 @@ async def _run_change(st: Statement, plan: Plan, resource: Resource,
     if not target_rows:
         return []  # no row to change: Postgres would change none
     served = st.services.schemas.served
-    table = qualified(resource.name, INSERT_SCHEMA if twin else served)
-    prelude = [Step(f"INSERT INTO {table} SELECT * FROM {populate_sql(resource, 1, served)}",
-                    [*map(encode_param, rows_params(resource, target_rows))], rows=False)]
+    fill = fill_table(resource.name, INSERT_SCHEMA if twin else served,
+                      populate_sql(resource, 1, served))
+    prelude = [Step(fill, [*map(encode_param, rows_params(resource, target_rows))],
+                    rows=False)]
     if twin:
         prelude.insert(0, Step(shell_ddl(resource, INSERT_SCHEMA)[0], rows=False, own=True))
     # The target's own columns, whatever else FROM/USING brings into the statement.
     result = await sidecar.run(st, plan, rows, params, ctx,
-                               returning=f"RETURNING {quote_ident(target.alias)}.*",
+                               returning=returning_alias(target.alias),
                                prelude=prelude, formats=_read_formats(resource), twin=twin,
                                substitute=resolve.functions(st))
     return result.dicts()
@@ -362,11 +357,9 @@ async def returning(st: Statement, plan: Plan, rows: list[dict], params: list[Pa
     """A write's RETURNING over the rows it wrote (as its tool returned them) or affected."""
     target: Reference = plan.target  # type: ignore[assignment]
     resource: Resource = target.resource
-    start, end = plan.returning_span  # type: ignore[misc]
-    returning = plan.sql[start:end].strip()[len("RETURNING"):]
     n = plan.max_param + 1
-    sql = (f"SELECT {returning} FROM "
-           f"{populate_sql(resource, n, st.services.schemas.served, alias=target.alias)}")
+    sql = returning_over(plan, populate_sql(resource, n, st.services.schemas.served,
+                                            alias=target.alias))
     node, used = renumber_params(parse(sql)[0].node)
     all_args = [*params, *map(encode_param, rows_params(resource, rows))]
     sql, args = deparse(node), [all_args[i - 1] for i in used]

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from pglast import ast, enums
@@ -45,7 +44,8 @@ from .nodes import (
     renumber_params,
     walk,
 )
-from .scopes import Item, Scope, conjuncts, item_columns, may_rescan
+from .plan import Mention, Plan, Reference
+from .scopes import Item, Scope, column_of, conjuncts, item_of, may_rescan
 from .spans import Spans
 from .temp_tables import query_of, query_start
 from .values import ValueReader, aggregates, operator
@@ -70,82 +70,11 @@ _MIRROR = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _K = enums.A_Expr_Kind
 
 
-@dataclass(slots=True)
-class Reference:
-    """One mention of a resource in a statement."""
-
-    id: int
-    schema: str | None
-    name: str
-    alias: str
-    has_alias: bool
-    span: tuple[int, int]  # the relation name's [start, end) in the statement text
-    access: str = "read"  # "read" or "write"
-    predicates: list[Predicate] = field(default_factory=list)  # keys: one call per value
-    conditions: list[Condition] = field(default_factory=list)  # declared filters
-    # Conjuncts naming this reference's columns that did not bind: (column, their SQL).
-    unbound: list[tuple[str, str]] = field(default_factory=list)
-    limit: Value | None = None  # the statement's LIMIT, when it applies to this alone
-    offset: Value | None = None
-    keys_only: bool = False  # with limit: WHERE binds keys only, the server may stop
-    # The columns Postgres looks its rows up by: compared with a value or another table's
-    # column by =, IN, = ANY ("eq"), or <, <=, >, >=, BETWEEN ("range"), in WHERE or ON.
-    # A kept call's table is indexed for them (cache.py).
-    lookups: list[tuple[str, str]] = field(default_factory=list)
-    resource: Any = field(default=None, repr=False)
-
-    @property
-    def label(self) -> str:
-        return self.name if self.alias == self.name else f"{self.name} AS {self.alias}"
-
-    def role(self, column: str) -> str | None:
-        """"key" (fans out), "filter" (reaches the tool with its operator), or None."""
-        resource = self.resource
-        if column in resource.keys or (self.access == "write" and column in
-                                       resource.primary_key):
-            return "key"
-        if column in getattr(resource, "filters", ()):
-            return "filter"
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
-    """What a statement reads and writes, and where its text may be rewritten."""
-
-    sql: str
-    node: Any = field(repr=False)
-    references: tuple[Reference, ...]
-    target: Reference | None
-    with_insert_at: int | None  # after "WITH [RECURSIVE]", when the statement has one
-    max_param: int
-    returning_span: tuple[int, int] | None
-    set_columns: tuple[str, ...] = ()
-    set_values: tuple[Value | None, ...] = ()  # None: the SET expression reads the row
-    where_fully_bound: bool = True  # every WHERE conjunct bound the target
-    has_from: bool = False  # UPDATE … FROM / DELETE … USING
-    # A subquery, LATERAL item or recursive CTE may run more than once per statement:
-    # a reference read there is materialized once rather than rebuilt on every run.
-    rescans: bool = False
-    query_at: int = 0  # where a WITH of our own goes: CREATE TABLE AS's query
-    # It calls set_config: what it sets would outlive a transaction that is not rolled back.
-    sets_config: bool = False
-    reads: tuple[Reference, ...] = field(init=False, repr=False)  # the read references
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "reads",
-                           tuple(r for r in self.references if r.access == "read"))
-
-    @property
-    def is_insert(self) -> bool:
-        return isinstance(self.node, ast.InsertStmt)
-
-
 class _Analyzer:
     def __init__(self, sql: str, lookup: Lookup) -> None:
         self.sql = sql
         self.lookup = lookup
-        self.refs: list[Reference] = []
+        self.refs: list[Mention] = []
         self.feeds: list[Feed] = []
         self._order = itertools.count()
         self.spans = Spans(sql)
@@ -157,11 +86,11 @@ class _Analyzer:
 
     # -- references -----------------------------------------------------------
 
-    def add_item(self, alias: str, node: Any, ref: Reference | None, scope: Scope) -> None:
+    def add_item(self, alias: str, node: Any, ref: Mention | None, scope: Scope) -> None:
         scope.names.add(alias)
         scope.items[alias] = Item(alias, node, ref, scope, next(self._order))
 
-    def add_ref(self, rv: ast.RangeVar, scope: Scope, access: str) -> Reference | None:
+    def add_ref(self, rv: ast.RangeVar, scope: Scope, access: str) -> Mention | None:
         alias = rv.alias.aliasname if rv.alias else rv.relname
         # The grammar requires a relation name and an alias's name; the parser sets location.
         assert rv.relname is not None and alias is not None and rv.location is not None
@@ -172,7 +101,7 @@ class _Analyzer:
         if resource is None:
             self.add_item(alias, rv, None, scope)
             return None
-        ref = Reference(
+        ref = Mention(
             id=len(self.refs),
             schema=rv.schemaname,
             name=rv.relname,
@@ -228,7 +157,7 @@ class _Analyzer:
                     node.distinctClause, node.valuesLists), scope)
         return scope
 
-    def from_item(self, item: Any, scope: Scope) -> list[Reference]:
+    def from_item(self, item: Any, scope: Scope) -> list[Mention]:
         if isinstance(item, ast.RangeVar):
             ref = self.add_ref(item, scope, "read")
             return [ref] if ref else []
@@ -260,7 +189,7 @@ class _Analyzer:
         self.visit(item, scope)
         return []
 
-    def where(self, clause: Any, scope: Scope, targets: list[Reference]) -> int:
+    def where(self, clause: Any, scope: Scope, targets: list[Mention]) -> int:
         """Visit a WHERE/ON clause and bind its conjuncts; returns how many did not bind."""
         unbound = 0
         for conj in conjuncts(clause):
@@ -289,7 +218,7 @@ class _Analyzer:
         else:
             return
         for side in (conj.lexpr, conj.rexpr):
-            hit = self.resolve_column(side, scope)
+            hit = column_of(side, scope)
             if hit is not None and (hit[1], how) not in hit[0].lookups:
                 hit[0].lookups.append((hit[1], how))
 
@@ -298,58 +227,15 @@ class _Analyzer:
         (``LIKE``, ``<>``, ``OR``…): a missing-key error shows it."""
         text = None
         for n in walk(conj):
-            hit = self.resolve_column(n, scope)
+            hit = column_of(n, scope)
             if hit is not None:
                 text = text or deparse(conj)
                 if (hit[1], text) not in hit[0].unbound:
                     hit[0].unbound.append((hit[1], text))
 
-    # -- columns --------------------------------------------------------------
-
-    def resolve_column(self, col: Any, scope: Scope) -> tuple[Reference, str] | None:
-        """A column of a resource of this very scope, named unambiguously."""
-        if not isinstance(col, ast.ColumnRef):
-            return None
-        fields = col.fields or ()
-        if not all(isinstance(f, ast.String) for f in fields):
-            return None
-        names = [f.sval for f in fields]
-        if len(names) == 1:
-            owners = [r for r in scope.refs if r.resource.column(names[0]) is not None]
-            return (owners[0], names[0]) if len(owners) == 1 else None
-        if len(names) == 2:
-            for ref in scope.refs:
-                if ref.alias == names[0] and ref.resource.column(names[1]) is not None:
-                    return ref, names[1]
-        if len(names) == 3:
-            for ref in scope.refs:
-                if (not ref.has_alias and ref.name == names[1] and ref.schema == names[0]
-                        and ref.resource.column(names[2]) is not None):
-                    return ref, names[2]
-        return None
-
-    def resolve_item(self, col: Any, scope: Scope) -> Item | None:
-        """The FROM item, in this scope or an enclosing one, that a column belongs to."""
-        if not isinstance(col, ast.ColumnRef) or not all(
-                isinstance(f, ast.String) for f in col.fields or ()):
-            return None
-        names = [f.sval for f in col.fields or ()]
-        for s in scope.chain():
-            if len(names) == 1:
-                owners = [it for it in s.items.values() if names[0] in item_columns(it)]
-                if len(owners) > 1:
-                    return None
-                if owners:
-                    return owners[0]
-            elif len(names) == 2 and names[0] in s.items:
-                item = s.items[names[0]]
-                ok = item.ref is None or item.ref.resource.column(names[1]) is not None
-                return item if ok else None
-        return None
-
     # -- binding --------------------------------------------------------------
 
-    def bind(self, conj: Any, scope: Scope, targets: list[Reference]) -> bool:
+    def bind(self, conj: Any, scope: Scope, targets: list[Mention]) -> bool:
         found = self.classify(conj, scope)
         if found is None or found[0] not in targets:
             return False
@@ -364,10 +250,10 @@ class _Analyzer:
         return True
 
     def classify(self, conj: Any, scope: Scope
-                 ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
+                 ) -> tuple[Mention, list[Predicate | Condition | Feed]] | None:
         """What a conjunct binds: one reference's key values, filter conditions or feed."""
         if isinstance(conj, ast.NullTest):
-            hit = self.resolve_column(conj.arg, scope)
+            hit = column_of(conj.arg, scope)
             if hit and hit[0].role(hit[1]) == "filter":
                 is_null = conj.nulltesttype == enums.NullTestType.IS_NULL
                 if is_null and hit[0].id in scope.nullable:
@@ -384,38 +270,38 @@ class _Analyzer:
         if kind == _K.AEXPR_OP and op in _COMPARE:
             return self.comparison(conj, _COMPARE[op], scope)
         if kind in (_K.AEXPR_LIKE, _K.AEXPR_ILIKE) and op in ("~~", "~~*"):
-            hit = self.resolve_column(conj.lexpr, scope)
+            hit = column_of(conj.lexpr, scope)
             value = self.value(conj.rexpr, scope) if hit else None
             if hit and value and hit[0].role(hit[1]) == "filter":
                 return hit[0], [Condition(hit[1], "like" if op == "~~" else "ilike", (value,))]
             return None
         if kind == _K.AEXPR_BETWEEN:
-            hit = self.resolve_column(conj.lexpr, scope)
+            hit = column_of(conj.lexpr, scope)
             low, high = (self.value(v, scope) for v in conj.rexpr or ()) if hit else (None, None)
             if hit and low and high and hit[0].role(hit[1]) == "filter":
                 return hit[0], [Condition(hit[1], ">=", (low,)), Condition(hit[1], "<=", (high,))]
             return None
         if kind == _K.AEXPR_IN and op == "=":
-            hit = self.resolve_column(conj.lexpr, scope)
+            hit = column_of(conj.lexpr, scope)
             values = [self.value(v, scope) for v in conj.rexpr or ()] if hit else []
             if hit and values and all(values):
                 return self.equal(hit, tuple(values), set_op=True)  # type: ignore[arg-type]
             return None
         if kind == _K.AEXPR_OP_ANY and op == "=":
-            hit = self.resolve_column(conj.lexpr, scope)
+            hit = column_of(conj.lexpr, scope)
             value = self.value(conj.rexpr, scope, is_set=True) if hit else None
             if hit and value:
                 return self.equal(hit, (value,), set_op=True)
         return None
 
     def disjunction(self, conj: ast.BoolExpr, scope: Scope
-                    ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
+                    ) -> tuple[Mention, list[Predicate | Condition | Feed]] | None:
         """An OR whose every branch gives a column of one reference values (``=``, ``IN``)
         binds it to all of them, as an IN list would: ``channel = 'eng' OR channel =
         'ops'``, or ``(channel = 'eng' AND …) OR (channel = 'ops' AND …)``. What else
         the branches say is Postgres's to apply (``residue``)."""
         branches: list[dict[tuple[int, str], list[Value]]] = []
-        refs: dict[int, Reference] = {}
+        refs: dict[int, Mention] = {}
         residue = False
         for branch in conj.args or ():
             given: dict[tuple[int, str], list[Value]] = {}
@@ -445,8 +331,8 @@ class _Analyzer:
         self.residue = residue or any(len(given) > len(common) for given in branches)
         return ref, bound
 
-    def equal(self, hit: tuple[Reference, str], values: tuple[Value, ...], set_op: bool
-              ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
+    def equal(self, hit: tuple[Mention, str], values: tuple[Value, ...], set_op: bool
+              ) -> tuple[Mention, list[Predicate | Condition | Feed]] | None:
         ref, column = hit
         role = ref.role(column)
         if role == "key":
@@ -456,10 +342,10 @@ class _Analyzer:
         return None
 
     def comparison(self, conj: Any, op: str, scope: Scope
-                   ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
+                   ) -> tuple[Mention, list[Predicate | Condition | Feed]] | None:
         for col, other, this_op in ((conj.lexpr, conj.rexpr, op),
                                     (conj.rexpr, conj.lexpr, _MIRROR[op])):
-            hit = self.resolve_column(col, scope)
+            hit = column_of(col, scope)
             if hit is None:
                 continue
             ref, column = hit
@@ -478,23 +364,23 @@ class _Analyzer:
         return None
 
     def in_subquery(self, conj: Any, scope: Scope
-                    ) -> tuple[Reference, list[Predicate | Condition | Feed]] | None:
+                    ) -> tuple[Mention, list[Predicate | Condition | Feed]] | None:
         if conj.subLinkType != enums.SubLinkType.ANY_SUBLINK or (
                 conj.operName and operator(ast.A_Expr(name=conj.operName)) != "="):
             return None
-        hit = self.resolve_column(conj.testexpr, scope)
+        hit = column_of(conj.testexpr, scope)
         if hit is None or not self.uncorrelated(conj.subselect, scope):
             return None
         return self.equal(hit, (self.subquery_value(conj.subselect, scope),), set_op=True)
 
-    def feedable(self, node: Any, scope: Scope, ref: Reference) -> bool:
+    def feedable(self, node: Any, scope: Scope, ref: Mention) -> bool:
         """Whether ``node`` reads only other FROM items' columns: a join can feed a key."""
         columns = [n for n in walk(node) if isinstance(n, ast.ColumnRef)]
         if not columns or aggregates(node) or any(isinstance(n, ast.SubLink)
                                                      for n in walk(node)):
             return False
         for col in columns:
-            item = self.resolve_item(col, scope)
+            item = item_of(col, scope)
             if item is None or item.ref is ref:
                 return False
         return True
@@ -528,7 +414,7 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
     """The plan of one parsed statement (``node`` is the RawStmt's ``stmt``)."""
     a = _Analyzer(sql, lookup)
     root = Scope(None)
-    target: Reference | None = None
+    target: Mention | None = None
     with_at = None
     with_clause = getattr(query_of(node), "withClause", None)  # CREATE TABLE AS: its query's
     if with_clause is not None:
@@ -572,7 +458,8 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
     else:
         a.visit(node, root)
 
-    FeedBuilder(a.feeds, a.resolve_item).build_all()
+    fed = FeedBuilder(a.feeds, item_of).build_all()
+    refs = tuple(m.frozen(fed.get(m.id, ())) for m in a.refs)
     nodes = list(walk(node))  # one walk for what the plan says of the whole tree
     params = params_among(nodes)
     return Plan(
@@ -580,8 +467,8 @@ def analyze(sql: str, node: Any, lookup: Lookup) -> Plan:
         sets_config=calls_among(nodes, frozenset(("set_config",))),
         sql=sql,
         node=node,
-        references=tuple(a.refs),
-        target=target,
+        references=refs,
+        target=None if target is None else refs[target.id],
         with_insert_at=with_at,
         query_at=query_start(sql, node),
         max_param=max(params, default=0),

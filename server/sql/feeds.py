@@ -39,7 +39,7 @@ __all__ = ["Feed", "FeedBuilder"]
 class Feed:
     """``ref.key = expr``, where ``expr`` reads other FROM items (in ``scope`` or above)."""
 
-    ref: Any  # the Reference whose key is fed
+    ref: Any  # the reference whose key is fed, as the analyzer fills it (``plan.Mention``)
     key: str
     expr: Any
     scope: Any
@@ -56,11 +56,16 @@ class FeedBuilder:
         self.feeds = feeds
         self.resolve_item = resolve_item
 
-    def build_all(self) -> None:
+    def build_all(self) -> dict[int, tuple[Predicate, ...]]:
+        """The key predicates the feeds give, by the id of the reference they bind: new
+        values, which the plan's frozen references are made with."""
+        fed: dict[int, tuple[Predicate, ...]] = {}
         for feed in self.feeds:
-            if any(p.column == feed.key for p in feed.ref.predicates):
+            ref_id = feed.ref.id
+            if any(p.column == feed.key for p in (*feed.ref.predicates, *fed.get(ref_id, ()))):
                 continue  # a value binds it already; the join applies afterwards
-            feed.ref.predicates.append(Predicate(feed.key, (self.value(feed),)))
+            fed[ref_id] = (*fed.get(ref_id, ()), Predicate(feed.key, (self.value(feed),)))
+        return fed
 
     def items_of(self, node: Any, scope: Any) -> list[Any] | None:
         items = []

@@ -26,7 +26,8 @@ Rules:
   CTEs of enclosing queries); a relation of ``information_schema`` (but its
   user-mapping and foreign-server-option views); or one of the ``pg_catalog``
   relations in ``CATALOG_RELATIONS``. An unqualified ``pg_…`` name is a
-  ``pg_catalog`` one, as Postgres resolves it. Only resources may be written.
+  ``pg_catalog`` one, as Postgres resolves it. Only resources may be written,
+  and never by INSERT … ON CONFLICT (a temporary table may: it is Postgres's).
   ``pg_settings`` is readable only by a top-level SELECT of plain columns whose
   WHERE is exactly ``name = '…'`` (or ``name IN ('…', …)``) naming no secret
   setting: what pgjdbc sends; nothing else of it can be evaluated.
@@ -48,7 +49,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pglast import ast, enums
@@ -76,6 +77,7 @@ from .cursor_statements import check_current_of, check_declare
 from .nodes import SET_CONFIG_PARAMS, call_arguments
 from .own_functions import own_function
 from .pg_settings_read import literal, pinned_settings_read
+from .scopes import CteScope
 from .setting_rules import (
     ONE_WAY_SETTINGS,
     PROTECTED_SETTINGS,
@@ -119,6 +121,7 @@ def check(
     is_function: IsFunction | None = None,
     values_later: bool = False,
     schemas: Schemas = DEFAULT_SCHEMAS,
+    is_temp: Callable[[str], bool] | None = None,
 ) -> None:
     """Refuse ``node`` (a RawStmt's ``stmt``) with an ``errors.SqlError``, or return None.
 
@@ -131,27 +134,11 @@ def check(
     ``fn.<name>`` is a served function (by default none is). ``values_later``: the
     parameter values are not known yet (a Describe); a check that needs them is left
     to the judgement made when they are. ``schemas``: the server's (system, functions).
+    ``is_temp(name)``: whether a name that ``is_resource`` admits is one of the
+    session's temporary tables, which are Postgres's own (ON CONFLICT allowed).
     """
     _Gate(is_resource, protected_settings, secret_settings, params, is_function,
-          values_later, schemas).statement(judged_as(node, is_resource))
-
-
-class _Scope:
-    """The CTE names visible at one point of a statement."""
-
-    __slots__ = ("ctes", "parent")
-
-    def __init__(self, parent: _Scope | None, ctes: Iterable[str] = ()) -> None:
-        self.parent = parent
-        self.ctes = frozenset(ctes)
-
-    def has_cte(self, name: str) -> bool:
-        scope: _Scope | None = self
-        while scope is not None:
-            if name in scope.ctes:
-                return True
-            scope = scope.parent
-        return False
+          values_later, schemas, is_temp).statement(judged_as(node, is_resource))
 
 
 class _Gate:
@@ -160,7 +147,8 @@ class _Gate:
     def __init__(self, is_resource: IsResource, protected: frozenset[str],
                  secret: frozenset[str], params: Sequence[str | bytes | None] | None,
                  is_function: IsFunction | None = None, values_later: bool = False,
-                 schemas: Schemas = DEFAULT_SCHEMAS) -> None:
+                 schemas: Schemas = DEFAULT_SCHEMAS,
+                 is_temp: Callable[[str], bool] | None = None) -> None:
         self.is_resource, self.schemas = is_resource, schemas
         self.system, self.fns = schemas.system, schemas.fns
         self.is_function = is_function or (lambda schema, name: False)
@@ -169,6 +157,7 @@ class _Gate:
         self.params = params
         self.settings_read: Any = None  # the one pg_settings RangeVar a pinned read may name
         self.values_later = values_later  # parameter values come later: judged again then
+        self.is_temp = is_temp or (lambda name: False)
 
     # -- statements -----------------------------------------------------------------
 
@@ -180,9 +169,9 @@ class _Gate:
                 return  # SELECT scratchpad.restage(txid) alone: system_call judged it
             if top:
                 self.settings_read = pinned_settings_read(node, self.secret)
-            self.select(node, _Scope(None))
+            self.select(node, CteScope(None))
         elif isinstance(node, _WRITES):
-            self.write(node, _Scope(None))
+            self.write(node, CteScope(None))
         elif isinstance(node, ast.ExplainStmt):
             self.explain(node, top)
         elif isinstance(node, ast.TransactionStmt):
@@ -301,7 +290,7 @@ class _Gate:
 
     # -- queries --------------------------------------------------------------------
 
-    def write(self, node: Any, scope: _Scope) -> None:
+    def write(self, node: Any, scope: CteScope) -> None:
         check_current_of(getattr(node, "whereClause", None))
         inner = self.with_clause(node.withClause, scope)
         try:
@@ -312,8 +301,14 @@ class _Gate:
         for slot in node.__slots__:
             if slot not in ("withClause", "relation"):
                 self.visit(getattr(node, slot, None), inner)
+        rel = node.relation
+        if isinstance(node, ast.InsertStmt) and node.onConflictClause is not None and not (
+                rel.schemaname is None and self.is_temp(rel.relname)):
+            raise errors.FeatureNotSupported(
+                "INSERT … ON CONFLICT is not supported on resources",
+                hint="Read first, then INSERT only what is new.")
 
-    def select(self, node: Any, scope: _Scope) -> None:
+    def select(self, node: Any, scope: CteScope) -> None:
         if node.intoClause is not None:
             raise errors.InsufficientPrivilege(
                 "SELECT … INTO is not allowed: it creates a table",
@@ -328,14 +323,14 @@ class _Gate:
             if slot != "withClause":
                 self.visit(getattr(node, slot, None), inner)
 
-    def with_clause(self, clause: Any, scope: _Scope) -> _Scope:
+    def with_clause(self, clause: Any, scope: CteScope) -> CteScope:
         if clause is None:
             return scope
         names = [cte.ctename for cte in clause.ctes]
         for i, cte in enumerate(clause.ctes):
             # A plain WITH sees its earlier siblings; WITH RECURSIVE sees them all.
             visible = names if clause.recursive else names[:i]
-            body_scope = _Scope(scope, visible)
+            body_scope = CteScope(scope, visible)
             body = cte.ctequery
             if isinstance(body, ast.SelectStmt):
                 self.select(body, body_scope)
@@ -344,11 +339,11 @@ class _Gate:
             else:
                 refuse_statement(body)  # MERGE … RETURNING
             self.visit((cte.search_clause, cte.cycle_clause), body_scope)
-        return _Scope(scope, names)
+        return CteScope(scope, names)
 
     # -- nodes ----------------------------------------------------------------------
 
-    def visit(self, node: Any, scope: _Scope) -> None:
+    def visit(self, node: Any, scope: CteScope) -> None:
         if isinstance(node, tuple | list):
             for item in node:
                 self.visit(item, scope)
@@ -391,7 +386,7 @@ class _Gate:
         elif type(n).__name__.endswith("Stmt"):
             refuse_statement(n)  # no other statement nests in the ones allowed
 
-    def relation(self, rv: Any, scope: _Scope) -> None:
+    def relation(self, rv: Any, scope: CteScope) -> None:
         if rv is self.settings_read:
             return
         schema, name = rv.schemaname, rv.relname
@@ -430,7 +425,7 @@ class _Gate:
         schema, name = rv.schemaname, rv.relname
         shown = name if schema is None else f"{schema}.{name}"
         if rv.catalogname is not None:
-            self.relation(rv, _Scope(None))
+            self.relation(rv, CteScope(None))
         if (schema is None and name.startswith("pg_")) or schema == "information_schema" or (
                 schema is not None and schema.startswith("pg_")):
             raise errors.InsufficientPrivilege(

@@ -2,7 +2,8 @@
 
 A scope is one SELECT level (or a write's top level): the references and other FROM
 items it names, the CTEs visible in it, its conjuncts, and the references an outer
-join has made nullable so far. ``analysis`` walks a statement scope by scope.
+join has made nullable so far. ``analysis`` walks a statement scope by scope. The
+gate keeps less: the CTE names visible at each point (``CteScope``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,26 @@ from typing import Any
 
 from pglast import ast, enums
 
-__all__ = ["Item", "Scope", "conjuncts", "item_columns", "may_rescan"]
+__all__ = ["CteScope", "Item", "Scope", "column_of", "conjuncts", "item_columns", "item_of",
+           "may_rescan"]
+
+
+class CteScope:
+    """The CTE names visible at one point of a statement."""
+
+    __slots__ = ("ctes", "parent")
+
+    def __init__(self, parent: CteScope | None, ctes: Iterable[str] = ()) -> None:
+        self.parent = parent
+        self.ctes = frozenset(ctes)
+
+    def has_cte(self, name: str) -> bool:
+        scope: CteScope | None = self
+        while scope is not None:
+            if name in scope.ctes:
+                return True
+            scope = scope.parent
+        return False
 
 
 @dataclass(eq=False, slots=True)
@@ -101,3 +121,47 @@ def conjuncts(node: Any) -> list[Any]:
             out.extend(conjuncts(arg))
         return out
     return [node]
+
+
+def column_of(col: Any, scope: Scope) -> tuple[Any, str] | None:
+    """A column of a resource of this very scope, named unambiguously: (its reference,
+    the column)."""
+    if not isinstance(col, ast.ColumnRef):
+        return None
+    fields = col.fields or ()
+    if not all(isinstance(f, ast.String) for f in fields):
+        return None
+    names = [f.sval for f in fields]
+    if len(names) == 1:
+        owners = [r for r in scope.refs if r.resource.column(names[0]) is not None]
+        return (owners[0], names[0]) if len(owners) == 1 else None
+    if len(names) == 2:
+        for ref in scope.refs:
+            if ref.alias == names[0] and ref.resource.column(names[1]) is not None:
+                return ref, names[1]
+    if len(names) == 3:
+        for ref in scope.refs:
+            if (not ref.has_alias and ref.name == names[1] and ref.schema == names[0]
+                    and ref.resource.column(names[2]) is not None):
+                return ref, names[2]
+    return None
+
+
+def item_of(col: Any, scope: Scope) -> Item | None:
+    """The FROM item, in this scope or an enclosing one, that a column belongs to."""
+    if not isinstance(col, ast.ColumnRef) or not all(
+            isinstance(f, ast.String) for f in col.fields or ()):
+        return None
+    names = [f.sval for f in col.fields or ()]
+    for s in scope.chain():
+        if len(names) == 1:
+            owners = [it for it in s.items.values() if names[0] in item_columns(it)]
+            if len(owners) > 1:
+                return None
+            if owners:
+                return owners[0]
+        elif len(names) == 2 and names[0] in s.items:
+            item = s.items[names[0]]
+            ok = item.ref is None or item.ref.resource.column(names[1]) is not None
+            return item if ok else None
+    return None

@@ -30,10 +30,11 @@ from glove_scratchpad import errors
 
 from . import gate
 from .allowlist import DISCOVER
+from .known import Known
 from .statement_kinds import statement_name
 
-__all__ = ["TEMP_HINT", "check", "is_temp_statement", "judge", "query_of", "query_start",
-           "temp_into", "temp_names"]
+__all__ = ["TEMP_HINT", "check", "check_known", "is_temp_statement", "judge", "query_of",
+           "query_start", "temp_into", "temp_names"]
 
 TEMP_HINT = ("Temporary tables hold a session's intermediate results: CREATE TEMP TABLE name "
              "(…) or CREATE TEMP TABLE name AS SELECT …; DROP TABLE and TRUNCATE take only "
@@ -102,10 +103,17 @@ def check(node: Any, *, is_resource: gate.IsResource,
         return is_resource(schema, name) or (schema is None and temp(name))
 
     if not is_temp_statement(node):
-        gate.check(node, is_resource=seen, **kw)
+        gate.check(node, is_resource=seen, is_temp=temp, **kw)
         return
     for part in judge(node, is_resource, temp):
-        gate.check(part, is_resource=seen, **kw)
+        gate.check(part, is_resource=seen, is_temp=temp, **kw)
+
+
+def check_known(node: Any, known: Known, **kw: Any) -> None:
+    """``check`` on the names a statement may use, as the engine hands them (``kw``: the
+    gate's other arguments)."""
+    check(node, is_resource=known.is_resource, is_temp=known.is_temp,
+          is_function=known.is_function, schemas=known.schemas, **kw)
 
 
 def _refuse(what: str) -> None:

@@ -43,6 +43,8 @@ NEXT_STEPS: dict[str, tuple[str, ...]] = {
         ("SELECT INTO",),
     "Drop the FOR UPDATE/SHARE clause":
         ("FOR UPDATE", "FOR SHARE nested"),
+    "Read first, then INSERT only what is new":
+        ("ON CONFLICT",),
     "Use TABLESAMPLE SYSTEM (percent) or BERNOULLI (percent)":
         ("tablesample method",),
     "Name the relation without its database":

@@ -152,6 +152,8 @@ REFUSED: dict[str, Refused] = {
     "COMMIT PREPARED": Refused("COMMIT PREPARED 'x'", UNSUPPORTED),
     "SELECT INTO": Refused("SELECT * INTO t FROM github_pr WHERE number = 1", PRIV),
     "FOR UPDATE": Refused("SELECT * FROM github_pr WHERE number = 1 FOR UPDATE", UNSUPPORTED),
+    "ON CONFLICT": Refused("INSERT INTO github_pr (number, title) VALUES (1, 'x') "
+                           "ON CONFLICT DO NOTHING", UNSUPPORTED),
     "FOR SHARE nested": Refused(
         "SELECT * FROM (SELECT * FROM github_pr WHERE number = 1 FOR SHARE) s", UNSUPPORTED),
     "tablesample method": Refused("SELECT * FROM github_pr TABLESAMPLE evil (1)", NO_FUNCTION),
