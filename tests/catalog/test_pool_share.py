@@ -25,7 +25,7 @@ from glove_scratchpad.server.engine.guard import Limits
 from glove_scratchpad.server.net.auth import User, make_verifier
 from glove_scratchpad.server.net.server import Server
 
-from ..engine.fix_kept import Counts, database_name, resources
+from ..engine.fix_cache import Counts, database_name, resources
 from ..fix_server import serving
 
 PASSWORDS = {"ann": "ann-pw", "bob": "bob-pw", "carol": "carol-pw"}

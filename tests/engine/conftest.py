@@ -1,5 +1,5 @@
-"""Fixtures of the kept-call tests (test_kept.py, test_fast.py): the served
-database over ``fix_kept.resources``, and the counts of its calls and injected rows."""
+"""Fixtures of the kept-call tests (test_cache.py, test_fast.py): the served
+database over ``fix_cache.resources``, and the counts of its calls and injected rows."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from glove_scratchpad.server import Database
 
-from .fix_kept import Counts, counting, serve
+from .fix_cache import Counts, counting, serve
 
 
 @pytest.fixture

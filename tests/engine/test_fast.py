@@ -20,7 +20,7 @@ from glove_scratchpad.server.engine.guard import Limits
 from glove_scratchpad.server.engine.prepared import VARIANTS, Variants
 from glove_scratchpad.server.engine.view import PLAN_CACHE_SIZE
 
-from .fix_kept import BIG, serve
+from .fix_cache import BIG, serve
 
 
 @pytest.fixture

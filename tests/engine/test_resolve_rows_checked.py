@@ -19,7 +19,7 @@ from glove_scratchpad.server import Database
 from glove_scratchpad.server.engine.guard import Limits
 
 from ..fix_server import dsn, fetch, serving
-from .fix_kept import database_name
+from .fix_cache import database_name
 
 SPILL = 1000  # from this many rows, a call is copied into a table of its statement's
 ROWS: dict[str, list[dict[str, Any]]] = {}

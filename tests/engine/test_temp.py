@@ -19,7 +19,7 @@ from glove_scratchpad.server.engine.guard import Limits
 
 from ..fix_server import dsn as dsn_of
 from ..fix_server import serving
-from .fix_kept import database_name
+from .fix_cache import database_name
 
 
 class Pick(BaseModel):

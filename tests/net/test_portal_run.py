@@ -22,7 +22,7 @@ from glove_scratchpad.server import Database
 from glove_scratchpad.server.engine.guard import Limits
 from glove_scratchpad.server.net.connection import ClientHandler
 
-from ..engine.fix_kept import BIG, counting, database_name, serve
+from ..engine.fix_cache import BIG, counting, database_name, serve
 from ..fix_server import dsn as dsn_of
 from ..fix_server import serving
 

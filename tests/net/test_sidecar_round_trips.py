@@ -19,7 +19,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from glove_scratchpad.server.net.operator import OperatorPort
 
-from ..engine.fix_kept import counting, serve
+from ..engine.fix_cache import counting, serve
 from ..fix_metrics import counted
 
 PURPOSES = ("describe", "run", "populate", "audit", "journal", "cache", "other")

@@ -18,7 +18,7 @@ from glove_scratchpad.server.engine.guard import Limits
 from glove_scratchpad.server.net.sink import ClientSocket
 from glove_scratchpad.stream import STREAM_AT
 
-from ..engine.fix_kept import BIG, counting, serve
+from ..engine.fix_cache import BIG, counting, serve
 
 PAD = 100
 WIDE = f"SELECT id, label, repeat('x', {PAD}) AS pad FROM big WHERE id <= $1 ORDER BY id"

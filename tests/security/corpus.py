@@ -126,7 +126,7 @@ ATTACKS: list[tuple[str, str]] = [
     # -- admin, other sessions, sleeping --------------------------------------------------
     ("SELECT pg_terminate_backend(pid) FROM github_pr WHERE number = 1", PRIV),
     # Alone, pg_cancel_backend(pid) and pg_backend_pid() are the server's own
-    # (tests/engine/test_backends.py); anywhere else, refused.
+    # (tests/engine/test_activity.py); anywhere else, refused.
     ("SELECT pg_cancel_backend(pid) FROM github_pr WHERE number = 1", UNSUPPORTED),
     ("SELECT pg_reload_conf()", PRIV),
     ("SELECT pg_rotate_logfile()", PRIV),

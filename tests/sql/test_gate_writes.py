@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from glove_scratchpad.resources import define_resource
 from glove_scratchpad.server import Database
 
-from ..engine.fix_kept import database_name
+from ..engine.fix_cache import database_name
 from ..fix_server import dsn as dsn_of
 from ..fix_server import serving
 

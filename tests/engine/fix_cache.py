@@ -1,5 +1,5 @@
 """Kept-call resources and a served database that counts calls and injected rows
-(tests/engine/test_kept.py, test_fast.py)."""
+(tests/engine/test_cache.py, test_fast.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a result shows its client (``engine/shown.py``), through the wire: the notices that
+"""What a result shows its client (``engine/result_limits.py``), through the wire: the notices that
 ``client_min_messages`` lets through, and no others."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from glove_scratchpad.server import Database
 from glove_scratchpad.server.engine.guard import Limits
 
 from ..fix_server import dsn, serving
-from .fix_kept import Counts, database_name
+from .fix_cache import Counts, database_name
 
 SPILL = 1000
 

@@ -17,7 +17,7 @@ from glove_scratchpad.catalog import cache_schema
 from glove_scratchpad.server import Database
 from glove_scratchpad.server.engine.guard import Limits
 
-from .fix_kept import BIG, database_name, resources
+from .fix_cache import BIG, database_name, resources
 
 
 async def kept_tables(sidecar: Any, db: Database) -> list[str]:
