@@ -10,8 +10,8 @@ Rules:
 - One run at a time. Bytes that arrive meanwhile wait; at its end the next run that
   waits is answered so too, else the task wakes for them.
 - Not while the client's transport is full: the task's way waits for it to drain.
-- A run the session declines is remembered (``declined``): the task takes it, and
-  need not ask again.
+- A run the session declines, or whose start met our bug, is remembered
+  (``declined``): the task takes it, and need not ask again.
 - A cancel stops a run with 57014, answered as its outcome. The client gone stops it
   with no answer. Either way the connection is PARKED again.
 - Our own bug while starting a run is logged and counted (``internal``), and the
@@ -63,10 +63,9 @@ class Answering:
         try:
             args = portal_run.fast_args(h, run)
             stop = None if args is None else h.session.answer_read(*args, self._done)
-        except Exception as exc:  # the task's way reads it again, and answers its error
+        except Exception as exc:  # the task's way takes it, and answers its error
             internal_error(exc, "starting a portal run in callbacks")
-            h.rows_head = None
-            return False
+            stop = None
         if stop is None:
             h.rows_head = None
             self.declined = run
