@@ -17,7 +17,7 @@ Rules:
 - Our own bug while starting a run is logged and counted (``internal``), and the
   task answers the run its way; while answering one, its reply is lost: the
   connection ends with XX000.
-- ``h`` is the connection (``ClientHandler``); this module imports none of its own.
+- ``h`` is the connection (``ClientHandler``), which this module does not import.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ Rules:
   would answer; portals end with it, as at Sync outside a block. What goes before
   the rows, the tag and ReadyForQuery go encoded, like a relayed row: messages the
   normal phase always allows, with no state to check.
-- ``h`` is the connection (``ClientHandler``); this module imports none of its own.
+- ``h`` is the connection (``ClientHandler``), which this module does not import.
 """
 
 from __future__ import annotations
