@@ -18,8 +18,9 @@ import os
 from typing import Any
 
 __all__ = ["MULTIPROCESS_ENV", "approval_decided", "approvals_pending", "call", "connection",
-           "enable", "enabled", "kept", "process_ended", "rate_wait", "registry", "retry",
-           "sidecar_restart", "sidecar_round_trip", "statement", "transaction", "write"]
+           "enable", "enabled", "internal_error", "kept", "process_ended", "rate_wait",
+           "registry", "retry", "sidecar_restart", "sidecar_round_trip", "statement",
+           "transaction", "write"]
 
 MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 ROUND_TRIP_PURPOSES = ("describe", "run", "populate", "audit", "journal", "cache", "other")
@@ -100,6 +101,9 @@ class _Metrics:
             ["purpose"])
         # Counted on every exchange with the sidecar: the children looked up once.
         self.round_trips = {p: self.sidecar_round_trips.labels(p) for p in ROUND_TRIP_PURPOSES}
+        self.internal_errors = Counter(
+            "glove_internal_errors", "The server's own bugs met while serving a client: each "
+            "answered XX000, its traceback in the log")
 
 
 _metrics: _Metrics | None = None
@@ -220,3 +224,10 @@ def sidecar_round_trip(purpose: str) -> None:
     m = _metrics
     if m is not None:
         m.round_trips[purpose].inc()
+
+
+def internal_error() -> None:
+    """One of the server's own bugs met while serving a client (answered XX000)."""
+    m = _metrics
+    if m is not None:
+        m.internal_errors.inc()

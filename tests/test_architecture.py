@@ -26,8 +26,9 @@ ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 600
 # What the network layer may use of a session: running (a portal run's fast read too,
 # awaited or answered in callbacks),
-# describing, failing statements, and the connection's facts it sets.
-NET_CONTRACT = frozenset({"answer_read", "canceller", "close", "copy", "describe",
+# describing, failing statements, whether a COMMIT runs (a cancel spares it), and the
+# connection's facts it sets.
+NET_CONTRACT = frozenset({"answer_read", "canceller", "close", "committing", "copy", "describe",
                           "describe_cursor", "endpoint",
                           "execute", "fail", "fast_read", "new_request", "pid", "run",
                           "sink", "tx_status", "user", "writes"})

@@ -127,6 +127,17 @@ class Session:
         return self.tx.state._value_  # not ``value``: a property, a Python call per read
 
     @property
+    def committing(self) -> bool:
+        """Whether the statement running is a COMMIT (or END), which a cancel does not
+        stop, as in Postgres. Asked only when a cancel comes: its text is parsed again
+        then (a cached parse), unless too long to be parsed on the event loop."""
+        from ..sql.parse import OFF_LOOP_BYTES
+
+        if self.current is None or len(self.query) > OFF_LOOP_BYTES:
+            return False
+        return any(s.commits for s in parse(self.query))
+
+    @property
     def settings(self) -> dict[str, str]:
         """The settings in effect (SET, SET LOCAL), sent with each statement: read only."""
         return self.session_settings.now

@@ -5,6 +5,10 @@
   config, the Database, and the registry of connections and tasks that
   CancelRequest and shutdown use.
 - ``connection``: one client connection, simple and extended protocol (``ClientHandler``).
+- ``phases``: a connection's phases and the moves between them, as data (``Phase``).
+- ``portal_run``: Bind, [Describe], Execute and Sync that arrived together, answered in
+  one pass; ``callbacks``: such a run answered in the transports' callbacks, no task.
+- ``internal``: our own bugs: logged with their traceback, counted, and answered XX000.
 - ``sink``: a client's socket as the rest reaches it: its output buffer, a result's
   rows relayed as they come (``ClientSocket``), its end when its slot is wanted.
 - ``slots``: start-up slots (in total, per client address) and session slots, the
@@ -27,8 +31,10 @@
 
 Imports point one way. ``server`` imports ``connection``, which imports
 ``startup`` (which imports ``copy``), ``portals``, ``suspended`` (which imports
-``portals`` and ``sink``) and ``statements``; ``server`` also
-imports ``relay`` and ``peers``, which import ``state``. ``connection`` also imports
-``sink``, and ``state`` imports ``slots``. ``sink``, ``slots``, ``auth``, ``copy`` and
-``operator`` import no other module here, and nothing imports ``server``.
+``portals`` and ``sink``), ``callbacks`` (which imports ``portal_run``, which imports
+``portals``), ``phases``, ``internal`` and ``statements`` (which imports ``internal``);
+``server`` also imports ``relay`` and ``peers``, which import ``state``. ``connection``
+also imports ``sink``, and ``state`` imports ``slots``. ``sink``, ``slots``, ``auth``,
+``copy``, ``phases``, ``internal`` and ``operator`` import no other module here, and
+nothing imports ``server``.
 """

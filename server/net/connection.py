@@ -7,35 +7,33 @@ transport into the codec, and one task per connection decodes and runs what
 they say, statements included. So a statement costs no task of its own and no
 hop through a queue. Start-up is ``startup``'s job; a text's parse within its
 limits, ``statements``'s; the bookkeeping of statements and portals, ``portals``'s;
-an Execute, and portals read in parts, ``suspended``'s.
-What the connection shares with the server is a ``ServerState`` (``state``).
+an Execute, and portals read in parts, ``suspended``'s; a portal run answered in one
+pass, ``portal_run``'s, and in the transports' callbacks, ``callbacks``'s; our own
+bugs, ``internal``'s. What the connection shares with the server is a
+``ServerState`` (``state``).
 
 Rules:
+- The connection is in one phase at a time (``phases``: starting, reading, parked,
+  answering in callbacks, running, canceling, closed), and moves only as the table
+  of moves allows: what a cancel, a client gone or new bytes do follows from it.
 - The connection reads and changes its transaction only through the session's
   API: ``session.tx_status`` for ReadyForQuery, and ``session.fail()`` when an
   error outside a statement (Parse, Bind, Describe, a cancel) must abort it.
 - A client that disconnects mid-statement is noticed at once
   (``connection_lost``), and its statement is cancelled. So is one whose
   CancelRequest names it.
-- A COMMIT is not canceled half-way, as in Postgres: a CancelRequest that
-  names a connection running COMMIT is ignored. A client gone mid-COMMIT still
-  cancels the connection's task, but the writes fire on in their own task
-  (``engine.commit``) and end journaled.
+- A COMMIT is not canceled half-way, as in Postgres: a CancelRequest that names a
+  connection whose session runs a COMMIT (``Session.committing``) is ignored. A
+  client gone mid-COMMIT still cancels the connection's task, but the writes fire
+  on in their own task (``engine.commit``) and end journaled.
 - Output is buffered. It is written at Sync, at Flush, at the end of a simple
   Query, and at once on an error. A full transport pauses the writer until it
   drains. Input beyond ``READ_AHEAD`` unread bytes pauses reading.
 - After an error in the extended protocol, messages are discarded until Sync. A
   refused FunctionCall is answered with ErrorResponse, then ReadyForQuery.
-- A prepared read whose Bind, Describe (or none), Execute and Sync arrived together,
-  outside a transaction block, is a portal run. When the session can answer it from
-  its calls' caches, it is answered in one pass: in the transports' callbacks, the
-  task left parked (``answer``: ``Session.answer_read``), or, with no idle sidecar
-  connection, by the task (``portal_run``: ``Session.fast_read``). A compiled read
-  with a call to make is answered in one pass by the task. Any other has its
-  messages read one by one. The client cannot tell these apart but by their time.
 - A protocol violation by the client ends its connection with 08P01. Our own
-  bug answers XX000 with a generic message, and the traceback goes to the log.
-  Neither disturbs any other connection.
+  bug answers XX000 with a generic message, and the traceback goes to the log
+  (``internal``). Neither disturbs any other connection.
 """
 
 from __future__ import annotations
@@ -48,7 +46,6 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 from glove_scratchpad import errors, metrics
-from glove_scratchpad.catalog import StepResult
 from glove_scratchpad.wire import (
     NEED_DATA,
     Bind,
@@ -72,7 +69,6 @@ from glove_scratchpad.wire import (
     ParameterStatus,
     Parse,
     ParseComplete,
-    PortalRun,
     ProtocolError,
     Query,
     ReadyForQuery,
@@ -84,8 +80,11 @@ from glove_scratchpad.wire import (
 
 from ..engine.result import Notice, Result
 from ..engine.session import ParsedStatement, Session
+from . import portal_run, suspended
 from . import portals as p
-from . import suspended
+from .callbacks import Answering
+from .internal import internal_error
+from .phases import RUNS, ImpossibleMove, Phase, check
 from .sink import ClientSocket, row_description
 from .sink import Closed as _Closed
 from .slots import address_of
@@ -99,10 +98,10 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 READ_AHEAD = 1024 * 1024  # unread bytes buffered before reading pauses
-# Messages of the extended protocol, answered by ``_extended``; FunctionCall is refused.
+# Messages of the extended protocol, answered by ``answer_extended``; FunctionCall is
+# refused.
 _EXTENDED = frozenset((Bind, Execute, Describe, Parse, Close))
 _BIND_COMPLETE = BindComplete()
-_DESCRIBE_PORTAL, _EXECUTE = Describe("P", ""), Execute("", 0)  # a portal run's, decoded
 
 
 class ClientHandler(ClientSocket):
@@ -118,19 +117,21 @@ class ClientHandler(ClientSocket):
         self.task: asyncio.Task[None] | None = None
         self.key: BackendKey | None = None  # set once start-up sent BackendKeyData
         self.session: Session | None = None
-        self.prepared: dict[str, p.Prepared] = {}
+        self.statements: dict[str, p.ClientStatement] = {}  # the client's, by name
         self.portals = suspended.Portals()
-        self.running = False  # a statement is running: a cancel would stop it
-        self.cancel_requested = False
-        self.committing = False  # the statement running is a COMMIT (END)
+        self.phase = Phase.STARTING  # moves along ``phases.MOVES`` alone (``move``)
         self.peer: Any = None
         self.local: Any = None
-        self.parked = False  # the task waits for a request's first bytes
-        # A run answered in callbacks: what stops it, and the run; the last one declined.
-        self.answering: Callable[[errors.SqlError | None], None] | None = None
-        self.answered: PortalRun | None = None
-        self.declined: PortalRun | None = None
-        self._answer_head = self._head_of_answered  # bound once: asked of every run
+        self.answering = Answering(self)  # its portal runs answered in callbacks
+
+    @property
+    def running(self) -> bool:
+        """A statement runs in the task: a cancel would stop it, a shutdown waits for it."""
+        return self.phase in RUNS
+
+    def move(self, to: Phase) -> None:
+        """The next phase, if the table allows it; else ``ImpossibleMove``: our bug."""
+        self.phase = check(self.phase, to)
 
     # -- the transport's callbacks -----------------------------------------------
 
@@ -141,32 +142,41 @@ class ClientHandler(ClientSocket):
         self.task = asyncio.get_running_loop().create_task(self.serve())
 
     def connection_lost(self, exc: Exception | None) -> None:
-        stop, self.answering = self.answering, None
-        if stop is not None:
-            stop(None)  # a client that went away stops what it was running
+        phase = self.phase
+        if phase is Phase.ANSWERING:
+            self.answering.stop(None)  # a client that went away stops what it was running
         super().connection_lost(exc)
-        if self.running and self.task is not None:
+        if phase in RUNS and self.task is not None:
             self.task.cancel()  # a client that went away cancels what it was running
 
     def data_received(self, data: bytes) -> None:
         self.received(data)
-        self._arrived()
+        self.on_bytes()
 
     def eof_received(self) -> bool:
         self.closed = True
-        self._arrived()
+        self.on_bytes()
         return False
 
-    def _arrived(self) -> None:
+    def on_bytes(self) -> None:
         """Bytes came (or the end): while the task is parked, a portal run is answered in
-        callbacks if it can be (``answer``), else the task wakes; during one, they wait."""
-        if self.answering is not None:
-            return
-        if self.parked and not self.closed:
-            run = self.conn.portal_run()
-            if run is not None and self.answer(run):
+        callbacks if it can be (``callbacks``), else the task wakes; during one, they wait.
+        Our bug here ends the connection with XX000 (``internal``)."""
+        try:
+            phase = self.phase
+            if phase is Phase.ANSWERING:
                 return
+            if phase is Phase.PARKED and not self.closed:
+                run = self.conn.portal_run()
+                if run is not None and self.answering.start(run):
+                    return
+        except Exception as exc:
+            self.evict(internal_error(exc, "in the transport's callbacks"))
         self.wake()
+
+    def writable(self) -> bool:
+        """Whether the transport takes more output now (else a writer waits to drain)."""
+        return self._drained is None
 
     # -- output (and ``ClientSocket``'s) -----------------------------------------
 
@@ -220,6 +230,9 @@ class ClientHandler(ClientSocket):
         except asyncio.CancelledError:
             pass  # shutdown (or a client gone mid-statement) ended this connection
         finally:
+            if self.phase is Phase.ANSWERING:
+                self.answering.stop(None)  # shut down: its reply would find no one
+            self.move(Phase.CLOSED)
             metrics.connection(-1)
             if self.session is not None:
                 self.state.slots.sign_out()
@@ -254,14 +267,14 @@ class ClientHandler(ClientSocket):
             self.session.sink = self
             metrics.connection(1, session=True)
             self.state.register(started.key, self)
+            self.move(Phase.READING)
             await self.main_loop()
         except (_Closed, ConnectionError, asyncio.IncompleteReadError, ssl.SSLError):
             pass
         except ProtocolError as exc:
             await self._fatal(errors.ProtocolViolation(str(exc)))
-        except Exception:
-            log.exception("internal error serving %s", self.peer)
-            await self._fatal(errors.InternalError("internal error"))
+        except Exception as exc:
+            await self._fatal(internal_error(exc, "serving %s", self.peer))
 
     async def _fatal(self, err: errors.SqlError) -> None:
         """The error the connection ends with, if it can still be sent."""
@@ -276,18 +289,13 @@ class ClientHandler(ClientSocket):
         synced = True  # at a request's first message, where a portal run may begin
         while True:
             if synced:
-                if self.answering is not None or not self.conn.buffered:
-                    self.parked = True  # a portal run may be answered meanwhile (_arrived)
-                    try:
-                        if not await self.more_data():
-                            raise _Closed()
-                    finally:
-                        self.parked = False
+                if self.phase is Phase.ANSWERING or not self.conn.buffered:
+                    await self._park()
                     continue
                 run = self.conn.portal_run()  # Bind, [Describe], Execute, Sync, all here
                 if run is not None:
-                    if run is self.declined or not self.answer(run):
-                        await self.portal_run(run, pending)
+                    if run is self.answering.declined or not self.answering.start(run):
+                        await portal_run.in_task(self, run, pending)
                         pending = p.Pending()
                     continue
             msg = await self.read_event()
@@ -312,6 +320,18 @@ class ClientHandler(ClientSocket):
                     hint="Call the function in a SELECT."))
                 await self.sync()
 
+    async def _park(self) -> None:
+        """Wait for a request's first bytes; a portal run may be answered meanwhile, in
+        callbacks (``on_bytes``). A run answered so already keeps the task parked."""
+        if self.phase is not Phase.ANSWERING:
+            self.move(Phase.PARKED)
+        try:
+            if not await self.more_data():
+                raise _Closed()
+        finally:
+            if self.phase is Phase.PARKED:
+                self.move(Phase.READING)
+
     async def sync(self) -> None:
         """Sync: the end of a request, and of every portal outside a transaction block."""
         if self.tx_status() == "I":
@@ -325,119 +345,11 @@ class ClientHandler(ClientSocket):
         """Run one statement in the connection's task; a cancel stops it there.
         ``relay``: what goes before its rows, if they may be relayed as they come."""
         assert self.session is not None
-        self.committing = stmt.commits
         self.relaying(relay)
         try:
             return await self.cancellable(self.session.run(stmt, params, request, formats))
         finally:
             self.rows_head = None
-
-    async def portal_run(self, run: PortalRun, pending: p.Pending) -> bool:
-        """Bind, [Describe], Execute and Sync that arrived together. A compiled read
-        outside a transaction block (``Session.fast_read``) is answered in one pass
-        (True); any other runs the decoded messages one by one, as if read so (False).
-        The client gets the same messages either way."""
-        self.conn.take(run)
-        assert self.session is not None
-        try:
-            args = self._fast_args(run)
-            work = None if args is None else self.session.fast_read(*args)
-        except Exception as exc:  # our bug: an error of the run's, and the connection goes on
-            self._failed(_EXECUTE, exc)
-            await self.sync()
-            return False
-        if work is None:
-            for msg in (run.bind, *((_DESCRIBE_PORTAL,) if run.describe else ()), _EXECUTE):
-                try:
-                    await self._extended(msg, pending)
-                except Exception as exc:
-                    self._failed(msg, exc)  # what recovery would drop is this run's rest
-                    break
-            await self.sync()
-            return False
-        self.relaying(self._run_head(run))
-        try:
-            outcome: Result | Exception = await self.cancellable(work)
-        except Exception as exc:
-            outcome = exc
-        finally:
-            self.rows_head = None
-        self._send_run(run, outcome)
-        await self.flush()
-        return True
-
-    def _send_run(self, run: PortalRun, outcome: Result | StepResult | Exception) -> None:
-        """A fast read's messages: as Bind, [Describe], Execute and Sync would answer,
-        read one by one (a ``StepResult``: the sidecar's reply, relayed). Like a relayed
-        row, ReadyForQuery goes encoded: a message the normal phase always allows."""
-        self.portals.clear()  # outside a transaction block, as at Sync
-        if not self.relayed:  # else it went before the rows
-            self.out.append(p.run_head(self.prepared[run.bind.statement], run))
-        if isinstance(outcome, StepResult):
-            self.send_rows(outcome.rows)
-            self.out.append(p.tag_bytes(outcome.tag))
-        elif isinstance(outcome, Exception):
-            self._failed(_EXECUTE, outcome)
-        else:
-            self.send_notices(outcome.notices)
-            self.send_rows(outcome.data_rows)
-            self.out.append(p.tag_bytes(outcome.command_tag))
-        self.out.append(p.READY_BYTES[self.tx_status()])
-
-    def _run_head(self, run: PortalRun) -> Callable[[bytes], bytes]:
-        return lambda _: p.run_head(self.prepared[run.bind.statement], run)
-
-    def _head_of_answered(self, _: bytes) -> bytes:
-        run = self.answered
-        assert run is not None  # rows come after ``answer`` set it
-        return p.run_head(self.prepared[run.bind.statement], run)
-
-    def _fast_args(self, run: PortalRun) -> tuple[ParsedStatement, list[Param],
-                                                  tuple[int, ...]] | None:
-        """A portal run's statement, parameters and formats, if it may be a fast read."""
-        prepared = p.fast_statement(self.prepared, run) if self.tx_status() == "I" else None
-        if prepared is None or prepared.stmt is None:
-            return None
-        return prepared.stmt, p.params_of(prepared, run.bind), tuple(run.bind.result_formats)
-
-    def answer(self, run: PortalRun) -> bool:
-        """Start a portal run answered in the transports' callbacks: whether it started.
-        Not while the transport's buffer is full: the task path waits for it to drain."""
-        if self._drained is not None or self.session is None:
-            return False
-        self.relayed, self.rows_head = False, self._answer_head
-        try:
-            args = self._fast_args(run)
-            stop = None if args is None else self.session.answer_read(*args, self._answered)
-        except Exception:  # the task path reads it again, and answers with its error
-            log.exception("internal error starting a portal run in callbacks")
-            self.rows_head = None
-            return False
-        if stop is None:
-            self.rows_head = None
-            self.declined = run  # the task takes it, and need not ask again
-            return False
-        self.conn.take(run)
-        self.answering, self.answered = stop, run
-        return True
-
-    def _answered(self, outcome: Result | StepResult | errors.SqlError) -> None:
-        """A portal run answered in callbacks is over: its reply, in one write; then the
-        next run that waits, or the task wakes."""
-        run = self.answered
-        self.answering = self.answered = self.rows_head = None
-        assert run is not None
-        try:
-            self._send_run(run, outcome)
-            if not self.closed:
-                self.write(b"".join(self.out))
-        except Exception:
-            log.exception("internal error answering a portal run")
-            self.transport.close()  # type: ignore[union-attr]  # the reply is lost, so is the client
-        self.out.clear()
-        self.out_size = 0
-        if self.closed or self.conn.buffered:
-            self._arrived()  # the next run that waits, answered so too; else the task wakes
 
     async def cancellable(self, work: Coroutine[Any, Any, T]) -> T:
         """Await a statement's run in the connection's task; a cancel stops it there."""
@@ -447,28 +359,32 @@ class ClientHandler(ClientSocket):
             # TaskGroup leaves one when a child fails late) would turn this statement's
             # cancel into the end of the connection.
             self.task.uncancel()
-        self.cancel_requested = False
-        self.running = True
+        try:
+            self.move(Phase.RUNNING)
+        except ImpossibleMove:
+            work.close()  # never started: nothing to wait for
+            raise
         try:
             result = await work
         except asyncio.CancelledError:
             # Ours alone (not also a shutdown's, or a client gone): the connection goes on.
-            if self.cancel_requested and not self.closed and self.task.uncancel() == 0:
+            if (self.phase is Phase.CANCELING and not self.closed
+                    and self.task.uncancel() == 0):
                 self.session.fail()
                 raise errors.QueryCanceled("canceling statement due to user request") from None
             raise
         finally:
-            self.running = self.committing = False
+            self.move(Phase.READING)
         return result
 
     def cancel(self) -> None:
-        if self.answering is not None:
-            self.answering(errors.QueryCanceled("canceling statement due to user request"))
-            return
-        if self.committing:
-            return  # its writes fire to the end (like Postgres's COMMIT, not cancelable)
-        if self.running and not self.cancel_requested and self.task is not None:
-            self.cancel_requested = True
+        """A CancelRequest's: stop the statement running, unless it is a COMMIT."""
+        phase = self.phase
+        if phase is Phase.ANSWERING:
+            self.answering.stop(errors.QueryCanceled("canceling statement due to user request"))
+        elif (phase is Phase.RUNNING and self.task is not None and self.session is not None
+              and not self.session.committing):  # its writes fire to the end, as in Postgres
+            self.move(Phase.CANCELING)
             self.task.cancel()
 
     def send_result(self, result: Result, *, describe: bool) -> None:
@@ -504,12 +420,12 @@ class ClientHandler(ClientSocket):
             except Exception as exc:
                 self.send_error(error_of(exc, "running %r", stmt.sql[:200]))
                 break
-            p.forget(result.released, self.prepared, self.portals)
+            p.forget(result.released, self.statements, self.portals)
             self.send_result(result, describe=True)
             await self.maybe_flush()
         # A simple Query replaces the unnamed statement and portal, and portals end with
         # their transaction (also one ended by a COMMIT or ROLLBACK sent here).
-        self.prepared.pop("", None)
+        self.statements.pop("", None)
         self.portals.pop("", None)
         if self.tx_status() == "I":
             self.portals.clear()
@@ -518,33 +434,33 @@ class ClientHandler(ClientSocket):
 
     async def extended(self, msg: Any, pending: p.Pending) -> None:
         try:
-            await self._extended(msg, pending)
+            await self.answer_extended(msg, pending)
         except Exception as exc:
-            self._failed(msg, exc)
+            self.failed(msg, exc)
             self.conn.start_error_recovery()  # the codec drops what comes until Sync
             await self.flush()
 
-    def _failed(self, msg: Any, exc: Exception) -> None:
+    def failed(self, msg: Any, exc: Exception) -> None:
         """The error of an extended-protocol message (called where it was caught): ours
         is XX000, with its traceback in the log; a recursion too deep is 54001."""
         if not isinstance(exc, errors.SqlError):
             exc = error_of(exc, "in %s", type(msg).__name__)
         self.send_error(exc)
 
-    async def _extended(self, msg: Any, pending: p.Pending) -> None:
+    async def answer_extended(self, msg: Any, pending: p.Pending) -> None:
         kind = type(msg)
         if kind is Bind:
-            p.bind(msg, self.prepared, self.portals)
+            p.bind(msg, self.statements, self.portals)
             self.send(_BIND_COMPLETE)
         elif kind is Execute:
             await suspended.execute(self, p.find_portal(self.portals, msg.portal), msg.max_rows,
                                     pending)
         elif kind is Parse:
-            p.prepare(msg, self.prepared, await parsed(msg.query, self.state.config))
+            p.prepare(msg, self.statements, await parsed(msg.query, self.state.config))
             self.send(ParseComplete())
         elif kind is Describe:
             if msg.kind == "S":
-                param_oids, fields = await self._describe(p.find_statement(self.prepared,
+                param_oids, fields = await self._describe(p.find_statement(self.statements,
                                                                            msg.name))
                 self.send(ParameterDescription(param_oids))
                 self.send(NoData() if fields is None else RowDescription(fields))
@@ -553,24 +469,24 @@ class ClientHandler(ClientSocket):
                 self.send(RowDescription(self.session.describe_cursor(msg.name)))
             else:
                 portal = p.find_portal(self.portals, msg.name)
-                fields = (await self._describe(portal.prepared))[1]
+                fields = (await self._describe(portal.statement))[1]
                 self.send(NoData() if fields is None else portal.row_description(fields))
         elif kind is Close:
             if msg.kind == "S":
-                self.prepared.pop(msg.name, None)
+                self.statements.pop(msg.name, None)
             else:
                 self.portals.pop(msg.name, None)
             self.send(CloseComplete())
         else:
             raise errors.ProtocolViolation(f"unexpected message {type(msg).__name__}")
 
-    async def _describe(self, prepared: p.Prepared
+    async def _describe(self, statement: p.ClientStatement
                         ) -> tuple[tuple[int, ...], tuple[FieldDescription, ...] | None]:
-        if prepared.described is None:
-            if prepared.stmt is None:
-                prepared.described = ((), None)
+        if statement.described is None:
+            if statement.stmt is None:
+                statement.described = ((), None)
             else:
                 assert self.session is not None
-                prepared.described = await self.session.describe(prepared.stmt,
-                                                                 prepared.param_oids)
-        return prepared.described
+                statement.described = await self.session.describe(statement.stmt,
+                                                                  statement.param_oids)
+        return statement.described

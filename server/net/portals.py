@@ -49,9 +49,9 @@ from ..engine.session import ParsedStatement
 from ..sql.analysis import param_numbers
 
 __all__ = [
+    "ClientStatement",
     "Pending",
     "Portal",
-    "Prepared",
     "bind",
     "fast_statement",
     "find_portal",
@@ -70,8 +70,8 @@ Description = tuple[tuple[int, ...], tuple[FieldDescription, ...] | None]  # (pa
 
 
 @dataclass
-class Prepared:
-    """A prepared statement."""
+class ClientStatement:
+    """A statement the client prepared (Parse), under its name ("" the unnamed one)."""
 
     name: str
     stmt: ParsedStatement | None  # None: the empty query
@@ -86,7 +86,7 @@ class Prepared:
 class Portal:
     """A bound statement: its parameters, its result formats, and how far it was read."""
 
-    prepared: Prepared
+    statement: ClientStatement
     params: list[Param]
     formats: tuple[int, ...]
     result: Result | None = None
@@ -96,7 +96,7 @@ class Portal:
 
     def row_description(self, fields: Sequence[FieldDescription]) -> RowDescription:
         """The statement's fields in this portal's result formats (kept per formats)."""
-        return row_description(self.prepared, self.formats, fields)
+        return row_description(self.statement, self.formats, fields)
 
     def fetch(self, max_rows: int) -> tuple[Sequence[Any], CommandComplete | PortalSuspended
                                                            | None]:
@@ -128,23 +128,24 @@ class Pending:
     notices: list[Notice] = field(default_factory=list)
 
 
-def prepare(msg: Parse, prepared: dict[str, Prepared],
-            statements: Sequence[ParsedStatement]) -> Prepared:
-    """Parse: the statement (``statements``, its text parsed), kept under its name."""
-    if msg.name and msg.name in prepared:
+def prepare(msg: Parse, statements: dict[str, ClientStatement],
+            parsed: Sequence[ParsedStatement]) -> ClientStatement:
+    """Parse: the statement (``parsed``, its text parsed), kept under its name."""
+    if msg.name and msg.name in statements:
         raise errors.DuplicatePreparedStatement(
             f'prepared statement "{msg.name}" already exists')
-    if len(statements) > 1:
+    if len(parsed) > 1:
         raise errors.SyntaxError("cannot insert multiple commands into a prepared statement",
                                  hint="Prepare one statement at a time.")
-    stmt = statements[0] if statements else None
-    made = prepared[msg.name] = Prepared(msg.name, stmt, tuple(msg.param_type_oids))
+    stmt = parsed[0] if parsed else None
+    made = statements[msg.name] = ClientStatement(msg.name, stmt, tuple(msg.param_type_oids))
     return made
 
 
-def bind(msg: Bind, prepared: dict[str, Prepared], portals: dict[str, Portal]) -> Portal:
+def bind(msg: Bind, statements: dict[str, ClientStatement], portals: dict[str, Portal]
+         ) -> Portal:
     """Bind: the portal, kept under its name."""
-    statement = find_statement(prepared, msg.statement)
+    statement = find_statement(statements, msg.statement)
     if msg.portal and msg.portal in portals:
         raise errors.DuplicateCursor(f'cursor "{msg.portal}" already exists')  # Postgres's words
     oids = statement.param_oids
@@ -161,7 +162,7 @@ def bind(msg: Bind, prepared: dict[str, Prepared], portals: dict[str, Portal]) -
     return portal
 
 
-def params_of(statement: Prepared, msg: Bind) -> list[Param]:
+def params_of(statement: ClientStatement, msg: Bind) -> list[Param]:
     """A Bind's values as parameters: each with its format, and its type as declared at
     Parse, else as Describe inferred it (0: unknown)."""
     oids = statement.param_oids
@@ -173,7 +174,7 @@ def params_of(statement: Prepared, msg: Bind) -> list[Param]:
     ]
 
 
-def row_description(statement: Prepared, formats: tuple[int, ...],
+def row_description(statement: ClientStatement, formats: tuple[int, ...],
                     fields: Sequence[FieldDescription]) -> RowDescription:
     """A statement's fields in the result formats of a Bind (kept per formats)."""
     described = statement.rows.get(formats)
@@ -183,29 +184,30 @@ def row_description(statement: Prepared, formats: tuple[int, ...],
     return described
 
 
-def fast_statement(prepared: dict[str, Prepared], run: PortalRun) -> Prepared | None:
+def fast_statement(statements: dict[str, ClientStatement], run: PortalRun
+                   ) -> ClientStatement | None:
     """The prepared statement of a portal run that may be a fast read (its statement
     known, its values counted, described if the run asks for its description)."""
     bind = run.bind
-    found = prepared.get(bind.statement)
+    found = statements.get(bind.statement)
     if (found is None or found.stmt is None or found.n_params != len(bind.params)
             or (run.describe and found.described is None)):
         return None
     return found
 
 
-def run_head(prepared: Prepared, run: PortalRun) -> bytes:
+def run_head(statement: ClientStatement, run: PortalRun) -> bytes:
     """What a fast read's Bind and [Describe] answer, encoded (kept per formats):
     BindComplete, and the portal's RowDescription (or NoData) when asked. Like a
     relayed row, each is a message the normal phase always allows: no state to check."""
     if not run.describe:
         return _BIND_COMPLETE
     formats = tuple(run.bind.result_formats)
-    head = prepared.row_bytes.get(formats)
+    head = statement.row_bytes.get(formats)
     if head is None:
-        fields = prepared.described[1] if prepared.described else None
-        head = prepared.row_bytes[formats] = _BIND_COMPLETE + (
-            _NO_DATA if fields is None else row_description(prepared, formats, fields).encode())
+        fields = statement.described[1] if statement.described else None
+        head = statement.row_bytes[formats] = _BIND_COMPLETE + (
+            _NO_DATA if fields is None else row_description(statement, formats, fields).encode())
     return head
 
 
@@ -219,8 +221,8 @@ def tag_bytes(tag: str) -> bytes:
 READY_BYTES = {status: ReadyForQuery(status).encode() for status in "IET"}
 
 
-def find_statement(prepared: dict[str, Prepared], name: str) -> Prepared:
-    found = prepared.get(name)
+def find_statement(statements: dict[str, ClientStatement], name: str) -> ClientStatement:
+    found = statements.get(name)
     if found is None:
         raise errors.InvalidSqlStatementName(f'prepared statement "{name}" does not exist')
     return found
@@ -233,13 +235,13 @@ def find_portal(portals: dict[str, Portal], name: str) -> Portal:
     return found
 
 
-def forget(released: Released | None, prepared: dict[str, Prepared],
+def forget(released: Released | None, statements: dict[str, ClientStatement],
            portals: dict[str, Portal]) -> None:
     """What a DISCARD, DEALLOCATE or CLOSE released, dropped from the protocol's own
     statements and portals."""
     if released is None:
         return
-    for names, held in ((released.statements, prepared), (released.portals, portals)):
+    for names, held in ((released.statements, statements), (released.portals, portals)):
         if names is None:
             held.clear()
         for name in names or ():

@@ -9,7 +9,8 @@
   them, after what goes before them (``rows_head``: its RowDescription in a simple
   Query, a portal run's BindComplete and description, nothing for an Execute), and
   the sidecar's socket is read only while this one is not full.
-- Its end when its start-up slot is wanted (``slots.Starting``).
+- Its end when its start-up slot is wanted (``slots.Starting``), or when our bug in
+  the transport's callbacks lost a reply (``internal``).
 
 Rules:
 - Rows are relayed only while the connection says so (``rows_head``, set for the
@@ -122,7 +123,8 @@ class ClientSocket(CodecProtocol):
         self.relay_from(None)
 
     def evict(self, err: errors.SqlError) -> None:
-        """End a connection still in its start-up with ``err``: its slot is wanted."""
+        """End the connection at once with ``err``, said FATAL: one still in its start-up
+        whose slot is wanted, or one whose reply our bug lost (``callbacks``)."""
         with contextlib.suppress(Exception):
             self.transport.write(ServerConnection().send(ErrorResponse(  # type: ignore[union-attr]
                 err.as_fields() | {"S": "FATAL", "V": "FATAL"})))

@@ -15,7 +15,6 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-import logging
 from typing import TYPE_CHECKING
 
 from glove_scratchpad import errors
@@ -29,13 +28,12 @@ from ..sql.parse import (
     parse_later,
     too_many_nodes,
 )
+from .internal import internal_error
 
 if TYPE_CHECKING:
     from ..config import ServerConfig
 
 __all__ = ["error_of", "parsed"]
-
-log = logging.getLogger(__name__)
 
 # A character takes at most this many bytes in UTF-8: a text this many times shorter
 # than the limit is within it, without being encoded to be measured.
@@ -67,10 +65,9 @@ async def parsed(sql: str, config: ServerConfig) -> tuple[ParsedStatement, ...]:
 def error_of(exc: Exception, doing: str, what: str) -> errors.SqlError:
     """The error a client gets for ``exc``, raised by its statement and not a SQL error:
     a RecursionError is a statement nested too deeply for a walk of its tree (54001);
-    anything else is our bug (XX000, with its traceback in the log)."""
+    anything else is our bug (``internal``: XX000, with its traceback in the log)."""
     if not isinstance(exc, RecursionError):
-        log.exception("internal error " + doing, what)
-        return errors.InternalError("internal error")
+        return internal_error(exc, doing, what)
     return errors.StatementTooComplex(
         "statement is nested too deeply for the server to judge it",
         hint=f"Nest it less: at most {MAX_DEPTH} levels are allowed, and fewer may be "

@@ -76,7 +76,7 @@ def _end(portal: p.Portal) -> None:
 async def execute(h: Any, portal: p.Portal, max_rows: int, pending: p.Pending) -> None:
     """Execute: ``portal``'s next ``max_rows`` rows (<= 0: all that are left), sent by
     ``h`` (the ``ClientHandler``), and the message that ends them."""
-    stmt = portal.prepared.stmt
+    stmt = portal.statement.stmt
     if stmt is None:
         h.send(EmptyQueryResponse())
         return
@@ -91,7 +91,7 @@ async def execute(h: Any, portal: p.Portal, max_rows: int, pending: p.Pending) -
         finally:
             request.fetch = 0
         portal.result = result
-        p.forget(result.released, h.prepared, h.portals)
+        p.forget(result.released, h.statements, h.portals)
         h.send_notices(result.notices)
         for name, value in result.parameters.items():
             h.send(ParameterStatus(name, value))

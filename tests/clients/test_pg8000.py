@@ -144,10 +144,10 @@ async def test_native_prepared_statement_is_reused(address, server):
         assert await in_thread(run) == [[ITEM_7], [(8, "item 8", 12.0)], [(9, "item 9", 13.5)]]
         # pg8000 keeps the BackendKeyData body as it came: the pid, then the secret.
         handler = handler_of(server, int.from_bytes(con._backend_key_data[:4], "big"))
-        assert [p.stmt.sql for name, p in handler.prepared.items() if name] == [
+        assert [p.stmt.sql for name, p in handler.statements.items() if name] == [
             "SELECT id, name, price FROM items WHERE id = $1"]
         await in_thread(ps.close)
-        assert [name for name in handler.prepared if name] == []  # Close (statement)
+        assert [name for name in handler.statements if name] == []  # Close (statement)
     finally:
         await in_thread(con.close)
 

@@ -289,7 +289,7 @@ async def test_named_prepared_statement_is_reused(dsn, server, binary):
 
         assert await in_thread(run) == [[ITEM_7], [(8, "item 8", 12.0)], [(9, "item 9", 13.5)]]
         handler = handler_of(server, c.conn.info.backend_pid)
-        named = [(name, p.stmt.sql) for name, p in handler.prepared.items() if name]
+        named = [(name, p.stmt.sql) for name, p in handler.statements.items() if name]
         # One Parse of a named statement; every later execution only Binds it.
         assert named == [(named[0][0], "SELECT id, name, price FROM items WHERE id = $1")]
     finally:

@@ -117,7 +117,7 @@ def wire_log(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
     from glove_scratchpad.server.net.connection import ClientHandler
 
     log: list[Any] = []
-    send, extended = ClientHandler.send, ClientHandler._extended
+    send, extended = ClientHandler.send, ClientHandler.answer_extended
 
     def spy_send(self: ClientHandler, msg: Any) -> None:
         log.append(("out", msg))
@@ -129,5 +129,5 @@ def wire_log(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Any]]:
 
     with monkeypatch.context() as m:
         m.setattr(ClientHandler, "send", spy_send)
-        m.setattr(ClientHandler, "_extended", spy_extended)
+        m.setattr(ClientHandler, "answer_extended", spy_extended)
         yield log

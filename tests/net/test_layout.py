@@ -48,8 +48,9 @@ def _net_deps(module: str) -> set[str]:
 
 
 def test_the_modules_are_the_ones_the_docstrings_describe():
-    assert MODULES == ["auth", "connection", "copy", "operator", "peers", "portals", "relay",
-                       "server", "sink", "slots", "startup", "state", "statements", "suspended"]
+    assert MODULES == ["auth", "callbacks", "connection", "copy", "internal", "operator",
+                       "peers", "phases", "portal_run", "portals", "relay", "server", "sink",
+                       "slots", "startup", "state", "statements", "suspended"]
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -64,3 +65,4 @@ def test_nothing_in_net_imports_the_server():
     assert not any("server" in deps for deps in graph.values())
     assert graph["auth"] == graph["slots"] == graph["sink"] == set()  # the shared ends
     assert graph["state"] == {"slots"}  # its registry of slots
+    assert graph["phases"] == graph["internal"] == set()  # the table, the policy: data alone

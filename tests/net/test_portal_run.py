@@ -20,7 +20,8 @@ import pytest
 from glove_scratchpad.resources import Bindings, define_resource
 from glove_scratchpad.server import Database
 from glove_scratchpad.server.engine.guard import Limits
-from glove_scratchpad.server.net.connection import ClientHandler
+from glove_scratchpad.server.net import portal_run
+from glove_scratchpad.server.net.callbacks import Answering
 
 from ..engine.fix_cache import BIG, counting, database_name, serve
 from ..fix_server import dsn as dsn_of
@@ -34,21 +35,21 @@ def portal_runs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many portal runs were taken (answered in one pass: by the connection's task,
     or in the transports' callbacks)."""
     runs = [0, 0]  # all, and those answered in callbacks
-    real, answer = ClientHandler.portal_run, ClientHandler.answer
+    real, start = portal_run.in_task, Answering.start
 
-    async def counted(self: ClientHandler, run: Any, pending: Any) -> bool:
-        taken = await real(self, run, pending)
+    async def counted(h: Any, run: Any, pending: Any) -> bool:
+        taken = await real(h, run, pending)
         runs[0] += taken
         return taken
 
-    def answered(self: ClientHandler, run: Any) -> bool:
-        taken = answer(self, run)
+    def answered(self: Answering, run: Any) -> bool:
+        taken = start(self, run)
         runs[0] += taken
         runs[1] += taken
         return taken
 
-    monkeypatch.setattr(ClientHandler, "portal_run", counted)
-    monkeypatch.setattr(ClientHandler, "answer", answered)
+    monkeypatch.setattr(portal_run, "in_task", counted)
+    monkeypatch.setattr(Answering, "start", answered)
     return runs
 
 

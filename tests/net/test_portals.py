@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 
 from glove_scratchpad.server.engine.result import Result
-from glove_scratchpad.server.net.portals import Portal, Prepared, with_count
+from glove_scratchpad.server.net.portals import ClientStatement, Portal, with_count
 from glove_scratchpad.server.net.startup import parameter_status, startup_settings, trusted_peer
 from glove_scratchpad.wire import CommandComplete, FieldDescription, PortalSuspended
 
 
 def _portal(n_rows: int, tag: str = "SELECT 5") -> Portal:
     fields = (FieldDescription("n", type_oid=20),)
-    portal = Portal(Prepared("", None, ()), [], ())
+    portal = Portal(ClientStatement("", None, ()), [], ())
     portal.result = Result(tag, fields=fields, data_rows=[f"row {i}" for i in range(n_rows)])
     return portal
 
