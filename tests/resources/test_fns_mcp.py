@@ -1,5 +1,5 @@
-"""An MCP server's tools as functions: the real ``mcp-server-time`` from PyPI, started over
-stdio as tests/mcp does, served as fn.time_* and called from SQL."""
+"""An MCP server's tools as functions (``_fns_mcp``): the real ``mcp-server-time`` from
+PyPI, started over stdio as tests/mcp does, served as fn.time_* and called from SQL."""
 
 from __future__ import annotations
 
