@@ -78,6 +78,9 @@ class Fn:
     params: tuple[FnParam, ...] = ()
     read_only: bool | None = None  # the tool's own hint, when it gives one
     check_input: bool = True  # validate against input_schema before calling
+    # The description without what its maker appended (an MCP tool's origin): what a
+    # one-line description is cut from. None: the description.
+    brief: str | None = None
 
     # -- describing ------------------------------------------------------------
 
@@ -291,17 +294,17 @@ def define_fn(
 
 
 def make_fn(name: str, *, input: Any, description: str, handler: Handler,
-            read_only: bool | None, check_input: bool) -> Fn:
+            read_only: bool | None, check_input: bool, brief: str | None = None) -> Fn:
     """``define_fn``'s work; ``check_input=False`` leaves the arguments for the tool to
     check (an MCP server checks its own)."""
     _check_name(name)
     if not callable(handler):
         raise ResourceDefinitionError(f"function {name!r}: handler must be callable")
     if input is None:
-        return Fn(name, handler, description, read_only=read_only)
+        return Fn(name, handler, description, read_only=read_only, brief=brief)
     if isinstance(input, type) and issubclass(input, BaseModel):
         return Fn(name, handler, description, input.model_json_schema(by_alias=True), input,
-                  _model_params(input), read_only)
+                  _model_params(input), read_only, brief=brief)
     if not isinstance(input, Mapping):
         raise ResourceDefinitionError(
             f"function {name!r}: input must be a pydantic model or a JSON Schema dict, not"
@@ -324,7 +327,7 @@ def make_fn(name: str, *, input: Any, description: str, handler: Handler,
                 f"function {name!r}: its input is not a valid JSON Schema: {exc.message}"
             ) from None
     return Fn(name, handler, description, schema, None, _schema_params(schema), read_only,
-              check_input)
+              check_input, brief)
 
 
 def fn_from_tool(

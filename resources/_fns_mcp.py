@@ -89,16 +89,16 @@ async def fns_from_mcp(connection: McpConnection) -> list[Fn]:
                         taken=taken)
         read_only = bool(tool.annotations and tool.annotations.read_only_hint)
         title = tool.title or (tool.annotations.title if tool.annotations else None)
-        about = (tool.description or title or "").strip()
-        if about and not about.endswith((".", "!", "?")):
-            about += "."
-        about = (about + " " if about else "") + (
+        brief = (tool.description or title or "").strip()
+        if brief and not brief.endswith((".", "!", "?")):
+            brief += "."
+        about = (brief + " " if brief else "") + (
             f'(MCP tool "{tool.name}" of server "{config.namespace}".)')
         schema = tool.input_schema if isinstance(tool.input_schema, Mapping) else None
         try:
             out.append(make_fn(name, input=schema, description=about,
                                handler=_McpCall(connection, tool.name, name, read_only),
-                               read_only=read_only, check_input=False))
+                               read_only=read_only, check_input=False, brief=brief))
         except ResourceDefinitionError as exc:
             log.warning("MCP server %r: tool %r is not served as a function: %s",
                         config.namespace, tool.name, exc)

@@ -128,6 +128,12 @@ class Resource:
     about: tuple[str, ...] = ()
     approval: bool = False  # every write needs a person's approval (docs/approvals.md)
     untrusted: bool = False  # its rows come from outside: reading it taints the session
+    # The group it is listed under when there are many (an MCP server's namespace); empty:
+    # the catalog's own rule (the name up to its first underscore).
+    group: str = ""
+    # The description without what its maker appended to it (an MCP tool's origin, how
+    # an INSERT calls it): what a one-line description is cut from. None: the description.
+    brief: str | None = None
     _by_name: dict[str, Column] = field(init=False, repr=False)
     _names: tuple[str, ...] = field(init=False, repr=False)
     _rows: RowValidator = field(init=False, repr=False)
@@ -250,6 +256,8 @@ def define_resource(
     about: Sequence[str] = (),
     approval: bool = False,
     untrusted: bool = False,
+    group: str = "",
+    brief: str | None = None,
 ) -> Resource:
     """Define a resource; every mistake that would make it unservable is raised here.
 
@@ -277,6 +285,8 @@ def define_resource(
     ``about``: what else a search finds it by (``scratchpad.search``), as text.
     ``approval=True``: its writes need a person's approval; ``untrusted=True``: its rows
     come from outside, so a session that read it needs approval to write (docs/approvals.md).
+    ``group``: the group it is listed under when there are many; ``brief``: its
+    description without the sentences its maker appended, for a one-line description.
     """
     _check_identifier("resource name", name)
     if name.startswith(RESERVED_PREFIXES):
@@ -372,6 +382,7 @@ def define_resource(
         explain=explain,
         credential=credential,
         about=tuple(str(a) for a in about), approval=bool(approval), untrusted=bool(untrusted),
+        group=str(group), brief=None if brief is None else str(brief),
     )
 
 

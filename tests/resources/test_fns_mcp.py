@@ -60,6 +60,19 @@ async def test_each_tool_is_a_function(time_fns: list[Fn]) -> None:
     assert (await current.call({"timezone": "UTC"}))["timezone"] == "UTC"
 
 
+async def test_the_origin_is_data_beside_the_description(time_fns: list[Fn],
+                                                          time_db: Database) -> None:
+    current = {f.name: f for f in time_fns}["time_get_current_time"]
+    # The description users read names the tool and its server; a one-line summary is
+    # cut from the tool's own words, kept apart.
+    assert current.description == ('Get current time in a specific timezone. (MCP tool '
+                                   '"get_current_time" of server "time".)')
+    assert current.brief == "Get current time in a specific timezone."
+    r = await time_db.execute("SELECT summary FROM scratchpad.search('current time zone') "
+                              "WHERE name = 'fn.time_get_current_time'")
+    assert r.rows == [("Get current time in a specific timezone.",)]
+
+
 async def test_include_and_exclude_apply(time_connection: McpConnection) -> None:
     async with McpConnection(time_server(include=["convert_time"])) as only:
         assert [f.name for f in await fns_from_mcp(only)] == ["time_convert_time"]
