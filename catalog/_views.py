@@ -121,8 +121,7 @@ def resource_filters(resource: Resource) -> tuple[str, ...]:
 def own_description(described: Resource | Fn) -> str:
     """A table's or a function's description without what its maker appended to it (an
     MCP tool's origin, how an INSERT calls it): its ``brief``, when it has one."""
-    brief = getattr(described, "brief", None)
-    return described.description if brief is None else brief
+    return described.description if described.brief is None else described.brief
 
 
 def short_description(resource: Resource, limit: int = SHORT_DESCRIPTION) -> str:
