@@ -47,6 +47,7 @@ class AnswerReader:
                          if c.prop is not None and (c.required or not c.nullable)]
 
     def json(self, response: Any, op: Operation) -> Any:
+        """A response's body as JSON; a body that is none is the API's error, named."""
         try:
             return response.json()
         except ValueError:
