@@ -42,7 +42,7 @@ from collections.abc import Iterable
 from glove_scratchpad.names import Schemas, quote_ident
 from glove_scratchpad.resources import Fn, Resource
 
-from ._views import resource_group, short_text
+from ._views import own_description, resource_group, short_text
 
 __all__ = ["INDEX_TABLE", "MAX_ROWS", "SEARCH_FUNCTION", "SUMMARY_CHARS", "SYNONYMS",
            "name_words", "search_ddl"]
@@ -130,11 +130,11 @@ def _row(name: str, kind: str, namespace: str, summary: str, keys: str, verbs: s
 
 def _resource_row(resource: Resource, name: str, namespace: str | None = None) -> str:
     about = " ".join(resource.about)
-    first = short_text(resource.description, limit=10_000)
+    first = short_text(own_description(resource), limit=10_000)
     columns = " ".join(name_words(c.name) for c in resource.columns)
     described = " ".join(c.description for c in resource.columns if c.description)
     return _row(name, "table", namespace or resource_group(resource),
-                short_text(_OPERATIONS.sub("", resource.description), SUMMARY_CHARS),
+                short_text(_OPERATIONS.sub("", own_description(resource)), SUMMARY_CHARS),
                 ", ".join(resource.keys),
                 ", ".join(resource.verbs),
                 (name_words(resource.name), name_words(f"{first} {about}"), columns,
@@ -145,9 +145,9 @@ def _fn_row(fn: Fn, name: str) -> str:
     params = [p.name for p in fn.params]
     described = " ".join(p.description for p in fn.params if p.description)
     return _row(name, "function", name.split(".", 1)[0],
-                short_text(fn.description, SUMMARY_CHARS),
+                short_text(own_description(fn), SUMMARY_CHARS),
                 ", ".join(p.name for p in fn.params if p.required), "call",
-                (name_words(fn.name), name_words(short_text(fn.description, limit=10_000)),
+                (name_words(fn.name), name_words(short_text(own_description(fn), limit=10_000)),
                  " ".join(name_words(p) for p in params), f"{fn.description} {described}"))
 
 

@@ -22,15 +22,15 @@ import re
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from glove_scratchpad.resources import Bindings, Column, Resource, define_resource
+from glove_scratchpad.resources import Bindings, Column, Fn, Resource, define_resource
 
 from ._approvals import APPROVAL_COLUMNS
 from ._audit import AUDIT_COLUMNS
 from ._journal import JOURNAL_COLUMNS
 
 __all__ = ["CURRENT", "SYSTEM_VIEWS", "ViewSource", "column_line", "example_statements",
-           "resource_filters", "resource_group", "resource_row", "short_description",
-           "short_text"]
+           "own_description", "resource_filters", "resource_group", "resource_row",
+           "short_description", "short_text"]
 
 
 class ViewSource(Protocol):
@@ -92,11 +92,6 @@ _RESOURCE_COLUMNS = [
     ("example", "Example statements, one per verb"),
 ]
 
-# What resources.mcp appends to a tool's description: how an INSERT calls it, and the
-# tool and server it comes from. A short description leaves both out.
-_MCP_ORIGIN = re.compile(r'\s*\(MCP tool "[^"]*" of server "([^"]+)"\.\)')
-_MCP_INSERT_NOTE = re.compile(
-    r"\s*\b(?:One INSERT is one call|Each inserted row is one call)\b.*$", re.S)
 # The end of a first sentence: a full stop (not that of "e.g." or "i.e.") before a space.
 _SENTENCE_END = re.compile(r"(?<!\.[A-Za-z])[.!?](?=\s|$)")
 SHORT_DESCRIPTION = 90  # characters of a one-line description, so a line fits a screen
@@ -106,17 +101,14 @@ FEEDERS_SHOWN = 5  # same-named columns of other tables shown as a key's possibl
 def resource_group(resource: Resource) -> str:
     """The group a table is listed under when there are many.
 
-    A declared ``group`` (or ``namespace``) attribute; else the MCP server a
-    table was made from; else the name up to its first underscore
-    (``github_pr`` -> ``github``), or the whole name when it has none.
+    A declared ``group`` (or ``namespace``) attribute, such as the MCP server a
+    table was made from (``Resource.group``); else the name up to its first
+    underscore (``github_pr`` -> ``github``), or the whole name when it has none.
     """
     for attr in ("group", "namespace"):
         declared = getattr(resource, attr, None)
         if isinstance(declared, str) and declared:
             return declared
-    found = _MCP_ORIGIN.search(resource.description)
-    if found:
-        return found[1]
     head, _, rest = resource.name.partition("_")
     return head if head and rest else resource.name
 
@@ -126,16 +118,21 @@ def resource_filters(resource: Resource) -> tuple[str, ...]:
     return tuple(getattr(resource, "filters", None) or ())
 
 
+def own_description(described: Resource | Fn) -> str:
+    """A table's or a function's description without what its maker appended to it (an
+    MCP tool's origin, how an INSERT calls it): its ``brief``, when it has one."""
+    return described.description if described.brief is None else described.brief
+
+
 def short_description(resource: Resource, limit: int = SHORT_DESCRIPTION) -> str:
-    """The description's first sentence, without what the MCP bridge appends, cut at a
-    word near ``limit``."""
-    return short_text(resource.description, limit)
+    """The first sentence of its own description (``own_description``), cut at a word
+    near ``limit``."""
+    return short_text(own_description(resource), limit)
 
 
 def short_text(description: str, limit: int = SHORT_DESCRIPTION) -> str:
-    """``short_description`` of a description's text (a table's or a function's)."""
-    text = _MCP_INSERT_NOTE.sub("", _MCP_ORIGIN.sub("", description))
-    text = " ".join(text.split())
+    """A description's first sentence, cut at a word near ``limit``."""
+    text = " ".join(description.split())
     end = _SENTENCE_END.search(text)
     if end is not None:
         text = text[:end.start() + 1]

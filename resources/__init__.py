@@ -8,7 +8,8 @@ the wire.
 
 from ._call import CallContext, TransientError
 from ._columns import Column, columns_from_model, pg_type_for
-from ._fns import Fn, FnCatalog, FnParam, define_fn, fn_from_tool, fns_from_mcp
+from ._fns import Fn, FnCatalog, FnParam, define_fn, fn_from_tool
+from ._fns_mcp import fns_from_mcp
 from ._resource import (
     VERBS,
     Bindings,

@@ -8,8 +8,8 @@ unknown up front (an MCP server discovered at runtime) or a tool whose result
 is one value to branch on rather than rows worth joining.
 
 - ``define_fn`` authors one inline; ``fn_from_tool`` wraps a typed Python
-  callable (its parameters are the input); ``fns_from_mcp`` turns every tool
-  of an MCP server into one function named ``<namespace>_<tool>``, like the
+  callable (its parameters are the input); ``_fns_mcp.fns_from_mcp`` turns every
+  tool of an MCP server into one function named ``<namespace>_<tool>``, like the
   bridge's tables. ``FnCatalog`` is the registry a Database serves.
 - The input's top-level properties are also the function's named parameters
   (``fn.echo(x => 1, y => 'a')``), typed like resource columns (JSON Schema:
@@ -28,12 +28,11 @@ from __future__ import annotations
 
 import inspect
 import json
-import logging
 import re
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pglast.keywords import COL_NAME_KEYWORDS, RESERVED_KEYWORDS
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -45,12 +44,7 @@ from ._columns import columns_from_model
 from ._resource import IDENTIFIER, RESERVED_PREFIXES, ResourceDefinitionError, call_resolver
 from ._schema import json_type, resolve, schema_type, snake, sql_name
 
-if TYPE_CHECKING:
-    from .mcp import McpConnection
-
-__all__ = ["Fn", "FnCatalog", "FnParam", "define_fn", "fn_from_tool", "fns_from_mcp"]
-
-log = logging.getLogger(__name__)
+__all__ = ["ARGS", "Fn", "FnCatalog", "FnParam", "define_fn", "fn_from_tool", "make_fn"]
 
 ARGS = "args"  # the first parameter of every function: the arguments as one jsonb object
 MAX_NAMED = 99  # named parameters: Postgres' FUNC_MAX_ARGS (100) less ``args``
@@ -84,6 +78,9 @@ class Fn:
     params: tuple[FnParam, ...] = ()
     read_only: bool | None = None  # the tool's own hint, when it gives one
     check_input: bool = True  # validate against input_schema before calling
+    # The description without what its maker appended (an MCP tool's origin): what a
+    # one-line description is cut from. None: the description.
+    brief: str | None = None
 
     # -- describing ------------------------------------------------------------
 
@@ -197,9 +194,9 @@ def _schema_error(schema: Mapping[str, Any], instance: Any) -> tuple[str, str, A
 # -- names ----------------------------------------------------------------------------
 
 
-def _identifier(text: str, taken: set[str], *, fallback: str, keyword_safe: bool) -> str:
-    return sql_name(text, fallback=fallback, taken=taken,
-                    reserved=_KEYWORDS if keyword_safe else frozenset())
+def _identifier(text: str, taken: set[str]) -> str:
+    """A parameter's SQL name: one a named argument can spell unquoted."""
+    return sql_name(text, fallback="arg", taken=taken, reserved=_KEYWORDS)
 
 
 def _check_name(name: str) -> None:
@@ -241,7 +238,7 @@ def _schema_params(schema: Mapping[str, Any]) -> tuple[FnParam, ...]:
     for key, sub in list(props.items())[:MAX_NAMED]:
         resolved = resolve(sub, schema)
         out.append(FnParam(
-            name=_identifier(str(key), taken, fallback="arg", keyword_safe=True),
+            name=_identifier(str(key), taken),
             key=str(key),
             pg_type=schema_type(resolved),
             description=_describe(resolved),
@@ -266,7 +263,7 @@ def _model_params(model: type[BaseModel]) -> tuple[FnParam, ...]:
             if shown is not None:
                 description = f"{description} (default: {shown})".strip()
         out.append(FnParam(
-            name=_identifier(col.name, taken, fallback="arg", keyword_safe=True),
+            name=_identifier(col.name, taken),
             key=col.name,
             pg_type=col.pg_type,
             description=description,
@@ -292,20 +289,22 @@ def define_fn(
     Schema of the arguments object (the handler receives a dict, checked against
     the schema), or None (any JSON object, as a dict).
     """
-    return _define(name, input=input, description=description, handler=handler,
+    return make_fn(name, input=input, description=description, handler=handler,
                    read_only=read_only, check_input=True)
 
 
-def _define(name: str, *, input: Any, description: str, handler: Handler,
-            read_only: bool | None, check_input: bool) -> Fn:
+def make_fn(name: str, *, input: Any, description: str, handler: Handler,
+            read_only: bool | None, check_input: bool, brief: str | None = None) -> Fn:
+    """``define_fn``'s work; ``check_input=False`` leaves the arguments for the tool to
+    check (an MCP server checks its own)."""
     _check_name(name)
     if not callable(handler):
         raise ResourceDefinitionError(f"function {name!r}: handler must be callable")
     if input is None:
-        return Fn(name, handler, description, read_only=read_only)
+        return Fn(name, handler, description, read_only=read_only, brief=brief)
     if isinstance(input, type) and issubclass(input, BaseModel):
         return Fn(name, handler, description, input.model_json_schema(by_alias=True), input,
-                  _model_params(input), read_only)
+                  _model_params(input), read_only, brief=brief)
     if not isinstance(input, Mapping):
         raise ResourceDefinitionError(
             f"function {name!r}: input must be a pydantic model or a JSON Schema dict, not"
@@ -328,7 +327,7 @@ def _define(name: str, *, input: Any, description: str, handler: Handler,
                 f"function {name!r}: its input is not a valid JSON Schema: {exc.message}"
             ) from None
     return Fn(name, handler, description, schema, None, _schema_params(schema), read_only,
-              check_input)
+              check_input, brief)
 
 
 def fn_from_tool(
@@ -380,85 +379,6 @@ def fn_from_tool(
 
     return define_fn(fn_name, input=model, description=doc, handler=with_kwargs,
                      read_only=read_only)
-
-
-# -- MCP --------------------------------------------------------------------------------
-
-
-class _McpCall:
-    """The handler of one MCP tool's function."""
-
-    def __init__(self, connection: McpConnection, tool: str, fn_name: str, read_only: bool
-                 ) -> None:
-        self.connection = connection
-        self.tool = tool
-        self.fn_name = fn_name
-        self.read_only = read_only
-
-    async def __call__(self, arguments: dict[str, Any]) -> Any:
-        from .mcp import McpToolError
-        from .mcp._values import maybe_json, result_text
-
-        hint = (f"The tool reported this error. Check the arguments against \\df+ fn."
-                f"{self.fn_name} and try again.")
-        try:
-            result = await self.connection.call_tool(
-                self.tool, arguments, table="", retry=self.read_only)
-        except McpToolError as exc:
-            if exc.hint and "\\d+" in exc.hint:
-                exc.hint = hint
-            exc.fields.pop("table_name", None)
-            raise
-        text = result_text(result)
-        if result.is_error:
-            message = text
-            if not message and result.structured_content is not None:
-                message = json.dumps(result.structured_content, ensure_ascii=False)
-            error = McpToolError(
-                self.connection.namespace, self.tool, "",
-                (message or "the tool reported an error without a message").strip(), hint=hint)
-            error.fields.pop("table_name", None)
-            raise error
-        if result.structured_content is not None:
-            return result.structured_content
-        parsed = maybe_json(text)
-        return parsed if parsed is not None else text
-
-
-async def fns_from_mcp(connection: McpConnection) -> list[Fn]:
-    """Every tool of one MCP server as a function named ``<namespace>_<tool>`` (snake_case).
-
-    Connects (if not yet connected) and lists the tools; the server's
-    ``include``/``exclude`` apply. The tool's input schema is the input; the
-    server checks the arguments. The result is the tool's structured content,
-    else its text (parsed when it is a JSON object or array). A tool reporting
-    an error is a SQL error (38000) naming the tool.
-    """
-    config = connection.config
-    tools = await connection.list_tools()
-    taken: set[str] = set()
-    out = []
-    for tool in tools:
-        if not config.serves(tool.name):
-            continue
-        name = _identifier(f"{config.namespace}_{snake(tool.name) or 'tool'}", taken,
-                           fallback="tool", keyword_safe=False)
-        read_only = bool(tool.annotations and tool.annotations.read_only_hint)
-        title = tool.title or (tool.annotations.title if tool.annotations else None)
-        about = (tool.description or title or "").strip()
-        if about and not about.endswith((".", "!", "?")):
-            about += "."
-        about = (about + " " if about else "") + (
-            f'(MCP tool "{tool.name}" of server "{config.namespace}".)')
-        schema = tool.input_schema if isinstance(tool.input_schema, Mapping) else None
-        try:
-            out.append(_define(name, input=schema, description=about,
-                               handler=_McpCall(connection, tool.name, name, read_only),
-                               read_only=read_only, check_input=False))
-        except ResourceDefinitionError as exc:
-            log.warning("MCP server %r: tool %r is not served as a function: %s",
-                        config.namespace, tool.name, exc)
-    return out
 
 
 # -- the registry -----------------------------------------------------------------------

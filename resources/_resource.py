@@ -3,7 +3,8 @@
 A resource has columns, a volatility, required keys (the tool's required
 arguments), an optional primary key, and any subset of the four verbs. It is
 checked when it is defined: a definition that could not be served is a
-``ResourceDefinitionError`` at import time, never a surprise at query time.
+``ResourceDefinitionError`` at import time, never a surprise at query time. The
+rows its resolvers return are checked by ``_rows.RowValidator``.
 
 This module knows nothing of SQL text, sidecars or sockets.
 """
@@ -15,18 +16,16 @@ import decimal
 import inspect
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
-
-from glove_scratchpad.errors import ExternalRoutineError, InvalidParameterValue
+from pydantic import BaseModel
 
 from ._bindings import Bindings
 from ._call import is_async, takes_context
 from ._columns import Column, columns_from_model
+from ._rows import RowValidator
 
 __all__ = [
     "IDENTIFIER",
@@ -58,17 +57,6 @@ IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 RESERVED_PREFIXES = ("pg_", "_gs_")
 # Postgres' system columns: a table cannot have a column of these names.
 SYSTEM_COLUMNS = frozenset({"tableoid", "xmin", "cmin", "xmax", "cmax", "ctid", "oid"})
-# Rows validated per pydantic call: only one chunk's models exist at a time.
-_CHUNK = 256
-_NONE = type(None)
-# Model settings under which a field validates as its type alone does.
-_PLAIN_CONFIG = frozenset((
-    "title", "extra", "frozen", "populate_by_name", "validate_by_name", "validate_by_alias",
-    "serialize_by_alias", "json_schema_extra", "json_schema_mode_override",
-    "arbitrary_types_allowed", "protected_namespaces", "hide_input_in_errors", "defer_build",
-    "use_attribute_docstrings", "alias_generator", "loc_by_alias", "from_attributes",
-    "validate_assignment", "revalidate_instances", "ser_json_timedelta", "ser_json_bytes",
-    "ser_json_inf_nan", "regex_engine", "plugin_settings", "cache_strings"))
 # Retries a read may ask for: with the backoff doubling, more would outlast any timeout.
 MAX_RETRIES = 10
 
@@ -140,25 +128,28 @@ class Resource:
     about: tuple[str, ...] = ()
     approval: bool = False  # every write needs a person's approval (docs/approvals.md)
     untrusted: bool = False  # its rows come from outside: reading it taints the session
+    # The group it is listed under when there are many (an MCP server's namespace); empty:
+    # the catalog's own rule (the name up to its first underscore).
+    group: str = ""
+    # The description without what its maker appended to it (an MCP tool's origin, how
+    # an INSERT calls it): what a one-line description is cut from. None: the description.
+    brief: str | None = None
     _by_name: dict[str, Column] = field(init=False, repr=False)
     _names: tuple[str, ...] = field(init=False, repr=False)
-    _rows_adapter: TypeAdapter[Any] = field(init=False, repr=False)
+    _rows: RowValidator = field(init=False, repr=False)
     _with_ctx: frozenset[str] = field(init=False, repr=False)
     _on_loop: frozenset[str] = field(init=False, repr=False)
-    _plain_schema: bool = field(init=False, repr=False)
     _credential: Callable[[str], str | None] | None = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_by_name", {c.name: c for c in self.columns})
         object.__setattr__(self, "_names", tuple(c.name for c in self.columns))
-        row_type = self.schema or dict[str, Any]
-        object.__setattr__(self, "_rows_adapter", TypeAdapter(list[row_type]))  # type: ignore[valid-type]
+        object.__setattr__(self, "_rows", RowValidator(self.name, self.columns, self.schema))
         fns = {v: getattr(self, v) for v in VERBS if getattr(self, v) is not None}
         object.__setattr__(self, "_with_ctx", frozenset(
             v for v, fn in fns.items() if takes_context(fn)))
         object.__setattr__(self, "_on_loop", frozenset(
             v for v, fn in fns.items() if self.inline or is_async(fn)))
-        object.__setattr__(self, "_plain_schema", _plain_model(self.schema, self.columns))
         object.__setattr__(self, "_credential", self.credential or (
             _own if "select" in self._with_ctx else None))
 
@@ -199,201 +190,19 @@ class Resource:
     def validate_rows(
         self, rows: Any, stamp: Mapping[str, Any] | None = None, *, snapshot: bool = True
     ) -> list[dict[str, Any]]:
-        """Rows a resolver returned, checked against the schema, as dicts by column name.
-
-        ``stamp`` fills required-key columns a resolver left out with the value
-        the statement pushed down. A value of the wrong type is an error naming
-        the resource, the column and the value, never a silent NULL.
-
-        The resolver's own list and dicts are never changed. With ``snapshot`` (rows
-        kept after the statement that asked for them), the rows are never the
-        resolver's dicts either, which it may change later. Without it, rows whose
-        every value is already of its column's type are the resolver's own dicts:
-        a statement reads them at once, and copying a large call's rows costs more
-        than checking them.
-        """
-        dicts = self._row_dicts(rows)
-        stamp = stamp or {}
-        if self.schema is None:
-            return self._validate_plain(_stamped(dicts, stamp))
-        if self._plain_schema:
-            # No custom validator: column by column, no model per row, when every field
-            # is given and no NULL reaches a field that refuses one (else the model says so).
-            fast = self._validate_columns(dicts, stamp, snapshot)
-            if fast is not None:
-                return fast
-        dicts = _stamped(dicts, stamp)
-        # One pydantic call per chunk of rows, not per row, validating then dumping: a
-        # chunk's models are gone before the next chunk's are made, so a million rows
-        # never hold a million models at once.
-        out: list[dict[str, Any]] = []
-        adapter = self._rows_adapter
-        for start in range(0, len(dicts), _CHUNK):
-            chunk = dicts[start:start + _CHUNK]
-            try:
-                models = adapter.validate_python(chunk)
-            except ValidationError as exc:
-                raise self._row_error(exc, chunk, start) from None
-            out += adapter.dump_python(models, by_alias=True)
-        return out
-
-    def _row_dicts(self, rows: Any) -> list[Any]:
-        """A resolver's answer as a list of dicts; the resolver's own list and dicts
-        are never changed. Any other mapping becomes a dict: reading its columns must
-        neither fail nor add to it (a ``defaultdict``'s missing key)."""
-        if rows is None:
-            return []
-        if isinstance(rows, BaseModel | Mapping):
-            rows = [rows]
-        elif not isinstance(rows, list):
-            rows = list(_iterate(rows, self.name))
-        if set(map(type, rows)) - {dict}:
-            rows = [row if type(row) is dict else self._as_dict(row) for row in rows]
-        return rows
-
-    def _as_dict(self, row: Any) -> dict[str, Any]:
-        if isinstance(row, BaseModel):
-            # Validated again: a badly typed field is our error, not a serializer warning.
-            return row.model_dump(by_alias=True, warnings=False)
-        if not isinstance(row, Mapping):
-            raise ExternalRoutineError(
-                f'resource "{self.name}" returned a row that is not a model or a dict:'
-                f" {row!r}",
-                hint="A select resolver returns an iterable of pydantic models or dicts.",
-            )
-        return dict(row)
-
-    def _validate_plain(self, rows: list[Any]) -> list[dict[str, Any]]:
-        """Rows of a resource declared by columns: each column converted in one pass."""
-        columns = []
-        for col in self.columns:
-            values = [row.get(col.name) for row in rows]
-            if col.py_type is not Any and values:
-                try:
-                    values = col.convert_many(values)
-                except ValidationError as exc:
-                    err = exc.errors()[0]
-                    value = values[int(err["loc"][0])]
-                    raise self._value_error(col.name, value, err["msg"]) from None
-            columns.append(values)
-        names = self.column_names
-        return [dict(zip(names, values, strict=True)) for values in zip(*columns, strict=True)]
-
-    def _validate_columns(self, rows: list[Any], stamp: Mapping[str, Any], snapshot: bool
-                          ) -> list[dict[str, Any]] | None:
-        names = self.column_names
-        # First the values' types alone, no list made: rows of a typed tool mostly hold
-        # what their columns do already.
-        types = self._types(rows)
-        if stamp and (types is None or any(_NONE in types[names.index(k)] for k in stamp)):
-            rows = _stamped(rows, stamp)  # copies where stamped: the resolver's stay
-            types = self._types(rows)
-        if types is None or set(map(len, rows)) - {len(names)}:
-            return None  # a field left out, or one that is not a column: the model's path
-        if all(map(Column.as_they_are, self.columns, types)):
-            # The rows themselves, or copies (each has exactly the columns).
-            return list(map(dict.copy, rows)) if snapshot else rows
-        columns = [list(map(itemgetter(n), rows)) for n in names]
-        try:
-            out = [values if col.as_they_are(kinds) else col.validate_many(values)
-                   for col, kinds, values in zip(self.columns, types, columns, strict=True)]
-        except ValidationError:
-            return None  # the model's path words the error
-        # The columns are of one length, and as many as the names (checked above).
-        return [dict(zip(names, values, strict=False)) for values in zip(*out, strict=False)]
-
-    def _types(self, rows: list[Any]) -> list[set[type]] | None:
-        """Each column's set of value types, in order; None when a row lacks a column."""
-        try:
-            return [set(map(type, map(itemgetter(n), rows))) for n in self.column_names]
-        except KeyError:
-            return None
-
-    def _row_error(self, exc: ValidationError, rows: list[Any], offset: int = 0
-                   ) -> ExternalRoutineError:
-        err = exc.errors()[0]
-        loc = err["loc"]
-        column = str(loc[1]) if len(loc) > 1 else "?"
-        value = err.get("input")
-        if err["type"] == "missing":
-            return ExternalRoutineError(
-                f'resource "{self.name}" returned a row without column "{column}"',
-                detail=f"row {offset + int(loc[0]) + 1}: {rows[int(loc[0])]!r}"[:500],
-                hint="The resolver must return every required field of the schema, or the "
-                "field must be Optional in the model.",
-            )
-        return self._value_error(column, value, err["msg"])
-
-    def _value_error(self, column: str, value: Any, why: str) -> ExternalRoutineError:
-        col = self.column(column)
-        pg_type = col.pg_type if col else "?"
-        return ExternalRoutineError(
-            f'resource "{self.name}" returned an invalid value for column "{column}"'
-            f" ({pg_type}): {value!r}"[:500],
-            detail=why,
-            hint="The resolver's rows must match the resource's schema: fix the resolver, or "
-            "declare the column with the type the tool really returns.",
-        )
+        """Rows a resolver returned, checked against the schema, as dicts by column name
+        (``RowValidator.validate``: ``stamp`` fills required keys a resolver left out;
+        with ``snapshot``, never the resolver's own dicts)."""
+        return self._rows.validate(rows, stamp, snapshot=snapshot)
 
     def validate_insert_rows(self, rows: list[dict[str, Any]]) -> list[Any]:
         """Rows an INSERT computed, as schema instances (or dicts without a schema)."""
-        if self.schema is None:
-            return self._validate_plain(rows)
-        try:
-            return list(self._rows_adapter.validate_python(rows))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            column = str(err["loc"][1]) if len(err["loc"]) > 1 else "?"
-            raise InvalidParameterValue(
-                f'invalid value for column "{column}" of resource "{self.name}":'
-                f" {err.get('input')!r}",
-                detail=err["msg"],
-                hint=f"Check the column's type and description: \\d+ {self.name}",
-            ) from None
+        return self._rows.validate_insert(rows)
 
 
 def _own(user: str) -> str:
     """A resolver that sees the user: each user's calls are their own."""
     return user
-
-
-def _stamped(rows: list[Any], stamp: Mapping[str, Any]) -> list[Any]:
-    """Rows with each ``stamp`` column a row leaves out, or NULL, given its value: the
-    rows stamped are copies."""
-    for key, value in stamp.items():
-        if any(row.get(key) is None for row in rows):
-            rows = [{**row, key: value} if row.get(key) is None else row for row in rows]
-    return rows
-
-
-def _plain_model(schema: type[BaseModel] | None, columns: Sequence[Column]) -> bool:
-    """Whether a model's rows validate the same column by column: no validator,
-    serializer or computed field of its own, and fields that are its columns."""
-    if schema is None:
-        return False
-    decorators = schema.__pydantic_decorators__
-    if any((decorators.validators, decorators.field_validators, decorators.root_validators,
-            decorators.field_serializers, decorators.model_serializers,
-            decorators.model_validators, decorators.computed_fields)):
-        return False
-    config = schema.model_config
-    if set(config) - _PLAIN_CONFIG or config.get("extra") not in (None, "ignore"):
-        return False  # a setting that changes what validation gives (strip, strict, …)
-    fields = schema.model_fields
-    return len(fields) == len(columns) and all(
-        (f.alias or n) == c.name and not f.metadata and f.validation_alias is None
-        and (f.is_required() or f.default is None)
-        for (n, f), c in zip(fields.items(), columns, strict=True))
-
-
-def _iterate(rows: Iterable[Any], name: str) -> Iterable[Any]:
-    try:
-        yield from rows
-    except TypeError:
-        raise ExternalRoutineError(
-            f'resource "{name}" returned {type(rows).__name__}, not rows',
-            hint="A select resolver returns an iterable of pydantic models or dicts.",
-        ) from None
 
 
 def _as_column(spec: Column | Mapping[str, Any] | tuple[str, str]) -> Column:
@@ -447,6 +256,8 @@ def define_resource(
     about: Sequence[str] = (),
     approval: bool = False,
     untrusted: bool = False,
+    group: str = "",
+    brief: str | None = None,
 ) -> Resource:
     """Define a resource; every mistake that would make it unservable is raised here.
 
@@ -474,6 +285,8 @@ def define_resource(
     ``about``: what else a search finds it by (``scratchpad.search``), as text.
     ``approval=True``: its writes need a person's approval; ``untrusted=True``: its rows
     come from outside, so a session that read it needs approval to write (docs/approvals.md).
+    ``group``: the group it is listed under when there are many; ``brief``: its
+    description without the sentences its maker appended, for a one-line description.
     """
     _check_identifier("resource name", name)
     if name.startswith(RESERVED_PREFIXES):
@@ -569,6 +382,7 @@ def define_resource(
         explain=explain,
         credential=credential,
         about=tuple(str(a) for a in about), approval=bool(approval), untrusted=bool(untrusted),
+        group=str(group), brief=None if brief is None else str(brief),
     )
 
 

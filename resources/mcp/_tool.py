@@ -85,6 +85,7 @@ class _ToolTable(ToolTable):
             if self.verb == "select" else (),
             volatility=self.volatility,
             description=" ".join(about),
+            brief=description, group=self.server,
             select=self.select if self.verb == "select" else None,
             insert=self.insert if self.verb == "insert" else None,
             retries=self.connection.config.retries if self.override.retries is None

@@ -15,11 +15,13 @@ The modules, in the order they depend on one another (none imports a later one):
 - ``_overrides``: what a table's entry says where the document is wrong, checked;
 - ``_lenient``: what a document that says little means (types, media, names);
 - ``_selection``: the operations a config selects, and those no table sends;
-- ``_mapping``: operations -> tables (``TablePlan``);
+- ``_plan``: a table as the mapping plans it (``TablePlan``, its columns ``Col``);
+- ``_mapping``: operations -> tables (``plan_tables``);
 - ``_values``: values into requests, answers with no schema into columns;
 - ``_http``: one API's requests: credentials, retries, rate, errors, redaction;
-- ``_table``: one table as a resource, its resolvers making the requests;
+- ``_answers``: what an API answers, read as rows;
 - ``_explain``: the requests a table's call would send, for EXPLAIN;
+- ``_table``: one table as a resource, its resolvers making the requests;
 - ``_bridge``: ``OpenApiBridge``, every API of the config.
 
 This package knows nothing of the sidecar or the wire.

@@ -13,7 +13,7 @@ from glove_scratchpad import errors
 
 from .._resource import Bindings
 from ._http import Api, redact
-from ._mapping import TablePlan
+from ._plan import TablePlan
 from ._spec import Operation
 from ._values import Each, as_json, distinct, shown_body
 

@@ -15,7 +15,7 @@ Rules:
   ``Idempotency-Key`` header where the operation declares one; what the API
   returns serves RETURNING. **Update** and **delete** name the row by their path
   parameters (the WHERE's values) and send the SET's columns as the body.
-- A write answered with a 2xx fired: its answer is read leniently (``_answered``).
+- A write answered with a 2xx fired: its answer is read leniently (``_answers``).
   A field that disagrees with the document is a WARNING (``ctx.warn``) and NULL;
   an empty or non-object answer says nothing, and the row as written stands.
 - **Credentials**: the role's, else the API's; an operation that requires
@@ -24,7 +24,7 @@ Rules:
   is never read by another role.
 - A read's row without a field the schema requires is an error naming the field; a value
   of another JSON type than its column's is one too (``json_value``, the rule MCP
-  rows keep as well), never a NULL and never converted.
+  rows keep as well), never a NULL and never converted (``_answers``).
 - A path parameter's value is one segment, percent-encoded (``/`` too); ``.``,
   ``..`` and the empty string are 22023. Header parameters the request frames
   itself with, or that carry credentials, are never columns (``NOT_COLUMNS``).
@@ -50,11 +50,11 @@ from pydantic_core import to_jsonable_python
 
 from glove_scratchpad import errors
 
-from .._json import AS_SENT, json_value
 from .._resource import Bindings, Resource, define_resource
+from ._answers import AnswerReader
 from ._explain import explain
 from ._http import Api, redact
-from ._mapping import NOT_COLUMNS, SAFE_METHODS, Col, TablePlan
+from ._plan import NOT_COLUMNS, SAFE_METHODS, Col, TablePlan
 from ._spec import Operation
 from ._values import (
     Each,
@@ -92,18 +92,7 @@ class ApiTable:
         self.plan = plan
         self.schemes = schemes
         self.by_name = {c.name: c for c in plan.columns}
-        # A row's columns by field, and the fields a row must not lack or give as null
-        # (those the slow path, _row, checks one by one).
-        self._fields = [(c.prop, c.name) for c in plan.columns if c.prop is not None]
-        # The columns that hold a row's whole value (a free-form object), as it came.
-        self._whole = [(c.name, c.pg_type) for c in plan.columns if c.whole]
-        # The columns whose type limits the JSON they take (json_value): not jsonb.
-        self._typed = [(c.prop, c.name, c.pg_type, AS_SENT.get(c.pg_type))
-                       for c in plan.columns
-                       if c.prop is not None and c.pg_type not in ("jsonb", "json")]
-        self._source = f"{plan.name}: the API"
-        self._checked = [c.prop for c in plan.columns
-                         if c.prop is not None and (c.required or not c.nullable)]
+        self.answers = AnswerReader(plan)
         # Arguments only: a parameter (or a search's body property) that no row holds.
         # A call's rows carry the value it was given, as a key's do: Postgres applies
         # the condition again, and a NULL would meet none.
@@ -295,7 +284,7 @@ class ApiTable:
         if response.status_code == 404:
             return []
         self.api.raise_for(response, f"{self.plan.name}: {op.label}", user)
-        row = self._row(self._json(response, op))
+        row = self.answers.row(self.answers.json(response, op))
         row[column] = row.get(column) or value  # the item's key, when its rows lack it
         return self._stamped([row], given)
 
@@ -351,8 +340,8 @@ class ApiTable:
                     raise _repeated(what, f"the API answered the same page again ("
                                     f"{redact(str(response.url))})")
                 bodies.add(digest)
-                found = self._json(response, op)
-                items = self._items(found)
+                found = self.answers.json(response, op)
+                items = self.answers.items(found)
                 links = {str(k): v for k, v in response.links.items()}
                 following = paging.next(query, links, found, len(items), size, response.headers)
                 if following is None and not plan.one_row and sent + len(items) < wanted:
@@ -369,7 +358,7 @@ class ApiTable:
                                             url, params=query or None))) + ")")
                     asked.add(key)
                     pending = ask(url, query)  # read ahead: its rows will be pulled
-                for row in self._stamped(self._rows_of(items), given):
+                for row in self._stamped(self.answers.rows(items), given):
                     yield row
                     sent += 1
                     if sent >= wanted:
@@ -384,76 +373,6 @@ class ApiTable:
             return None
         return {c.body: to_jsonable_python(given[c.name]) for c in self.plan.columns
                 if c.body and given.get(c.name) is not None}
-
-    def _json(self, response: Any, op: Operation) -> Any:
-        try:
-            return response.json()
-        except ValueError:
-            raise errors.ExternalRoutineError(
-                f"{self.plan.name}: {op.label} answered {response.status_code} with no JSON "
-                f"({response.headers.get('content-type', 'no content type')})",
-                hint="The document says this operation returns JSON; check base_url.") from None
-
-    def _items(self, body: Any) -> list[Any]:
-        """The rows of a response, as the API gave them (at ``rows``, or the body)."""
-        plan = self.plan
-        for part in plan.rows:
-            body = body.get(part) if isinstance(body, Mapping) else None
-        if body is None:
-            return []
-        if plan.one_row or isinstance(body, Mapping):
-            return [body]
-        if not isinstance(body, list):
-            raise errors.ExternalRoutineError(
-                f"{plan.name}: the API returned {type(body).__name__} where the document "
-                "says rows (an array)", hint="The document and the API disagree.")
-        return body
-
-    def _rows_of(self, items: list[Any]) -> list[dict[str, Any]]:
-        """Items of a response as rows (each checked as ``_row`` does, a plain one fast)."""
-        fields, checked, row, typed = self._fields, self._checked, self._row, self._typed
-        rows = []
-        for item in items:
-            if type(item) is dict and None not in map(item.get, checked):
-                plain = {name: item.get(prop) for prop, name in fields}
-                for name, pg_type in self._whole:
-                    plain[name] = json_value(item, pg_type, source=self._source, field=name)
-                for prop, name, pg_type, as_sent in typed:
-                    value = plain[name]
-                    if value is not None and type(value) is not as_sent:
-                        plain[name] = json_value(value, pg_type, source=self._source,
-                                                 field=prop)
-                rows.append(plain)
-            else:
-                rows.append(row(item))
-        return rows
-
-    def _row(self, item: Any) -> dict[str, Any]:
-        """A JSON object as a row: each column from its field; a missing required field
-        is the API's error, named."""
-        if not isinstance(item, Mapping):
-            value = next((c for c in self.plan.columns if c.prop is None and c.param is None
-                          and c.body is None), None)
-            return {value.name if value else "value": item}
-        row = {n: json_value(item, t, source=self._source, field=n) for n, t in self._whole}
-        for col in self.plan.columns:
-            if col.prop is None:
-                continue
-            if col.prop in item:
-                if item[col.prop] is None and not col.nullable:
-                    raise errors.ExternalRoutineError(
-                        f'{self.plan.name}: the API returned null for the field '
-                        f'"{col.prop}", which its document says is never null',
-                        hint="The document and the API disagree: the column is NOT NULL.")
-                row[col.name] = json_value(item[col.prop], col.pg_type, source=self._source,
-                                           field=col.prop)
-            elif col.required:
-                raise errors.ExternalRoutineError(
-                    f'{self.plan.name}: the API returned a row without the field "{col.prop}", '
-                    "which its document requires",
-                    detail=f"fields: {', '.join(sorted(map(str, item)))}"[:500],
-                    hint="The document and the API disagree: the column would read NULL.")
-        return row
 
     # -- writes -------------------------------------------------------------------------
 
@@ -475,7 +394,7 @@ class ApiTable:
                                               headers=headers, ctx=ctx, write=True,
                                               what=f"{self.plan.name}: {op.label}")
             self.api.raise_for(response, f"{self.plan.name}: {op.label}", user)
-            created = self._answered(response, op, ctx) or {}
+            created = self.answers.answered(response, op, ctx) or {}
             made.append({**{k: v for k, v in values.items() if v is not None}, **created})
         return made
 
@@ -510,47 +429,8 @@ class ApiTable:
         if op.method == "DELETE" and response.status_code == 404:
             return None  # gone already
         self.api.raise_for(response, what, user)
-        answered = self._answered(response, op, ctx)
+        answered = self.answers.answered(response, op, ctx)
         return [answered] if answered and op.method != "DELETE" else None
-
-    def _answered(self, response: httpx.Response, op: Operation, ctx: Any
-                  ) -> dict[str, Any] | None:
-        """What a write's 2xx answer says of its row, once the write has fired: nothing
-        turns it into an error now. An empty or non-object answer (204, ``""``, ``{}``)
-        says nothing (None: the row as written stands); a field that disagrees with the
-        document is a WARNING naming it, and is NULL."""
-        try:
-            answer = response.json() if response.content.strip() else None
-        except ValueError:
-            answer = None
-        if not isinstance(answer, Mapping) or not answer:
-            return None
-        row: dict[str, Any] = {}
-        warn = getattr(ctx, "warn", None)
-        for col in self.plan.columns:
-            if col.prop is None:
-                continue
-            if col.prop not in answer:
-                if col.required and warn is not None:
-                    warn(f'{self.plan.name}: {op.label} fired, and its answer has no field '
-                         f'"{col.prop}", which the document requires: {col.name} is NULL',
-                         hint="The document and the API disagree; the write happened.")
-                continue
-            value = answer[col.prop]
-            if value is None and not col.nullable and warn is not None:
-                warn(f'{self.plan.name}: {op.label} fired, and its answer has null for the '
-                     f'field "{col.prop}", which the document says is never null',
-                     hint="The document and the API disagree; the write happened.")
-            try:
-                row[col.name] = None if value is None else json_value(
-                    value, col.pg_type, source=self._source, field=col.prop)
-            except errors.SqlError as exc:
-                row[col.name] = None
-                if warn is not None:
-                    warn(f"{op.label} fired, and its answer disagrees with the document: "
-                         f"{exc.message}; {col.name} is NULL",
-                         hint="The document and the API disagree; the write happened.")
-        return row
 
     # -- EXPLAIN ------------------------------------------------------------------------
 

@@ -1,14 +1,12 @@
-"""What a container needs of the command line: settings from the environment, a true
-banner when listening on every address, and a health check."""
+"""What a container needs of the command line: settings from the environment, and a true
+banner when listening on every address (its health check: tests/server/test_health.py)."""
 
 from __future__ import annotations
 
-import socket
 from types import SimpleNamespace
 
 import pytest
 
-from glove_scratchpad.server.cli import ping
 from glove_scratchpad.server.config import load_config
 from glove_scratchpad.server.net.auth import parse_verifier
 from glove_scratchpad.server.net.server import Server
@@ -46,10 +44,3 @@ def test_the_banner_never_says_connect_to_0_0_0_0():
     banner = Server(config, SimpleNamespace(resources={})).banner()  # type: ignore[arg-type]
     assert "psql -h 0.0.0.0" not in banner
     assert "psql -h localhost -p 55432" in banner and "this machine's" in banner
-
-
-def test_ping_is_the_health_check():
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        port = listener.getsockname()[1]
-    assert ping("127.0.0.1", port) == 1  # nothing listens there

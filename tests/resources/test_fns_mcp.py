@@ -1,5 +1,5 @@
-"""An MCP server's tools as functions: the real ``mcp-server-time`` from PyPI, started over
-stdio as tests/mcp does, served as fn.time_* and called from SQL."""
+"""An MCP server's tools as functions (``_fns_mcp``): the real ``mcp-server-time`` from
+PyPI, started over stdio as tests/mcp does, served as fn.time_* and called from SQL."""
 
 from __future__ import annotations
 
@@ -58,6 +58,19 @@ async def test_each_tool_is_a_function(time_fns: list[Fn]) -> None:
         ("source_timezone", "source_timezone"), ("time_", "time"),
         ("target_timezone", "target_timezone")]
     assert (await current.call({"timezone": "UTC"}))["timezone"] == "UTC"
+
+
+async def test_the_origin_is_data_beside_the_description(time_fns: list[Fn],
+                                                          time_db: Database) -> None:
+    current = {f.name: f for f in time_fns}["time_get_current_time"]
+    # The description users read names the tool and its server; a one-line summary is
+    # cut from the tool's own words, kept apart.
+    assert current.description == ('Get current time in a specific timezone. (MCP tool '
+                                   '"get_current_time" of server "time".)')
+    assert current.brief == "Get current time in a specific timezone."
+    r = await time_db.execute("SELECT summary FROM scratchpad.search('current time zone') "
+                              "WHERE name = 'fn.time_get_current_time'")
+    assert r.rows == [("Get current time in a specific timezone.",)]
 
 
 async def test_include_and_exclude_apply(time_connection: McpConnection) -> None:

@@ -1,6 +1,7 @@
-"""Free-form rows over the wire: an object the document leaves open
-(``additionalProperties``: FastAPI's ``-> list[dict]``, ``-> dict[str, int]``, a model
-that allows more) is a row holding the whole object, never NULL."""
+"""An API's answers read as rows (``_answers``), over the wire: an object the document
+leaves open (``additionalProperties``: FastAPI's ``-> list[dict]``, ``-> dict[str, int]``,
+a model that allows more) is a row holding the whole object, never NULL. (A row without
+a required field: test_api_tables.py; a write's answer: test_api_honest.py.)"""
 
 from __future__ import annotations
 
