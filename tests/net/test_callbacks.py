@@ -32,7 +32,7 @@ from glove_scratchpad.wire import (
     Sync,
 )
 
-from ..engine.fix_kept import counting, serve
+from ..engine.fix_cache import counting, serve
 from ..fidelity.rawclient import RawClient
 from ..fix_metrics import counted
 
