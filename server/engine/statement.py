@@ -61,9 +61,10 @@ class Endpoint:
     max_connections: int | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Statement:
-    """One statement of a session: its identity, state, services and limits."""
+    """One statement of a session: its identity, state, services and limits (made by
+    ``Session.statement``, by name)."""
 
     services: Services
     view: View
@@ -94,6 +95,7 @@ class Statement:
     # None: the Python API's, whose rows are always kept).
     sink: RowSink | None = None
     temp: Any = None  # the session's temporary tables (``temp.TempTables``)
+    cursors: Any = None  # the session's cursors, DECLARE's (``cursors.Cursors``)
     # EXPLAIN ANALYZE of a read: what the sidecar statement of that plan starts with.
     explain: tuple[str, Any] | None = None  # (the prefix, the plan)
     # A cancel or the timeout arrived after a write outside BEGIN was sent: the write ran
