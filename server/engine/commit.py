@@ -46,7 +46,7 @@ from glove_scratchpad.redaction import redact_error
 from glove_scratchpad.resources import Bindings, Resource
 
 from . import approval_flow, resolve
-from .context import CallArgs, Request, StatementContext
+from .context import CallArgs, Request
 from .overlay import as_dict
 from .result import Call, Notice, Result, StagedWrite
 from .staged import folded_into, pending
@@ -176,7 +176,7 @@ def _segments(staged: list[StagedWrite]) -> list[list[StagedWrite]]:
     return out
 
 
-async def fire_writes(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
+async def fire_writes(st: Statement, staged: list[StagedWrite], ctx: Statement,
                       gate: _Gate | None = None) -> tuple[int | None, list[list[dict]]]:
     """Journal and fire writes, in order: the txid, and the rows each write's tool gave
     back. The first failure raises ``_Stopped``.
@@ -226,7 +226,7 @@ async def fire_writes(st: Statement, staged: list[StagedWrite], ctx: StatementCo
     return txid, returned
 
 
-async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: StatementContext,
+async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statement,
                         txid: int | None, seq: int, returned: list[list[dict]],
                         index: dict[int, int], gate: _Gate | None = None) -> None:
     """Fire one segment's calls, journaled from ``seq + 1``. With a ``gate``, a cancel
@@ -284,7 +284,7 @@ async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statemen
             metrics.write(write.resource, "fired")
 
 
-async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
+async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: Statement,
                          gate: _Gate | None = None) -> tuple[int | None, list[list[dict]]]:
     """``fire_writes`` in a task of its own, which the caller's cancellation (a client
     gone) does not stop: the writes finish and are journaled, none twice.
@@ -310,7 +310,7 @@ async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: Statemen
         return await asyncio.shield(task)
 
 
-async def _fire_gated(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
+async def _fire_gated(st: Statement, staged: list[StagedWrite], ctx: Statement,
                       gate: _Gate | None = None) -> tuple[int | None, list[list[dict]]]:
     """``_fire_shielded``, once a person approved them when a rule asks for it
     (``approval_flow``): their request then records what firing did."""
@@ -326,7 +326,7 @@ async def _fire_gated(st: Statement, staged: list[StagedWrite], ctx: StatementCo
     return out
 
 
-async def fire_decided(st: Statement, staged: list[StagedWrite], ctx: StatementContext
+async def fire_decided(st: Statement, staged: list[StagedWrite], ctx: Statement
                        ) -> tuple[int | None, str | None]:
     """An approved request's writes that no COMMIT waits for, fired now: the txid, and the
     error that stopped them (None: all fired)."""
@@ -349,7 +349,7 @@ async def _abandon(st: Statement, txid: int | None, seq: int) -> None:
 
 
 async def _fire_call(st: Statement, write: StagedWrite, call: Call,
-                     ctx: StatementContext, gate: _Gate | None = None) -> Any:
+                     ctx: Statement, gate: _Gate | None = None) -> Any:
     resource = st.services.resources[write.resource]
     args = call.bindings or {}
     given = CallArgs(args, call.where or {})
@@ -375,7 +375,7 @@ async def _fire_call(st: Statement, write: StagedWrite, call: Call,
     return out
 
 
-def _returned_rows(resource: Resource, call: Call, out: Any, ctx: StatementContext
+def _returned_rows(resource: Resource, call: Call, out: Any, ctx: Statement
                    ) -> list[dict]:
     """The rows a fired write's tool gave back, checked; none (the rows as written
     stand) when they do not fit the table: the write happened, so that is a WARNING,
@@ -413,7 +413,7 @@ def fired_notice(write: StagedWrite, rows: list[dict], system: str) -> Notice:
 async def commit(st: Statement, taken: list[StagedWrite]) -> Result:
     """Fire the writes a COMMIT took, in order, folds applied (``staged.pending``); the
     first failure stops the rest."""
-    ctx = StatementContext(Request(), "COMMIT", timed=False)
+    ctx = st.part("COMMIT", request=Request(), timed=False)
     staged = pending(taken)
     sent = {w.id for w in staged}
     folded = [Notice(f"folded #{w.id} into {', '.join(f'#{i}' for i in folded_into(w))}: "
@@ -450,7 +450,7 @@ async def commit(st: Statement, taken: list[StagedWrite]) -> Result:
                   touched=list(ctx.touched.values()))
 
 
-async def fire_one(st: Statement, staged: StagedWrite, ctx: StatementContext
+async def fire_one(st: Statement, staged: StagedWrite, ctx: Statement
                    ) -> list[dict]:
     """A write outside BEGIN: journaled and fired now; the rows its tool gave back
     (RETURNING shows them). Its failure is the tool's own error."""

@@ -51,7 +51,6 @@ from ..sql.cursor_statements import FETCH_ALL, Declared, Fetch, declared, fetch_
 from ..sql.parse import ParsedStatement, parse
 from . import cursor_reads, resolve, sidecar
 from . import temp as temp_tables
-from .context import StatementContext
 from .cursor_reads import Source
 from .result import Notice, Released, Result, ResultColumn
 from .shown import row_cut
@@ -315,7 +314,7 @@ async def open_cursor(st: Statement, query: ParsedStatement, params: list[Param]
     names = st.services.type_names
     columns = [ResultColumn(f.name, f.type_oid, names.get(f.type_oid, str(f.type_oid)))
                for f in fields]
-    ctx = StatementContext(st.request, statement, timed=False)
+    ctx = st.part(statement, timed=False)
     source = await cursor_reads.source(st, plan, params, ctx, (binary,))
     assert source is not None
     return Cursor(d.name, statement, d, fields, columns, source, tx_declared)
@@ -363,7 +362,7 @@ class Rest:
         self.cursor.end()
 
 
-async def read(st: Statement, plan: Plan, params: list[Param], ctx: StatementContext,
+async def read(st: Statement, plan: Plan, params: list[Param], ctx: Statement,
                formats: Sequence[int] = ()) -> Result:
     """A SELECT: the first ``st.request.fetch`` rows (a protocol portal's first Execute
     with a row count) of a read that may be answered in parts, a ``Partial``; else the

@@ -34,7 +34,6 @@ from . import copy as copying
 from . import fns as fn_calls
 from . import restage as restaging
 from . import temp as temp_tables
-from .context import StatementContext
 from .explain import explain_statement
 from .explain_analyze import analyzing, explain_analyze
 from .kept import system_call_name
@@ -104,7 +103,7 @@ async def planned(st: Statement, stmt: ParsedStatement, plan: Plan, params: list
     temp = temp_tables.writes_temp(stmt.node, st.temp)
     if (plan.references or st.services.fns) and not temp:  # else nothing to guard
         await check(st, stmt, params)
-    ctx = StatementContext(st.request, stmt.sql, formats=st.formats)
+    ctx = st.part(stmt.sql, formats=st.formats)
     try:
         if isinstance(stmt.node, ast.SelectStmt) or temp:
             return await cursors.read(st, plan, params, ctx, st.formats)

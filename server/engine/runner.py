@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from glove_scratchpad import errors, metrics, traces
 from glove_scratchpad.catalog import CURRENT_VIEW_SOURCE, ViewSource, encode_param
 from glove_scratchpad.resources import Resource
+from glove_scratchpad.stream import RowSink
 from glove_scratchpad.wire import Param
 
 from ..sql import temp_tables as temp_gate
@@ -50,8 +51,9 @@ from .prepared import Compiled, Prepared
 from .result import Result
 from .routes import ROUTES, Described, kind_of, planned
 from .services import Services
+from .session_settings import SessionSettings
 from .shown import bounded, shown
-from .statement import Statement
+from .statement import Endpoint, Statement, lookup
 from .statement_log import log_end, logs_ends
 from .temp import TempTables
 from .timeouts import late_noticed, timed_out
@@ -75,25 +77,24 @@ def outcome(exc: BaseException | None) -> str:
 
 
 class Owner(ViewSource, Protocol):
-    """What the runner reads of its session: its identity, transaction and settings, and
-    the ``Statement`` it makes of them; the scratchpad views read its rows."""
+    """What the runner reads of its session, never calling back into it: its identity,
+    transaction and settings, of which it makes each ``Statement``; the scratchpad
+    views read its rows."""
 
     services: Services
     view: View
     policy: Policy
     user: str
     id: int
+    pid: int
+    endpoint: Endpoint
+    sink: RowSink | None
     tx: Transaction
-    temp: TempTables
+    session_settings: SessionSettings
     overlay: Overlay
-
-    @property
-    def settings(self) -> dict[str, str]: ...
-
-    def statement(self, request: Request | None = None, formats: Sequence[int] = ()
-                  ) -> Statement: ...
-
-    def lookup(self, schema: str | None, name: str) -> Resource | None: ...
+    write_ids: Iterator[int]
+    temp: TempTables
+    cursors: Any
 
 
 @dataclass(slots=True)
@@ -164,12 +165,28 @@ class Runner:
         self._numbers += 1
         return self._numbers
 
+    @property
+    def settings(self) -> dict[str, str]:
+        """The session's settings in effect (SET, SET LOCAL): read only."""
+        return self.session.session_settings.now
+
     def lookup(self, schema: str | None, name: str) -> Resource | None:
-        return self.session.lookup(schema, name)
+        return lookup(self.services, self.view, schema, name)
+
+    def statement(self, request: Request | None = None, formats: Sequence[int] = ()
+                  ) -> Statement:
+        """One statement of the session (``statement.py``): references to its state."""
+        s = self.session
+        return Statement(
+            services=s.services, view=s.view, policy=s.policy, user=s.user,
+            session_id=s.id, tx=s.tx, session_settings=s.session_settings,
+            overlay=s.overlay, write_ids=s.write_ids, endpoint=s.endpoint,
+            request=request if request is not None else Request(), formats=tuple(formats),
+            pid=s.pid, sink=s.sink, temp=s.temp, cursors=s.cursors)
 
     def _statement(self, stmt: ParsedStatement, request: Request, formats: Sequence[int],
                    prepared: Prepared | None = None) -> Statement:
-        st = self.session.statement(request, formats)
+        st = self.statement(request, formats)
         st.sql, st.prepared = stmt.sql, prepared or self.view.prepared(stmt.sql)
         return st
 
@@ -206,7 +223,7 @@ class Runner:
         encoded = [encode_param(p) for p in params or ()]
         self._gate(stmt, encoded)
         route = ROUTES[kind_of(stmt.node, self.services.schemas.system)[0]]
-        return await route.explain(self.session.statement(), stmt, encoded)
+        return await route.explain(self.statement(), stmt, encoded)
 
     # -- the wire -------------------------------------------------------------------
 
@@ -217,10 +234,10 @@ class Runner:
         try:
             self._gate(stmt, None)
         except errors.UndefinedTable as exc:
-            await suggest.hint_search(self.session.statement(), exc)
+            await suggest.hint_search(self.statement(), exc)
             raise
         route = ROUTES[kind_of(stmt.node, self.services.schemas.system)[0]]
-        return await route.describe(self.session.statement(), stmt, tuple(param_oids))
+        return await route.describe(self.statement(), stmt, tuple(param_oids))
 
     def run(self, stmt: ParsedStatement, params: list[Any], request: Request,
             formats: tuple[int, ...]) -> Coroutine[Any, Any, Result]:
@@ -234,7 +251,7 @@ class Runner:
                       formats: tuple[int, ...]) -> Result:
         session = self.session
         with traces.statement(command_kind(stmt.node), stmt.sql, session.user, session.id,
-                              traces.traceparent(session.settings)):
+                              traces.traceparent(self.settings)):
             return await self._measured(stmt, params, request, formats)
 
     async def _measured(self, stmt: ParsedStatement, params: list[Param],
@@ -251,7 +268,7 @@ class Runner:
             route = ROUTES[kind]
             if not route.guarded:  # BEGIN, COMMIT and their kin: in a failed one too
                 self._gate(stmt, params, st.prepared)
-                return shown(await route.run(st, stmt, params, found), session.settings)
+                return shown(await route.run(st, stmt, params, found), self.settings)
             session.tx.check_not_failed()
             try:
                 self._gate(stmt, params, st.prepared)
@@ -387,7 +404,7 @@ class Runner:
         session = self.session
         self.services.approvals.read(session.tx, result.touched)  # an untrusted read taints
         out = shown(bounded(result, self.services.limits, session.policy.row_limit),
-                    session.settings)
+                    self.settings)
         count = out.command_tag.rsplit(" ", 1)[-1]
         st.rows = int(count) if count.isdigit() else len(out.data_rows)
         return out

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import secrets
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from typing import Any
 
 from glove_scratchpad import errors
@@ -72,7 +72,7 @@ class Session:
         self.cursors = Cursors()  # DECLARE's, by name (pg_cursors reads ``cursor_rows``)
         # Fired writes, for a while, and the transaction's staged ones.
         self.overlay = Overlay(self.tx, services.limits.read_your_writes_s)
-        self._write_ids = itertools.count(1)
+        self.write_ids: Iterator[int] = itertools.count(1)
         # What scratchpad.activity and pg_cancel_backend see (the wire sets pid and
         # canceller: its BackendKeyData's process id, and its own cancel).
         self.pid = 0
@@ -107,13 +107,8 @@ class Session:
 
     def statement(self, request: Request | None = None, formats: Sequence[int] = ()
                   ) -> Statement:
-        """The scope of one statement of this session (``statement.py``)."""
-        return Statement(
-            services=self.services, view=self.view, policy=self.policy, user=self.user,
-            session_id=self.id, tx=self.tx, session_settings=self.session_settings,
-            overlay=self.overlay, write_ids=self._write_ids, endpoint=self.endpoint,
-            request=request if request is not None else Request(), formats=tuple(formats),
-            pid=self.pid, sink=self.sink, temp=self.temp, cursors=self.cursors)
+        """The scope of one statement of this session (``Runner.statement``)."""
+        return self.runner.statement(request, formats)
 
     def preview(self) -> list[StagedWrite]:
         """The writes COMMIT will send, in the order it fires them: each call with its

@@ -1,5 +1,5 @@
-"""One statement's scope: who runs it, in which view and transaction, under which
-services, for how long.
+"""One statement, one record: who runs it, in which view and transaction, under which
+services, for how long, and the scope of its calls.
 
 Rules:
 - The session makes one ``Statement`` per statement (``Session.statement``); every
@@ -9,10 +9,19 @@ Rules:
   the session's.
 - Its timeout is computed once, when it starts, from the server's cap, the role's
   and the session's ``statement_timeout``; a SET inside it counts from the next.
+- It is the scope of exactly-once: its memo holds one future per call identity, so
+  however often the statement names a call, it is made once. It gathers what the
+  statement touched and noticed, and the calls planned so far against the call
+  budget. A part of it with calls of its own (a chain's part, the run of its plan,
+  a COMMIT's writes, a cursor's reads) is a statement of its own (``part``), with
+  the same session, request and timeout, and a scope of its own.
 """
 
 from __future__ import annotations
 
+import asyncio
+import copy
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,11 +33,12 @@ from glove_scratchpad.stream import RowSink
 from ..sql.analysis import Plan, analyze
 from ..sql.fn_calls import find_calls
 from ..sql.parse import ParsedStatement
-from .context import Request, WorkedOut
+from .context import CallArgs, CallKey, Request, WorkedOut, touch_key
 from .cursor_view import PG_CURSORS
 from .overlay import Overlay
 from .policy import Policy
 from .prepared import Prepared
+from .result import Notice, Touched
 from .services import Services
 from .session_settings import SessionSettings
 from .timeouts import timeout
@@ -101,6 +111,17 @@ class Statement:
     # A cancel or the timeout arrived after a write outside BEGIN was sent: the write ran
     # to its end, and its outcome is the answer (``commit.fire_one``).
     late_cancel: bool = False
+    # Its calls' scope (the module's rules): resolver calls decided so far, against the
+    # call budget; one future per call identity, and the arguments of each; what it
+    # touched (by ``touch_key``) and noticed.
+    planned: int = 0
+    memo: dict[CallKey, asyncio.Future[Any]] = field(default_factory=dict)
+    call_args: dict[CallKey, CallArgs] = field(default_factory=dict)
+    touched: dict[tuple[str, str, Any], Touched] = field(default_factory=dict)
+    notices: list[Notice] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)  # its timeout counts from here
+    timed: bool = True  # under the statement timeout (a COMMIT's writes are not)
+    spilled: list[Any] = field(default_factory=list)  # tables of its own (kept.py's Kept)
 
     def __post_init__(self) -> None:
         self.timeout = self.timeout_now()
@@ -145,3 +166,34 @@ class Statement:
                 find_calls(stmt.sql, stmt.node, self.services.schemas.fns)
             prepared.plan = plan
         return plan
+
+    def part(self, sql: str, *, request: Request | None = None, formats: tuple[int, ...] = (),
+             timed: bool = True) -> Statement:
+        """A part of this statement with calls of its own (the module's rules): ``sql`` its
+        text, under ``request`` (this one's when None), its result columns in
+        ``formats``."""
+        part = copy.copy(self)  # the session's state and the timeout, shared
+        part.sql, part.prepared, part.formats, part.timed = sql, None, formats, timed
+        if request is not None:
+            part.request = request
+        part.planned, part.memo, part.call_args, part.touched = 0, {}, {}, {}
+        part.notices, part.spilled, part.started = [], [], time.monotonic()
+        return part
+
+    def notice(self, notice: Notice) -> None:
+        """Add a NOTICE once, however many reads of the statement give it."""
+        if notice not in self.notices:
+            self.notices.append(notice)
+
+    def touch(self, resource: str, verb: str, args: dict[str, Any], called: bool,
+              key: tuple[str, str, Any] | None = None) -> Touched:
+        """The statement's record of a distinct call (``key``: ``touch_key`` of it, when
+        it is known already), counted when it was ``called``."""
+        if key is None:
+            key = touch_key(resource, verb, args)
+        t = self.touched.get(key)
+        if t is None:
+            t = self.touched[key] = Touched(resource, verb, dict(args))
+        if called:
+            t.calls += 1
+        return t

@@ -28,9 +28,9 @@ LOWER = ("server/sql/", "catalog/", "resources/", "glove_scratchpad/")
 UPPER = ("server/engine/", "server/net/")
 # The upward calls that return a value: the gate asks whether a name is a resource or a
 # function, the planner what resource a name means.
-LOOKUPS = {("server/sql/gate.py", "server/engine/session.py", "<lambda>"),
+LOOKUPS = {("server/sql/gate.py", "server/engine/runner.py", "<lambda>"),
            # the gate's entry for a session with temporary tables asks the same
-           ("server/sql/temp_tables.py", "server/engine/session.py", "<lambda>"),
+           ("server/sql/temp_tables.py", "server/engine/runner.py", "<lambda>"),
            ("server/sql/analysis.py", "server/engine/statement.py", "lookup")}
 
 
