@@ -20,10 +20,10 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-import copy
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from glove_scratchpad.catalog import SYSTEM_VIEWS
@@ -172,10 +172,11 @@ class Statement:
         """A part of this statement with calls of its own (the module's rules): ``sql`` its
         text, under ``request`` (this one's when None), its result columns in
         ``formats``."""
-        part = copy.copy(self)  # the session's state and the timeout, shared
+        part = _new(Statement)  # not ``__init__``: the timeout is this one's, not computed
+        for name, value in zip(_SHARED, _shared(self), strict=True):
+            setattr(part, name, value)
         part.sql, part.prepared, part.formats, part.timed = sql, None, formats, timed
-        if request is not None:
-            part.request = request
+        part.request = self.request if request is None else request
         part.planned, part.memo, part.call_args, part.touched = 0, {}, {}, {}
         part.notices, part.spilled, part.started = [], [], time.monotonic()
         return part
@@ -197,3 +198,12 @@ class Statement:
         if called:
             t.calls += 1
         return t
+
+
+# What a part shares with its statement: all but its text, its record, its request and
+# formats, and its calls' scope (``Statement.part``).
+_OWN = frozenset({"sql", "prepared", "request", "formats", "planned", "memo", "call_args",
+                  "touched", "notices", "started", "timed", "spilled"})
+_SHARED = tuple(f.name for f in fields(Statement) if f.name not in _OWN)
+_shared = attrgetter(*_SHARED)
+_new = object.__new__
