@@ -2,7 +2,7 @@
 
 When a client's portal run is a compiled read whose calls are all cached
 (``fast.py``) and the pool has an idle connection, the session starts it on the
-sidecar from the client socket's callback (``Session.answer_read``), and the
+sidecar from the client socket's callback (``Runner.answer_read``), and the
 sidecar socket's callback that completes its reply answers the client. Nothing
 waits in between: the connection's task stays parked.
 

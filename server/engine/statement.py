@@ -2,7 +2,7 @@
 services, for how long, and the scope of its calls.
 
 Rules:
-- The session makes one ``Statement`` per statement (``Session.statement``); every
+- The runner makes one ``Statement`` per statement (``Runner.statement``); every
   room of the engine takes it, or a narrower part of it, never the session.
 - It holds references, not copies: the session's transaction, overlay and
   counter of write ids are the session's own, so what a room stages or fires is
@@ -74,7 +74,7 @@ class Endpoint:
 @dataclass(slots=True, kw_only=True)
 class Statement:
     """One statement of a session: its identity, state, services and limits (made by
-    ``Session.statement``, by name)."""
+    ``Runner.statement``, by name)."""
 
     services: Services
     view: View
