@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-MAX_LINES = 600
+MAX_LINES = 500
 # What the network layer may use of a session: running (a portal run's fast read too,
 # awaited or answered in callbacks),
 # describing, failing statements, whether a COMMIT runs (a cancel spares it), and the

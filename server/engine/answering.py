@@ -2,7 +2,7 @@
 
 When a client's portal run is a compiled read whose calls are all cached
 (``fast.py``) and the pool has an idle connection, the session starts it on the
-sidecar from the client socket's callback (``Session.answer_read``), and the
+sidecar from the client socket's callback (``Runner.answer_read``), and the
 sidecar socket's callback that completes its reply answers the client. Nothing
 waits in between: the connection's task stays parked.
 
@@ -10,9 +10,10 @@ Rules:
 - It ends once: with its result or error (``replied``), or stopped (``stop``) by
   a cancel, by its statement timeout, or by its client gone. A stopped run's
   sidecar connection is closed after a cancel, and its reply never reaches the client.
-- What the statement wrapper does for a statement, this does: the result cut at
-  the row limit and its notices shown (``shape``), and the end counted, logged and
-  cleared from ``scratchpad.activity`` (``end``, given the outcome's SQLSTATE class).
+- What the runner does for a statement, this does through the runner's own hands
+  (``runner.py``): the result cut at the row limit and its notices shown (``shape``),
+  and the end counted, logged and cleared from ``scratchpad.activity`` (``end``, given
+  the error it ended with: a stopped run's is a cancel's).
 - A reply with nothing to cut and nothing to notice comes as the sidecar sent it (a
   ``StepResult``, rows and tag), and goes to the client so: no ``Result`` is made.
 """
@@ -40,7 +41,7 @@ class Answer:
     __slots__ = ("_done", "_end", "_shape", "_timer", "abandon", "finished")
 
     def __init__(self, timeout: float, done: Done, shape: Callable[[Result], Result],
-                 end: Callable[[str], None]) -> None:
+                 end: Callable[[BaseException | None], None]) -> None:
         self._done, self._shape, self._end = done, shape, end
         self.finished = False
         self.abandon: Callable[[], None] | None = None  # set once it is sent
@@ -58,8 +59,7 @@ class Answer:
                 outcome = self._shape(outcome)
             except errors.SqlError as exc:
                 outcome = exc
-        self._end(errors.sqlstate_class(outcome.sqlstate) if isinstance(outcome, errors.SqlError)
-                  else errors.CLASS_SUCCESSFUL_COMPLETION)
+        self._end(outcome if isinstance(outcome, errors.SqlError) else None)
         self._done(outcome)
 
     def stop(self, error: errors.SqlError | None) -> None:
@@ -70,7 +70,7 @@ class Answer:
         self._timer.cancel()
         if self.abandon is not None:
             self.abandon()
-        self._end(errors.CLASS_OPERATOR_INTERVENTION)
+        self._end(asyncio.CancelledError())
         if error is not None:
             self._done(error)
 

@@ -30,7 +30,7 @@ from glove_scratchpad import errors, metrics
 
 from . import commit
 from .cache import call_number, system_call_name
-from .context import Request, StatementContext
+from .context import Request
 from .overlay import Overlay
 from .restage import restaged_write
 from .result import Notice, Result
@@ -155,7 +155,7 @@ async def _fire(st: Statement, row: dict[str, Any]) -> Result:
     except errors.SqlError as exc:
         await approvals.store.ended(rid, None, exc.message)
         raise
-    ctx = StatementContext(Request(), "COMMIT", timed=False)
+    ctx = asker.part("COMMIT", request=Request(), timed=False)
     txid, error = await commit.fire_decided(asker, staged, ctx)
     await approvals.store.ended(rid, txid, error)
     log.info("approval request %s fired by %s's approval (journal txid %s): %s", rid,

@@ -30,7 +30,7 @@ from glove_scratchpad import errors
 from glove_scratchpad.background import hold as in_background
 from glove_scratchpad.resources import Bindings, Resource
 
-from .context import CallArgs, StatementContext
+from .context import CallArgs
 from .result import Call, Notice, StagedWrite
 from .staged import sent
 
@@ -115,7 +115,7 @@ async def _stop_waiting(st: Statement, rid: int) -> None:
                     "waiting: %s", rid, type(exc).__name__)
 
 
-async def hold(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
+async def hold(st: Statement, staged: list[StagedWrite], ctx: Statement,
                arguments: Callable[[Call], dict[str, Any]], alone: bool = False
                ) -> Approval | None:
     """Before ``staged`` fire: None when none needs approval; else the approved request

@@ -44,7 +44,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pglast import ast
 
@@ -52,8 +52,8 @@ from glove_scratchpad import errors, metrics
 from glove_scratchpad.background import hold
 from glove_scratchpad.catalog import SYSTEM_VIEWS, CacheStore, reconnecting
 
-from .context import CallArgs, StatementContext
-from .result import Result
+from .context import CallArgs
+from .result import Result, Touched
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -63,9 +63,16 @@ if TYPE_CHECKING:
     from ..sql.analysis import Reference
     from .guard import Limits
 
-__all__ = ["Kept", "KeptCalls", "lasting", "system_call_name", "system_call_text"]
+__all__ = ["Kept", "KeptCalls", "Touching", "lasting", "system_call_name", "system_call_text"]
 
 log = logging.getLogger(__name__)
+
+
+class Touching(Protocol):
+    """A statement, as a read of a kept call records its touch (``Statement.touch``)."""
+
+    def touch(self, resource: str, verb: str, args: dict[str, Any], called: bool,
+              key: tuple[str, str, Any] | None = None) -> Touched: ...
 
 DROP_GRACE = 1.0  # seconds past the statement timeout before a forgotten table is dropped
 MAX_INDEXES = 4  # indexes one kept table may have, the one it is made with included
@@ -198,7 +205,7 @@ class KeptCalls:
         return (database in self.stores
                 and self.limits.cache_min_rows <= rows <= self.limits.cache_max_rows)
 
-    async def read(self, ref: Reference, call: CallArgs, ctx: StatementContext,
+    async def read(self, ref: Reference, call: CallArgs, ctx: Touching,
                    fetch: Callable[[], Awaitable[list[dict]]], *, database: str, user: str
                    ) -> Kept | list[dict]:
         """The call's kept table in ``database``, made from ``fetch()``'s rows if it is

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from glove_scratchpad.resources import Resource
 
 from ..sql.analysis import Reference
-from .context import CallArgs, StatementContext
+from .context import CallArgs
 from .result import Notice
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ __all__ = ["rows_of"]
 
 
 def rows_of(st: Statement, ref: Reference, calls: list[CallArgs],
-            results: list[list[dict[str, Any]]], ctx: StatementContext
+            results: list[list[dict[str, Any]]], ctx: Statement
             ) -> list[dict[str, Any]]:
     """A reference's rows: every call's rows, duplicates included, under the session's
     overlay, with a NOTICE when there are none.

@@ -40,7 +40,7 @@ from ..sql.analysis import deparse, param_numbers, renumber_params
 from ..sql.nodes import walk
 from ..sql.parse import ParsedStatement
 from . import resolve, sidecar, writes
-from .context import Request, StatementContext
+from .context import Request
 from .result import Notice, Result, StagedWrite
 from .transaction import TxState
 
@@ -121,7 +121,7 @@ class Link:
         return sorted(chain.staged[n] for n in _reached(chain, self.part) if n in chain.staged
                       and n in chain.inserts)
 
-    async def replan(self, st: Statement, write: StagedWrite, ctx: StatementContext
+    async def replan(self, st: Statement, write: StagedWrite, ctx: Statement
                      ) -> None:
         await replan(st, write, ctx)
 
@@ -201,7 +201,7 @@ async def _part(st: Statement, chain: Chain, part: Part, formats: Sequence[int],
     chain.plans[part.name] = plan
     _, fields = await sidecar.check(st, sql, params)
     # A part's own context; the request's stable calls are shared with the others.
-    ctx = StatementContext(st.request, chain.sql, formats=tuple(formats))
+    ctx = st.part(chain.sql, formats=tuple(formats))
     chain.params_of[part.name] = params
     try:
         if not part.is_write:
@@ -282,7 +282,7 @@ async def fired(st: Statement, write: StagedWrite, rows: list[dict]) -> None:
     chain.done[name] = _materialized(link.part, chain, out)
 
 
-async def replan(st: Statement, write: StagedWrite, ctx: StatementContext) -> None:
+async def replan(st: Statement, write: StagedWrite, ctx: Statement) -> None:
     """A deferred write, planned again at COMMIT from the rows the writes it reads
     returned: its calls are replaced (each keeps its idempotency key where one stands in
     the same place)."""
@@ -295,7 +295,7 @@ async def replan(st: Statement, write: StagedWrite, ctx: StatementContext) -> No
     chain.plans[part.name] = plan
     chain.params_of[part.name] = params
     await sidecar.check(st, sql, params)
-    part_ctx = StatementContext(Request(), chain.sql, timed=False)
+    part_ctx = st.part(chain.sql, request=Request(), timed=False)
     planned = await writes.plan_write(st, plan, params, part_ctx)
     ctx.notices += part_ctx.notices
     keys = [c.key for c in write.calls]

@@ -44,7 +44,7 @@ from glove_scratchpad.catalog import JournalEntry, unreachable
 from glove_scratchpad.resources import Bindings
 
 from . import approval_flow, resolve
-from .context import CallArgs, Request, StatementContext
+from .context import CallArgs, Request
 from .fired import fired_notice, in_doubt_hint, returned_rows, unread
 from .overlay import as_dict
 from .result import Call, Notice, Result, StagedWrite
@@ -167,7 +167,7 @@ def _segments(staged: list[StagedWrite]) -> list[list[StagedWrite]]:
     return out
 
 
-async def fire_writes(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
+async def fire_writes(st: Statement, staged: list[StagedWrite], ctx: Statement,
                       gate: _Gate | None = None) -> tuple[int | None, list[list[dict]]]:
     """Journal and fire writes, in order: the txid, and the rows each write's tool gave
     back. The first failure raises ``_Stopped``.
@@ -217,7 +217,7 @@ async def fire_writes(st: Statement, staged: list[StagedWrite], ctx: StatementCo
     return txid, returned
 
 
-async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: StatementContext,
+async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statement,
                         txid: int | None, seq: int, returned: list[list[dict]],
                         index: dict[int, int], gate: _Gate | None = None) -> None:
     """Fire one segment's calls, journaled from ``seq + 1``. With a ``gate``, a cancel
@@ -275,7 +275,7 @@ async def _fire_segment(st: Statement, segment: list[StagedWrite], ctx: Statemen
             metrics.write(write.resource, "fired")
 
 
-async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
+async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: Statement,
                          gate: _Gate | None = None) -> tuple[int | None, list[list[dict]]]:
     """``fire_writes`` in a task of its own, which the caller's cancellation (a client
     gone) does not stop: the writes finish and are journaled, none twice.
@@ -299,7 +299,7 @@ async def _fire_shielded(st: Statement, staged: list[StagedWrite], ctx: Statemen
         return await asyncio.shield(task)
 
 
-async def _fire_gated(st: Statement, staged: list[StagedWrite], ctx: StatementContext,
+async def _fire_gated(st: Statement, staged: list[StagedWrite], ctx: Statement,
                       gate: _Gate | None = None) -> tuple[int | None, list[list[dict]]]:
     """``_fire_shielded``, once a person approved them when a rule asks for it
     (``approval_flow``): their request then records what firing did."""
@@ -315,7 +315,7 @@ async def _fire_gated(st: Statement, staged: list[StagedWrite], ctx: StatementCo
     return out
 
 
-async def fire_decided(st: Statement, staged: list[StagedWrite], ctx: StatementContext
+async def fire_decided(st: Statement, staged: list[StagedWrite], ctx: Statement
                        ) -> tuple[int | None, str | None]:
     """An approved request's writes that no COMMIT waits for, fired now: the txid, and the
     error that stopped them (None: all fired)."""
@@ -332,7 +332,7 @@ async def _abandon(st: Statement, txid: int | None, seq: int) -> None:
 
 
 async def _fire_call(st: Statement, write: StagedWrite, call: Call,
-                     ctx: StatementContext, gate: _Gate | None = None) -> Any:
+                     ctx: Statement, gate: _Gate | None = None) -> Any:
     resource = st.services.resources[write.resource]
     args = call.bindings or {}
     given = CallArgs(args, call.where or {})
@@ -361,7 +361,7 @@ async def _fire_call(st: Statement, write: StagedWrite, call: Call,
 async def commit(st: Statement, taken: list[StagedWrite]) -> Result:
     """Fire the writes a COMMIT took, in order, folds applied (``staged.pending``); the
     first failure stops the rest."""
-    ctx = StatementContext(Request(), "COMMIT", timed=False)
+    ctx = st.part("COMMIT", request=Request(), timed=False)
     staged = pending(taken)
     sent = {w.id for w in staged}
     folded = [Notice(f"folded #{w.id} into {', '.join(f'#{i}' for i in folded_into(w))}: "
@@ -398,7 +398,7 @@ async def commit(st: Statement, taken: list[StagedWrite]) -> Result:
                   touched=list(ctx.touched.values()))
 
 
-async def fire_one(st: Statement, staged: StagedWrite, ctx: StatementContext
+async def fire_one(st: Statement, staged: StagedWrite, ctx: Statement
                    ) -> list[dict]:
     """A write outside BEGIN: journaled and fired now; the rows its tool gave back
     (RETURNING shows them). Its failure is the tool's own error."""

@@ -1,26 +1,21 @@
-"""The scopes of reuse: one client request, and one statement within it.
+"""The scopes of reuse: one client request, and the identity of one call within it.
 
 Rules:
 - A ``Request`` (a Query message, or the messages up to Sync) is the scope of
   ``stable`` results: one call per identity for the whole request.
-- A ``StatementContext`` is the scope of exactly-once: its memo holds one
-  future per call identity, so however often the statement names a call, it is
-  made once. It also gathers what the statement touched and noticed, and the
-  calls planned so far against the call budget.
+- A statement (``statement.Statement``) is the scope of exactly-once: its memo
+  holds one future per call identity (``CallKey``, of a call's ``CallArgs``), so
+  however often the statement names a call, it is made once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .result import Notice, Touched
-
-__all__ = ["CallArgs", "CallKey", "Request", "StatementContext", "WorkedOut", "args_key",
-           "touch_key"]
+__all__ = ["CallArgs", "CallKey", "Request", "WorkedOut", "args_key", "touch_key"]
 
 CallKey = tuple[str, Any]  # (resource, CallArgs.identity_as): a call's identity
 # A statement's calls worked out already, by the ``id`` of their reference (which each
@@ -39,7 +34,7 @@ def args_key(binding: dict[str, Any]) -> Any:
 
 
 def touch_key(resource: str, verb: str, args: dict[str, Any]) -> tuple[str, str, Any]:
-    """What tells a statement's distinct calls apart (``StatementContext.touch``)."""
+    """What tells a statement's distinct calls apart (``Statement.touch``)."""
     return resource, verb, args_key(args)
 
 
@@ -132,39 +127,3 @@ class Request:
     # A simple Query (or an in-process ``execute``): a FETCH's rows then come in its
     # cursor's format (BINARY or text), as Postgres sends them; through Bind, in the Bind's.
     simple: bool = False
-
-
-@dataclass
-class StatementContext:
-    """One statement: its memo of calls, and what it touched and noticed."""
-
-    request: Request
-    sql: str = ""
-    planned: int = 0  # resolver calls decided so far, against the call budget
-    memo: dict[CallKey, asyncio.Future[Any]] = field(default_factory=dict)
-    calls: dict[CallKey, CallArgs] = field(default_factory=dict)  # the arguments of each
-    touched: dict[tuple[str, str, Any], Touched] = field(default_factory=dict)
-    notices: list[Notice] = field(default_factory=list)
-    started: float = field(default_factory=time.monotonic)  # its timeout counts from here
-    timed: bool = True  # under the statement timeout (a COMMIT's writes are not)
-    spilled: list[Any] = field(default_factory=list)  # tables of its own (cache.py's Kept)
-    formats: tuple[int, ...] = ()  # its result columns' format codes (the Bind rule)
-
-    def notice(self, notice: Notice) -> None:
-        """Add a NOTICE once, however many reads of the statement give it."""
-        if notice not in self.notices:
-            self.notices.append(notice)
-
-    def touch(self, resource: str, verb: str, args: dict[str, Any], called: bool,
-              key: tuple[str, str, Any] | None = None) -> Touched:
-        """The statement's record of a distinct call (``key``: ``touch_key`` of it, when
-        it is known already), counted when it was ``called``."""
-        if key is None:
-            key = touch_key(resource, verb, args)
-        t = self.touched.get(key)
-        if t is None:
-            t = self.touched[key] = Touched(resource, verb, dict(args))
-        if called:
-            t.calls += 1
-        return t
-

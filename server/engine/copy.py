@@ -36,7 +36,6 @@ from ..sql.copy import CopySpec, copy_spec
 from ..sql.parse import ParsedStatement, parse
 from ..sql.rewrite import rewrite
 from . import resolve, sidecar, writes
-from .context import StatementContext
 from .result import Result
 
 if TYPE_CHECKING:
@@ -65,7 +64,7 @@ async def _copy_to(st: Statement, spec: CopySpec, params: list[Param],
     select = parse(spec.select_sql)[0]
     plan = st.plan(select)
     _, fields = await sidecar.check(st, select.sql, params)
-    ctx = StatementContext(st.request, select.sql)
+    ctx = st.part(select.sql)
     try:
         rows = await resolve.resolve_all(st, plan.reads, params, ctx)
         param_of, args, tables = sidecar.materialize(plan, rows, params)
@@ -118,7 +117,7 @@ async def _copy_from(st: Statement, spec: CopySpec, channel: CopyChannel) -> Res
     async with st.view.pool.acquire() as conn:
         tag, rows = await copy_in(conn, before, loaded, back, channel)
     json = rows[0].values[0] if rows else None
-    ctx = StatementContext(st.request, insert.sql)
+    ctx = st.part(insert.sql)
     result = await writes.write(st, plan, [encode_param(json.decode() if json else "[]")],
                                 ctx)
     result.command_tag = tag

@@ -36,7 +36,6 @@ from glove_scratchpad.wire import Param
 from ..sql.analysis import Plan, Reference
 from ..sql.cursor_statements import row_wise
 from . import resolve, sidecar
-from .context import StatementContext
 from .cursor_view import PG_CURSORS
 from .guard import ResolverTimeout
 from .messages import resolver_failed
@@ -55,7 +54,7 @@ class Source:
     """A cursor's rows as they are read: ``more(st, n)`` gives about ``n`` more."""
 
     exhausted = False
-    ctx: StatementContext
+    ctx: Statement
 
     async def more(self, st: Statement, n: int) -> tuple[list[Any], list[Notice]]:
         raise NotImplementedError
@@ -80,7 +79,7 @@ class Whole(Source):
 
     plan: Plan
     params: list[Param]
-    ctx: StatementContext
+    ctx: Statement
     formats: tuple[int, ...]
 
     async def more(self, st: Statement, n: int) -> tuple[list[Any], list[Notice]]:
@@ -100,7 +99,7 @@ class Lazy(Source):
 
     plan: Plan
     params: list[Param]
-    ctx: StatementContext
+    ctx: Statement
     formats: tuple[int, ...]
     call: Any  # the one call (``resolve.bindings``), worked out when it was opened
     limit: int | None  # the row limit in force over the whole answer
@@ -218,7 +217,7 @@ def _one(st: Statement, plan: Plan) -> Reference | None:
     return ref
 
 
-async def source(st: Statement, plan: Plan, params: list[Param], ctx: StatementContext,
+async def source(st: Statement, plan: Plan, params: list[Param], ctx: Statement,
                  formats: tuple[int, ...], *, whole: bool = True, limit: int | None = None
                  ) -> Source | None:
     """What a cursor over ``plan`` reads: lazily where it may, else whole (None when not

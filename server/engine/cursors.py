@@ -50,7 +50,6 @@ from ..sql.cursor_statements import FETCH_ALL, Declared, Fetch, declared, fetch_
 from ..sql.parse import ParsedStatement, parse
 from . import cursor_reads, sidecar
 from . import temp as temp_tables
-from .context import StatementContext
 from .cursor_reads import Source
 from .result import Notice, Released, Result, ResultColumn
 from .transaction import TxState
@@ -312,7 +311,7 @@ async def open_cursor(st: Statement, query: ParsedStatement, params: list[Param]
     names = st.services.type_names
     columns = [ResultColumn(f.name, f.type_oid, names.get(f.type_oid, str(f.type_oid)))
                for f in fields]
-    ctx = StatementContext(st.request, statement, timed=False)
+    ctx = st.part(statement, timed=False)
     source = await cursor_reads.source(st, plan, params, ctx, (binary,))
     assert source is not None
     return Cursor(d.name, statement, d, fields, columns, source, tx_declared)

@@ -36,7 +36,7 @@ from glove_scratchpad.wire import Param
 
 from .bindings import bindings_now, pushed
 from .cache import Kept, lasting
-from .context import StatementContext, WorkedOut
+from .context import WorkedOut
 from .prepared import CachedCall, Compiled
 from .transaction import TxState
 from .whoami import asks_who
@@ -65,11 +65,12 @@ def compile(st: Statement, plan: Plan) -> None:
 
 def reads(st: Statement, compiled: Compiled, params: Sequence[Param],
           worked_out: WorkedOut | None = None
-          ) -> tuple[StatementContext, dict[int, list[dict] | Kept]] | None:
+          ) -> tuple[Statement, dict[int, list[dict] | Kept]] | None:
     """The statement's context and each reference's cached answer (a kept table, or
     rows), their calls counted as the full path counts them; None when the full path
     must run (and nothing was counted). ``worked_out`` gets the calls it worked out
-    from the parameters, by reference: the full path's own (``Statement.worked_out``)."""
+    from the parameters, by reference: the full path's own (``Statement.worked_out``).
+    The context is a part of ``st`` (``Statement.part``)."""
     if st.tx.state is TxState.FAILED or len(params) != compiled.plan.max_param:
         return None
     found: list[tuple[Reference, CachedCall, list[dict] | Kept]] = []
@@ -88,8 +89,8 @@ def reads(st: Statement, compiled: Compiled, params: Sequence[Param],
             return None
         found.append((ref, call, answer))
     st.services.guard.check_budget(len(found))
-    ctx = StatementContext(st.request, compiled.plan.sql, planned=len(found),
-                           formats=st.formats)
+    ctx = st.part(compiled.plan.sql, formats=st.formats)
+    ctx.planned = len(found)
     rows: dict[int, list[dict] | Kept] = {}
     for ref, call, answer in found:
         touched = ctx.touch(ref.resource.name, "select", call.shown, called=False,

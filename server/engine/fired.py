@@ -20,7 +20,6 @@ from glove_scratchpad.catalog import as_json
 from glove_scratchpad.redaction import redact_error
 from glove_scratchpad.resources import Resource
 
-from .context import StatementContext
 from .result import Call, Notice, StagedWrite
 
 if TYPE_CHECKING:
@@ -31,7 +30,7 @@ __all__ = ["SHOWN", "fired_notice", "in_doubt_hint", "returned_rows", "unread"]
 SHOWN = 500  # characters of a tool's answer a NOTICE shows
 
 
-def returned_rows(resource: Resource, call: Call, out: Any, ctx: StatementContext
+def returned_rows(resource: Resource, call: Call, out: Any, ctx: Statement
                    ) -> list[dict]:
     """The rows a fired write's tool gave back, checked; none (the rows as written
     stand) when they do not fit the table: the write happened, so that is a WARNING,

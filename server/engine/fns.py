@@ -52,7 +52,6 @@ from ..sql.fn_calls import (
     renumbered,
 )
 from ..sql.parse import parse
-from .context import StatementContext
 from .result import Result
 
 if TYPE_CHECKING:
@@ -70,12 +69,12 @@ class Read(Protocol):
     """A read within the statement, resolved and run (``resolve.read``)."""
 
     async def __call__(self, st: Statement, plan: Plan, params: list[Param],
-                       ctx: StatementContext, formats: Sequence[int] = (),
+                       ctx: Statement, formats: Sequence[int] = (),
                        prelude: Step | None = None) -> Result: ...
 
 
 async def _arguments(st: Statement, plan: Plan, calls: Sequence[FnCall],
-                     params: list[Param], ctx: StatementContext, read: Read
+                     params: list[Param], ctx: Statement, read: Read
                      ) -> list[list[Any]]:
     """Each call's arguments as Postgres evaluated them: [args, <named params>…]."""
     texts, used = renumbered(plan.sql, [c.span for c in calls])
@@ -156,7 +155,7 @@ def _key(fn: Fn, arguments: dict[str, Any], schema: str) -> tuple[str, str]:
 
 
 async def _call(st: Statement, fn: Fn, validated: Any, arguments: dict[str, Any],
-                ctx: StatementContext) -> str | None:
+                ctx: Statement) -> str | None:
     """One call, under the guard's concurrency, timeout and audit: its result as JSON."""
     shown = f"{st.services.schemas.fns}.{fn.name}"
     try:
@@ -182,7 +181,7 @@ def _retrieve(fut: asyncio.Future[Any]) -> None:
 
 
 async def call_all(st: Statement, plan: Plan, calls: Sequence[FnCall], params: list[Param],
-                   ctx: StatementContext, read: Read) -> list[tuple[tuple[str, str], str | None]]:
+                   ctx: Statement, read: Read) -> list[tuple[tuple[str, str], str | None]]:
     """Each call's (key, result as JSON text), each distinct call made once per statement."""
     catalog: FnCatalog = st.services.fns
     schema = st.services.schemas.fns
@@ -219,7 +218,7 @@ async def call_all(st: Statement, plan: Plan, calls: Sequence[FnCall], params: l
 
 
 async def substitute(st: Statement, plan: Plan, params: list[Param], args: list[Param],
-                     ctx: StatementContext, read: Read) -> list[tuple[int, int, str]]:
+                     ctx: Statement, read: Read) -> list[tuple[int, int, str]]:
     """Evaluate the statement's outermost calls; their results are appended to ``args``.
     Returns the text edits that put each result in its call's place."""
     calls = [c for c in find_calls(plan.sql, plan.node, st.services.schemas.fns)

@@ -29,7 +29,6 @@ from glove_scratchpad.wire import Param
 from ..sql.analysis import Plan
 from ..sql.cursor_statements import FETCH_ALL, Declared
 from . import cursor_reads, resolve
-from .context import StatementContext
 from .cursors import Cursor
 from .result import Notice, Result
 from .result_limits import row_cut
@@ -83,7 +82,7 @@ class Rest:
         self.cursor.end()
 
 
-async def read(st: Statement, plan: Plan, params: list[Param], ctx: StatementContext,
+async def read(st: Statement, plan: Plan, params: list[Param], ctx: Statement,
                formats: Sequence[int] = ()) -> Result:
     """A SELECT: the first ``st.request.fetch`` rows (a protocol portal's first Execute
     with a row count) of a read that may be answered in parts, a ``Partial``; else the

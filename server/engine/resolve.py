@@ -42,7 +42,7 @@ from . import sidecar, suggest
 from .bindings import COUNT, calls_of, converted, exact, integer_bounds, pushed
 from .cache import Kept, lasting
 from .call_rows import rows_of
-from .context import CallArgs, StatementContext
+from .context import CallArgs
 from .messages import missing_key, missing_verb, resolver_failed
 from .pull import pull
 from .result import Notice, Result
@@ -57,7 +57,7 @@ __all__ = ["check_keys", "evaluate_value", "functions", "gather", "invoke", "rea
 
 
 
-async def read(st: Statement, plan: Plan, params: list[Param], ctx: StatementContext,
+async def read(st: Statement, plan: Plan, params: list[Param], ctx: Statement,
                formats: Sequence[int] = (), prelude: Step | None = None) -> Result:
     """A SELECT: resolve its references, then run it over their rows."""
     rows = await resolve_all(st, plan.reads, params, ctx)
@@ -72,7 +72,7 @@ def functions(st: Statement) -> sidecar.Substitute | None:
         return None
 
     async def substitute(plan: Plan, params: list[Param], args: list[Param],
-                         ctx: StatementContext) -> list[tuple[int, int, str]]:
+                         ctx: Statement) -> list[tuple[int, int, str]]:
         return await fn_calls.substitute(st, plan, params, args, ctx, read)
     return substitute
 
@@ -110,7 +110,7 @@ def _feeder_hint(ref: Reference, key: str, others: Sequence[Reference]) -> str |
 
 
 async def resolve_all(st: Statement, refs: Sequence[Reference], params: list[Any],
-                      ctx: StatementContext) -> dict[int, list[dict[str, Any]] | Kept]:
+                      ctx: Statement) -> dict[int, list[dict[str, Any]] | Kept]:
     """Each reference's rows, or the kept table that holds them (``cache.py``)."""
     check_keys(refs, others=refs)
     estimate = sum(math.prod(len(p.values) for p in ref.predicates) for ref in refs)
@@ -120,7 +120,7 @@ async def resolve_all(st: Statement, refs: Sequence[Reference], params: list[Any
 
 
 async def _resolve_read(st: Statement, ref: Reference, params: list[Any],
-                        ctx: StatementContext) -> list[dict[str, Any]] | Kept:
+                        ctx: Statement) -> list[dict[str, Any]] | Kept:
     kept = st.services.kept
     database = st.view.database
     if (ref.schema == st.services.schemas.system or st.overlay.touches(ref.resource.name)
@@ -146,7 +146,7 @@ async def _resolve_read(st: Statement, ref: Reference, params: list[Any],
 
 
 async def _spilled(st: Statement, ref: Reference, rows: list[dict[str, Any]],
-                   ctx: StatementContext) -> list[dict[str, Any]] | Kept:
+                   ctx: Statement) -> list[dict[str, Any]] | Kept:
     """A reference's rows, or, when there are many, the table they were copied into for
     this statement alone (``KeptCalls.spill``); the statement's end drops it."""
     if len(rows) < st.services.limits.spill_min_rows or ref.schema == st.services.schemas.system:
@@ -160,7 +160,7 @@ async def _spilled(st: Statement, ref: Reference, rows: list[dict[str, Any]],
 
 
 async def resolve_ref(st: Statement, ref: Reference, params: list[Any],
-                      ctx: StatementContext, calls: list[CallArgs] | None = None
+                      ctx: Statement, calls: list[CallArgs] | None = None
                       ) -> list[dict[str, Any]]:
     if calls is None:
         calls = await bindings(st, ref, params, ctx)
@@ -180,7 +180,7 @@ async def resolve_ref(st: Statement, ref: Reference, params: list[Any],
 
 
 async def bindings(st: Statement, ref: Reference, params: list[Any],
-                   ctx: StatementContext) -> list[CallArgs]:
+                   ctx: Statement) -> list[CallArgs]:
     """Every call a reference makes: one per combination of its keys' values, each with
     the reference's filter conditions and limit (as the fast path worked them out for
     these parameters, if it did)."""
@@ -194,7 +194,7 @@ async def bindings(st: Statement, ref: Reference, params: list[Any],
 
 
 async def evaluate_value(st: Statement, value: Value, column: Any, params: list[Any],
-                         ctx: StatementContext) -> list[Any]:
+                         ctx: Statement) -> list[Any]:
     """A pushed-down value, converted to the column's type (a list: IN gives several)."""
     now = converted(value, column, params)
     if now is not None:
@@ -258,7 +258,7 @@ def _typed_as_written(value: Value, params: Sequence[Param]) -> bool:
     return True
 
 
-async def select(st: Statement, ref: Reference, call: CallArgs, ctx: StatementContext,
+async def select(st: Statement, ref: Reference, call: CallArgs, ctx: Statement,
                  *, into_table: bool = False) -> list[dict[str, Any]]:
     """One call's rows: made once, by the first statement that needs them (the call's
     owner, in its own task); other references and statements await its future. A call
@@ -292,7 +292,7 @@ async def select(st: Statement, ref: Reference, call: CallArgs, ctx: StatementCo
                     fut.add_done_callback(functools.partial(_forget_failure, cache, key))
             ctx.touch(resource.name, "select", shown, called=owner, key=touched)
             ctx.memo[key] = fut
-            ctx.calls[key] = call
+            ctx.call_args[key] = call
         if owner:
             # Rows that no cache holds are read by this statement alone, at once.
             rows = await _own(fut, _call_select(st, ref, call, ctx, memory=cache is not None,
@@ -313,19 +313,19 @@ async def select(st: Statement, ref: Reference, call: CallArgs, ctx: StatementCo
     return rows
 
 
-def _covering(ctx: StatementContext, resource: str, call: CallArgs,
+def _covering(ctx: Statement, resource: str, call: CallArgs,
               credential: str | None) -> Any:
     """A call of this statement whose rows hold every row this one asks for."""
     if not call.where:
         return None  # only a call with the same identity covers it: the memo has it
-    for (name, _), other in ctx.calls.items():
+    for (name, _), other in ctx.call_args.items():
         if name == resource and other is not call and other.covers(call):
             return ctx.memo.get((name, other.identity_as(credential)))
     return None
 
 
 async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, ...],
-                 arguments: Any, ctx: StatementContext, *, statement: str | None = None,
+                 arguments: Any, ctx: Statement, *, statement: str | None = None,
                  key: str | None = None, wanted: int | None = None,
                  sending: Callable[[], None] | None = None) -> Any:
     """One resolver call, under the guard's threads, concurrency, timeout, rate, retries
@@ -363,7 +363,7 @@ async def invoke(st: Statement, resource: Resource, verb: str, args: tuple[Any, 
         st.in_flight.pop(flight, None)
 
 
-def _warner(ctx: StatementContext, severity: str = "WARNING") -> Callable[..., None]:
+def _warner(ctx: Statement, severity: str = "WARNING") -> Callable[..., None]:
     """What a resolver tells the client a WARNING (or a NOTICE) with
     (``CallContext.warn``, ``CallContext.notice``)."""
     code = errors.WARNING if severity == "WARNING" else errors.SUCCESSFUL_COMPLETION
@@ -375,7 +375,7 @@ def _warner(ctx: StatementContext, severity: str = "WARNING") -> Callable[..., N
     return warn
 
 
-def _charger(st: Statement, ctx: StatementContext) -> Callable[[], None]:
+def _charger(st: Statement, ctx: Statement) -> Callable[[], None]:
     """What a read's upstream requests count with: the first is the call (planned
     already), every other one more against the statement's call budget. A write's
     are not counted: its requests (one per row) are known when it is staged, and a
@@ -393,7 +393,7 @@ def _charger(st: Statement, ctx: StatementContext) -> Callable[[], None]:
 
 
 async def _call_select(st: Statement, ref: Reference, call: CallArgs,
-                       ctx: StatementContext, *, memory: bool, into_table: bool) -> list[dict]:
+                       ctx: Statement, *, memory: bool, into_table: bool) -> list[dict]:
     """A call made: its rows, checked. Rows that a cache keeps in ``memory`` are a
     snapshot (copies the tool cannot change later), unless they go ``into_table``."""
     resource: Resource = ref.resource

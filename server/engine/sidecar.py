@@ -47,7 +47,6 @@ from ..sql.sidecar_text import read_settings, set_settings
 from . import fast
 from . import temp as temp_tables
 from .cache import Kept
-from .context import StatementContext
 from .result import Result, ResultColumn
 from .result_limits import row_cut, within
 from .session_settings import SHOWN_ONLY, changes, configured, reported_values
@@ -67,7 +66,7 @@ class Substitute(Protocol):
     text edits that put each in its call's place."""
 
     async def __call__(self, plan: Plan, params: list[Param], args: list[Param],
-                       ctx: StatementContext) -> list[tuple[int, int, str]]: ...
+                       ctx: Statement) -> list[tuple[int, int, str]]: ...
 
 
 # Settings that change no statement's parse, left out of the sidecar's Describe.
@@ -146,7 +145,7 @@ class _Exchange:
 
 def _exchange(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
               materialized: tuple[dict[int, int], list[Param], dict[int, str]],
-              ctx: StatementContext, *, returning: str | None = None,
+              ctx: Statement, *, returning: str | None = None,
               prelude: Step | Sequence[Step] | None = None, formats: Sequence[int] = (),
               twin: bool = False, calls: Sequence[tuple[int, int, str]] = ()) -> _Exchange:
     """The steps that run a planned statement over its references' rows (``materialize``'s
@@ -182,7 +181,7 @@ def _exchange(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
 
 async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
               params: list[Param],
-              ctx: StatementContext, *, returning: str | None = None,
+              ctx: Statement, *, returning: str | None = None,
               prelude: Step | Sequence[Step] | None = None, formats: Sequence[int] = (),
               twin: bool = False, substitute: Substitute | None = None) -> Result:
     """Run a planned statement over its references' rows, after the ``prelude`` steps.
@@ -222,7 +221,7 @@ async def run(st: Statement, plan: Plan, rows: dict[int, list[dict] | Kept],
 
 
 def start(st: Statement, conn: SidecarConnection, plan: Plan,
-          rows: dict[int, list[dict] | Kept], params: list[Param], ctx: StatementContext,
+          rows: dict[int, list[dict] | Kept], params: list[Param], ctx: Statement,
           done: Callable[[Result | StepResult | errors.SqlError], None]) -> Callable[[], None]:
     """``run`` of a compiled read (``fast.py``: its own read, alone), the same exchange,
     on ``conn`` (the pool's ``take_now``, for its user), answered from the sidecar
@@ -266,7 +265,7 @@ def _stream(st: Statement) -> Stream:
     return Stream(sink, row_cut(limits, st.policy.row_limit), limits.max_result_bytes)
 
 
-def _result(st: Statement, out: StepResult, ctx: StatementContext) -> Result:
+def _result(st: Statement, out: StepResult, ctx: Statement) -> Result:
     """A read's Result: of its rows kept, or of those relayed as they came."""
     stream = out.stream
     if stream is not None and (stream.started or stream.over):
@@ -377,7 +376,7 @@ with_settings = _with_settings  # a COPY's steps (``copy.py``) are set up as any
 
 
 def result_of(st: Statement, tag: str, out: StepResult,
-              ctx: StatementContext | None = None) -> Result:
+              ctx: Statement | None = None) -> Result:
     key = out.description or out.fields
     columns = st.view.columns.get(key)
     if columns is None:

@@ -1,20 +1,29 @@
-"""One statement's scope: who runs it, in which view and transaction, under which
-services, for how long.
+"""One statement, one record: who runs it, in which view and transaction, under which
+services, for how long, and the scope of its calls.
 
 Rules:
-- The session makes one ``Statement`` per statement (``Session.statement``); every
+- The runner makes one ``Statement`` per statement (``Runner.statement``); every
   room of the engine takes it, or a narrower part of it, never the session.
 - It holds references, not copies: the session's transaction, overlay and
   counter of write ids are the session's own, so what a room stages or fires is
   the session's.
 - Its timeout is computed once, when it starts, from the server's cap, the role's
   and the session's ``statement_timeout``; a SET inside it counts from the next.
+- It is the scope of exactly-once: its memo holds one future per call identity, so
+  however often the statement names a call, it is made once. It gathers what the
+  statement touched and noticed, and the calls planned so far against the call
+  budget. A part of it with calls of its own (a chain's part, the run of its plan,
+  a COMMIT's writes, a cursor's reads) is a statement of its own (``part``), with
+  the same session, request and timeout, and a scope of its own.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from glove_scratchpad.catalog import SYSTEM_VIEWS
@@ -25,11 +34,12 @@ from ..sql.analysis import Plan, analyze
 from ..sql.fn_calls import find_calls
 from ..sql.known import Known
 from ..sql.parse import ParsedStatement
-from .context import Request, WorkedOut
+from .context import CallArgs, CallKey, Request, WorkedOut, touch_key
 from .cursor_view import PG_CURSORS
 from .overlay import Overlay
 from .policy import Policy
 from .prepared import Prepared
+from .result import Notice, Touched
 from .services import Services
 from .session_settings import SessionSettings
 from .timeouts import timeout
@@ -68,9 +78,10 @@ class Endpoint:
     max_connections: int | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, kw_only=True)
 class Statement:
-    """One statement of a session: its identity, state, services and limits."""
+    """One statement of a session: its identity, state, services and limits (made by
+    ``Runner.statement``, by name)."""
 
     services: Services
     view: View
@@ -101,11 +112,23 @@ class Statement:
     # None: the Python API's, whose rows are always kept).
     sink: RowSink | None = None
     temp: Any = None  # the session's temporary tables (``temp.TempTables``)
+    cursors: Any = None  # the session's cursors, DECLARE's (``cursors.Cursors``)
     # EXPLAIN ANALYZE of a read: what the sidecar statement of that plan starts with.
     explain: tuple[str, Any] | None = None  # (the prefix, the plan)
     # A cancel or the timeout arrived after a write outside BEGIN was sent: the write ran
     # to its end, and its outcome is the answer (``commit.fire_one``).
     late_cancel: bool = False
+    # Its calls' scope (the module's rules): resolver calls decided so far, against the
+    # call budget; one future per call identity, and the arguments of each; what it
+    # touched (by ``touch_key``) and noticed.
+    planned: int = 0
+    memo: dict[CallKey, asyncio.Future[Any]] = field(default_factory=dict)
+    call_args: dict[CallKey, CallArgs] = field(default_factory=dict)
+    touched: dict[tuple[str, str, Any], Touched] = field(default_factory=dict)
+    notices: list[Notice] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)  # its timeout counts from here
+    timed: bool = True  # under the statement timeout (a COMMIT's writes are not)
+    spilled: list[Any] = field(default_factory=list)  # tables of its own (kept.py's Kept)
 
     def __post_init__(self) -> None:
         self.timeout = self.timeout_now()
@@ -158,3 +181,44 @@ class Statement:
                 find_calls(stmt.sql, stmt.node, self.services.schemas.fns)
             prepared.plan = plan
         return plan
+
+    def part(self, sql: str, *, request: Request | None = None, formats: tuple[int, ...] = (),
+             timed: bool = True) -> Statement:
+        """A part of this statement with calls of its own (the module's rules): ``sql`` its
+        text, under ``request`` (this one's when None), its result columns in
+        ``formats``."""
+        part = _new(Statement)  # not ``__init__``: the timeout is this one's, not computed
+        for name, value in zip(_SHARED, _shared(self), strict=True):
+            setattr(part, name, value)
+        part.sql, part.prepared, part.formats, part.timed = sql, None, formats, timed
+        part.request = self.request if request is None else request
+        part.planned, part.memo, part.call_args, part.touched = 0, {}, {}, {}
+        part.notices, part.spilled, part.started = [], [], time.monotonic()
+        return part
+
+    def notice(self, notice: Notice) -> None:
+        """Add a NOTICE once, however many reads of the statement give it."""
+        if notice not in self.notices:
+            self.notices.append(notice)
+
+    def touch(self, resource: str, verb: str, args: dict[str, Any], called: bool,
+              key: tuple[str, str, Any] | None = None) -> Touched:
+        """The statement's record of a distinct call (``key``: ``touch_key`` of it, when
+        it is known already), counted when it was ``called``."""
+        if key is None:
+            key = touch_key(resource, verb, args)
+        t = self.touched.get(key)
+        if t is None:
+            t = self.touched[key] = Touched(resource, verb, dict(args))
+        if called:
+            t.calls += 1
+        return t
+
+
+# What a part shares with its statement: all but its text, its record, its request and
+# formats, and its calls' scope (``Statement.part``).
+_OWN = frozenset({"sql", "prepared", "request", "formats", "planned", "memo", "call_args",
+                  "touched", "notices", "started", "timed", "spilled"})
+_SHARED = tuple(f.name for f in fields(Statement) if f.name not in _OWN)
+_shared = attrgetter(*_SHARED)
+_new = object.__new__

@@ -41,7 +41,6 @@ from ..sql.analysis import Plan, Reference, deparse, renumber_params
 from ..sql.engine_statements import RETURNING_ALL, fill_table, returning_alias, returning_over
 from ..sql.parse import parse
 from . import commit, resolve, sidecar
-from .context import StatementContext
 from .messages import missing_verb, set_column
 from .overlay import as_dict
 from .result import Call, Notice, Result, StagedWrite
@@ -113,7 +112,7 @@ class Planned:
 
 
 async def plan_write(st: Statement, plan: Plan, params: list[Param],
-                     ctx: StatementContext) -> Planned:
+                     ctx: Statement) -> Planned:
     """The calls an INSERT, UPDATE or DELETE will make, once it is known to be allowed."""
     resource = check_allowed(st, plan)
     verb = verb_of(plan.node)
@@ -126,7 +125,7 @@ async def plan_write(st: Statement, plan: Plan, params: list[Param],
 
 
 async def write(st: Statement, plan: Plan, params: list[Param],
-                ctx: StatementContext, link: Any = None) -> Result:
+                ctx: Statement, link: Any = None) -> Result:
     """Plan a write, then stage it (in a transaction) or fire it. ``link``: its place in
     a statement whose WITH holds writes (``chains.Link``), staged even with no call
     when COMMIT plans it again."""
@@ -154,7 +153,7 @@ async def write(st: Statement, plan: Plan, params: list[Param],
     return result
 
 
-def stage_unplanned(st: Statement, plan: Plan, ctx: StatementContext, link: Any,
+def stage_unplanned(st: Statement, plan: Plan, ctx: Statement, link: Any,
                     why: errors.SqlError) -> Result:
     """Stage a chain's write that only COMMIT can plan: as the transaction reads it now,
     a value its input's tool assigns is NULL, and its rows would not be valid."""
@@ -198,7 +197,7 @@ def _staged_notice(staged: StagedWrite, resource: Resource) -> Notice:
         "(ids) are known after COMMIT.")
 
 
-async def _plan_insert(st: Statement, plan: Plan, params: list[Any], ctx: StatementContext
+async def _plan_insert(st: Statement, plan: Plan, params: list[Any], ctx: Statement
                        ) -> tuple[list[Call], list[dict]]:
     resource: Resource = plan.target.resource  # type: ignore[union-attr]
     rows = await resolve.resolve_all(st, plan.reads, params, ctx)
@@ -216,7 +215,7 @@ async def _plan_insert(st: Statement, plan: Plan, params: list[Any], ctx: Statem
 
 
 async def _plan_change(st: Statement, plan: Plan, verb: str, params: list[Any],
-                       ctx: StatementContext) -> tuple[list[Call], list[dict] | None]:
+                       ctx: Statement) -> tuple[list[Call], list[dict] | None]:
     """The calls of an UPDATE/DELETE, and the affected rows when they can be known."""
     target: Reference = plan.target  # type: ignore[assignment]
     resource: Resource = target.resource
@@ -249,7 +248,7 @@ async def _plan_change(st: Statement, plan: Plan, verb: str, params: list[Any],
 
 
 async def _change_read_rows(st: Statement, plan: Plan, verb: str, params: list[Any],
-                            ctx: StatementContext) -> tuple[list[Call], list[dict]]:
+                            ctx: Statement) -> tuple[list[Call], list[dict]]:
     """Read the target's rows, let Postgres run the statement over them, and make one
     call per row it changed: its primary key and keys, and the filters' conditions the
     WHERE gave. A row that a staged INSERT of this transaction adds is changed in that
@@ -323,7 +322,7 @@ def _unsent_rows(st: Statement, resource: Resource) -> list[tuple[tuple[int, int
 
 async def _run_change(st: Statement, plan: Plan, resource: Resource,
                       target_rows: list[dict], rows: dict[int, Any], params: list[Any],
-                      ctx: StatementContext, *, twin: bool = False) -> list[dict]:
+                      ctx: Statement, *, twin: bool = False) -> list[dict]:
     """The statement run by Postgres over the target's rows: the rows it changed, as
     they are after it (an UPDATE) or were (a DELETE). ``twin``: over the target's
     unconstrained twin, which takes a staged row whose key is still NULL."""
