@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncpg
 
-from .fix_kept import serve
+from .fix_cache import serve
 
 # (statement, its parameters' types, its columns: (name, type), then its run's rows)
 DESCRIBED = [

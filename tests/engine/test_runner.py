@@ -15,7 +15,7 @@ from glove_scratchpad.server.engine.guard import Limits
 from glove_scratchpad.server.engine.runner import Runner
 
 from ..fix_metrics import counted
-from .fix_kept import serve
+from .fix_cache import serve
 
 
 @pytest.fixture
