@@ -12,8 +12,8 @@ from ..sql.fix_answers import answer
 
 async def test_a_write_is_journaled_fired(server):
     title = f"journal-{secrets.token_hex(4)}"
-    assert await answer(server, f"INSERT INTO emails (to_addr, subject) VALUES ('a@example.org', '{title}')") == [
-        ("INSERT 0 1",)]
+    insert = f"INSERT INTO emails (to_addr, subject) VALUES ('a@example.org', '{title}')"
+    assert await answer(server, insert) == [("INSERT 0 1",)]
     rows = await answer(server, "SELECT seq, resource, verb, status, error FROM "
                                 "scratchpad.journal WHERE arguments::text LIKE "
                                 f"'%{title}%'")
