@@ -101,10 +101,27 @@ class Browser:
         return await self._run(self.driver.execute_script, js, *args)
 
     async def sign_in(self, user: str, password: str) -> None:
+        """Sign in, and wait for the page the form led to: the old page stays complete
+        until the POST's answer replaces it, so its button going stale is the sign."""
         await self.get("/sign-in")
         await self.type("#user", user)
         await self.type("#password", password)
-        await self.click("#sign-in")
+        button = await self.find("#sign-in")
+        await self._run(button.click)
+
+        def replaced() -> None:
+            from selenium.webdriver.support import expected_conditions
+            from selenium.webdriver.support.ui import WebDriverWait
+
+            WebDriverWait(self.driver, PAGE_TIMEOUT).until(
+                expected_conditions.staleness_of(button))
+        await self._run(replaced)
+        await self.settled()
+
+    async def cookies(self) -> dict[str, dict[str, Any]]:
+        """The browser's cookies by name, asked off the event loop: the console serves
+        the page in this loop, and a page still loading would wait for it."""
+        return {c["name"]: c for c in await self._run(self.driver.get_cookies)}
 
     async def sign_out(self) -> None:
         await self._run(self.driver.delete_all_cookies)

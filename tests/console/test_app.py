@@ -110,7 +110,7 @@ async def test_a_state_change_without_its_csrf_token_is_refused(browser: Browser
         await asyncio.sleep(0.5)
         assert not task.done()  # nothing was cancelled
         # A wrong token, and another site's Origin with the right one, are refused too.
-        cookie = {c["name"]: c["value"] for c in browser.driver.get_cookies()}
+        cookie = {name: c["value"] for name, c in (await browser.cookies()).items()}
         await browser.get("/activity")
         token = (await browser.find("input[name=csrf]")).get_attribute("value")
         async with httpx.AsyncClient(base_url=browser.base, cookies=cookie) as http:
@@ -124,7 +124,7 @@ async def test_a_state_change_without_its_csrf_token_is_refused(browser: Browser
 
 async def test_the_session_cookie_is_out_of_the_pages_reach(browser: Browser) -> None:
     await browser.sign_in("ops", PASSWORDS["ops"])
-    cookies = {c["name"]: c for c in browser.driver.get_cookies()}
+    cookies = await browser.cookies()
     assert cookies["glove_console"]["httpOnly"] is True
     assert cookies["glove_console"]["sameSite"] == "Strict"
     assert "glove_console" not in await browser.script("return document.cookie")
